@@ -1,0 +1,66 @@
+/**
+ * The worker's configuration: rendered by the operator into a ConfigMap (config.json, mounted at
+ * /etc/logpipeline/config.json) and read by the worker at start. Secrets are never in this file:
+ * they reach the worker as environment variables from secretKeyRefs (names below).
+ */
+import fs from 'node:fs';
+
+/** Env var names the operator sets from Secrets (values never appear in the ConfigMap). */
+export const SECRET_ENV = {
+  clickhouseUser: 'LP_CLICKHOUSE_USER',
+  clickhousePassword: 'LP_CLICKHOUSE_PASSWORD',
+  kafkaSaslUser: 'LP_KAFKA_SASL_USERNAME',
+  kafkaSaslPassword: 'LP_KAFKA_SASL_PASSWORD',
+  signingKey: 'LP_INTEGRITY_SIGNING_KEY',
+} as const;
+
+/** One column the worker fills: ClickHouse name and type, and the parser output it comes from. */
+export interface WorkerColumn {
+  name: string;
+  type: string;
+  source: string;
+}
+
+/** Everything one worker process needs, fully defaulted by the operator. */
+export interface WorkerConfig {
+  pipeline: { namespace: string; name: string; uid: string };
+  kafka: {
+    brokers: string[];
+    topic: string;
+    groupId: string;
+    clientId: string;
+    sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512' };
+    tls?: { enabled: boolean; caFile?: string; insecureSkipVerify?: boolean };
+  };
+  parser: {
+    format: string;
+    timezone: string;
+    maxLineBytes: number;
+    staticFields: Record<string, string>;
+  };
+  clickhouse: {
+    url: string;
+    database: string;
+    table: string;
+    columns: WorkerColumn[];
+  };
+  batch: { maxRows: number; maxBytes: number; maxDelayMs: number };
+  deadLetter: { enabled: boolean; topic?: string; table?: string };
+  integrity: { enabled: boolean; table: string; checkpointTable: string; checkpointIntervalMs: number; tsaUrl?: string };
+  /** Port of /metrics, /healthz and /readyz. */
+  httpPort: number;
+}
+
+/** Path of the mounted config file inside the worker pod. */
+export const DEFAULT_CONFIG_PATH = '/etc/logpipeline/config.json';
+
+/** Reads the worker config from LP_CONFIG (path) or the default mount, then applies env overrides. */
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const file = env.LP_CONFIG ?? DEFAULT_CONFIG_PATH;
+  const cfg = JSON.parse(fs.readFileSync(file, 'utf8')) as WorkerConfig;
+  // Overrides for local runs (outside a pod the broker and ClickHouse addresses differ).
+  if (env.LP_KAFKA_BROKERS) cfg.kafka.brokers = env.LP_KAFKA_BROKERS.split(',');
+  if (env.LP_CLICKHOUSE_URL) cfg.clickhouse.url = env.LP_CLICKHOUSE_URL;
+  if (env.LP_HTTP_PORT) cfg.httpPort = Number(env.LP_HTTP_PORT);
+  return cfg;
+}

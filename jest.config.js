@@ -1,0 +1,27 @@
+// Two projects: unit tests live beside the code and need nothing running; integration
+// tests under test/ share one real test bed (etcd + kube-apiserver, Kafka, ClickHouse engine)
+// started once per run by globalSetup. A missing component makes globalSetup throw, so
+// integration tests fail rather than skip.
+const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] };
+
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      transform,
+      testEnvironment: 'node',
+      roots: ['<rootDir>/operator/src', '<rootDir>/consumer/src', '<rootDir>/bench', '<rootDir>/scripts'],
+      testMatch: ['**/*.test.ts'],
+    },
+    {
+      displayName: 'integration',
+      transform,
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/*.test.ts'],
+      globalSetup: '<rootDir>/test/env/jest-global-setup.ts',
+      globalTeardown: '<rootDir>/test/env/jest-global-teardown.ts',
+      slowTestThreshold: 60,
+    },
+  ],
+};

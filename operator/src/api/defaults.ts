@@ -1,0 +1,186 @@
+/**
+ * Defaults for every optional LogPipeline field, in one place, so the operator, the `plan` CLI and
+ * the docs agree. `resolveSpec` never mutates its input.
+ */
+import type { AutoscalingSpec, ColumnSpec, KeyExpression, LogPipeline, ParserFormat, RetentionMove } from './types';
+import { durationMs } from './duration';
+
+/** The worker image the chart builds; overridable per pipeline. */
+export const DEFAULT_WORKER_IMAGE = 'ghcr.io/logpipeline/logpipeline-worker:0.1.0';
+/** Retention when the spec says nothing: Law 5651 plan of two years. */
+export const DEFAULT_DELETE_AFTER = '730d';
+/** Below this retention the operator warns (the regulation's minimum is six months). */
+export const MIN_COMPLIANT_RETENTION_MS = 180 * 86_400_000;
+
+/** A LogPipeline spec with every default applied; what builders consume. */
+export interface ResolvedSpec {
+  namespace: string;
+  name: string;
+  uid: string;
+  kafka: {
+    bootstrapServers: string[];
+    sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; secretName: string; usernameKey: string; passwordKey: string };
+    tls?: { enabled: boolean; caSecretName?: string; caKey?: string; insecureSkipVerify: boolean };
+    topic: { name: string; partitions: number; replicationFactor: number; config: Record<string, string> };
+    consumerGroup: string;
+  };
+  parser: { format: ParserFormat; timezone: string; maxLineBytes: number; staticFields: Record<string, string> };
+  clickhouse: {
+    url: string;
+    credentials?: { secretName: string; usernameKey: string; passwordKey: string };
+    adminCredentials?: { secretName: string; usernameKey: string; passwordKey: string };
+    database: string;
+    table: string;
+    cluster?: string;
+    preset: 'firewall' | 'custom';
+    columns: ColumnSpec[];
+    partitionBy?: KeyExpression;
+    orderBy?: KeyExpression[];
+    timeColumn: string;
+    retention: { deleteAfterMs: number; deleteAfter: string; moves: RetentionMove[]; materializeOnChange: boolean };
+    storagePolicy?: string;
+    dedupWindow: number;
+  };
+  workers: {
+    image: string;
+    imagePullPolicy: string;
+    replicas: number;
+    batch: { maxRows: number; maxBytes: number; maxDelayMs: number };
+    autoscaling: Required<Omit<AutoscalingSpec, 'targetDrainTime' | 'lagPerReplica'>> & {
+      lagPerReplica?: number;
+      targetDrainTimeMs?: number;
+      scaleUpStabilizationMs: number;
+      scaleDownStabilizationMs: number;
+      pollIntervalMs: number;
+    };
+    resources: Record<string, unknown>;
+    env: Array<Record<string, unknown>>;
+    nodeSelector: Record<string, string>;
+    tolerations: Array<Record<string, unknown>>;
+    affinity?: Record<string, unknown>;
+    podAnnotations: Record<string, string>;
+  };
+  deadLetter: { enabled: boolean; topic: string; table: string };
+  integrity: {
+    enabled: boolean;
+    signingKey?: { secretName: string; key: string };
+    checkpointIntervalMs: number;
+    tsaUrl?: string;
+    table: string;
+    checkpointTable: string;
+  };
+  deletionPolicy: 'Retain' | 'Delete';
+}
+
+/** Fills every default of `lp.spec`; assumes the spec passed admission (or `validatePipeline`). */
+export function resolveSpec(lp: LogPipeline): ResolvedSpec {
+  const { namespace, name } = lp.metadata;
+  const s = lp.spec;
+  const topicName = s.kafka.topic?.name ?? `${namespace}.${name}`;
+  const deleteAfter = s.clickhouse.retention?.deleteAfter ?? DEFAULT_DELETE_AFTER;
+  const as = s.workers?.autoscaling ?? {};
+  const partitions = s.kafka.topic?.partitions ?? 6;
+  const creds = s.clickhouse.credentialsSecretRef;
+  const admin = s.clickhouse.adminCredentialsSecretRef;
+  return {
+    namespace,
+    name,
+    uid: lp.metadata.uid ?? '',
+    kafka: {
+      bootstrapServers: s.kafka.bootstrapServers,
+      sasl: s.kafka.sasl && {
+        mechanism: s.kafka.sasl.mechanism,
+        secretName: s.kafka.sasl.secretRef.name,
+        usernameKey: s.kafka.sasl.secretRef.usernameKey ?? 'username',
+        passwordKey: s.kafka.sasl.secretRef.passwordKey ?? 'password',
+      },
+      tls: s.kafka.tls && {
+        enabled: s.kafka.tls.enabled,
+        caSecretName: s.kafka.tls.caSecretRef?.name,
+        caKey: s.kafka.tls.caSecretRef?.key,
+        insecureSkipVerify: s.kafka.tls.insecureSkipVerify ?? false,
+      },
+      topic: {
+        name: topicName,
+        partitions,
+        replicationFactor: s.kafka.topic?.replicationFactor ?? 1,
+        // LZ4 on the wire and on disk unless the user chose otherwise (seeds: LZ4 is the cheap win).
+        config: { 'compression.type': 'lz4', ...(s.kafka.topic?.config ?? {}) },
+      },
+      consumerGroup: s.kafka.consumerGroup ?? `logpipeline.${namespace}.${name}`,
+    },
+    parser: {
+      format: s.parser?.format ?? 'auto',
+      timezone: s.parser?.timezone ?? 'UTC',
+      maxLineBytes: s.parser?.maxLineBytes ?? 65536,
+      staticFields: s.parser?.staticFields ?? {},
+    },
+    clickhouse: {
+      url: s.clickhouse.url,
+      credentials: creds && { secretName: creds.name, usernameKey: creds.usernameKey ?? 'username', passwordKey: creds.passwordKey ?? 'password' },
+      adminCredentials: admin && { secretName: admin.name, usernameKey: admin.usernameKey ?? 'username', passwordKey: admin.passwordKey ?? 'password' },
+      database: s.clickhouse.database,
+      table: s.clickhouse.table,
+      cluster: s.clickhouse.cluster,
+      preset: s.clickhouse.preset ?? 'firewall',
+      columns: s.clickhouse.columns ?? [],
+      partitionBy: s.clickhouse.partitionBy,
+      orderBy: s.clickhouse.orderBy,
+      timeColumn: s.clickhouse.timeColumn ?? 'ts',
+      retention: {
+        deleteAfter,
+        deleteAfterMs: durationMs(deleteAfter),
+        moves: s.clickhouse.retention?.moves ?? [],
+        materializeOnChange: s.clickhouse.retention?.materializeOnChange ?? false,
+      },
+      storagePolicy: s.clickhouse.storagePolicy,
+      dedupWindow: s.clickhouse.dedupWindow ?? 1000,
+    },
+    workers: {
+      image: s.workers?.image ?? DEFAULT_WORKER_IMAGE,
+      imagePullPolicy: s.workers?.imagePullPolicy ?? 'IfNotPresent',
+      replicas: s.workers?.replicas ?? 1,
+      batch: {
+        maxRows: s.workers?.batch?.maxRows ?? 100_000,
+        maxBytes: s.workers?.batch?.maxBytes ?? 16 * 1024 * 1024,
+        maxDelayMs: durationMs(s.workers?.batch?.maxDelay ?? '1s'),
+      },
+      autoscaling: {
+        enabled: as.enabled ?? false,
+        minReplicas: as.minReplicas ?? 1,
+        maxReplicas: as.maxReplicas ?? partitions,
+        lagPerReplica: as.lagPerReplica ?? (as.targetDrainTime ? undefined : 100_000),
+        targetDrainTimeMs: as.targetDrainTime ? durationMs(as.targetDrainTime) : undefined,
+        activationLag: as.activationLag ?? 0,
+        scaleUpStabilization: as.scaleUpStabilization ?? '0s',
+        scaleDownStabilization: as.scaleDownStabilization ?? '5m',
+        scaleUpStabilizationMs: durationMs(as.scaleUpStabilization ?? '0s'),
+        scaleDownStabilizationMs: durationMs(as.scaleDownStabilization ?? '5m'),
+        maxScaleUpStep: as.maxScaleUpStep ?? 4,
+        maxScaleDownStep: as.maxScaleDownStep ?? 1,
+        pollInterval: as.pollInterval ?? '15s',
+        pollIntervalMs: durationMs(as.pollInterval ?? '15s'),
+      },
+      resources: s.workers?.resources ?? { requests: { cpu: '500m', memory: '512Mi' }, limits: { memory: '1Gi' } },
+      env: s.workers?.env ?? [],
+      nodeSelector: s.workers?.nodeSelector ?? {},
+      tolerations: s.workers?.tolerations ?? [],
+      affinity: s.workers?.affinity,
+      podAnnotations: s.workers?.podAnnotations ?? {},
+    },
+    deadLetter: {
+      enabled: s.deadLetter?.enabled ?? true,
+      topic: s.deadLetter?.topic ?? `${topicName}.dlq`,
+      table: s.deadLetter?.table ?? `${s.clickhouse.table}_dlq`,
+    },
+    integrity: {
+      enabled: s.integrity?.enabled ?? false,
+      signingKey: s.integrity?.signingKeySecretRef && { secretName: s.integrity.signingKeySecretRef.name, key: s.integrity.signingKeySecretRef.key },
+      checkpointIntervalMs: durationMs(s.integrity?.checkpointInterval ?? '5m'),
+      tsaUrl: s.integrity?.tsaUrl,
+      table: `${s.clickhouse.table}_integrity`,
+      checkpointTable: `${s.clickhouse.table}_checkpoints`,
+    },
+    deletionPolicy: s.deletionPolicy ?? 'Retain',
+  };
+}

@@ -1,0 +1,210 @@
+/**
+ * The LogPipeline API (logpipeline.io/v1alpha1) as TypeScript types. The CRD schema in
+ * crds/logpipeline.io_logpipelines.yaml is the source of truth for admission; these types mirror it
+ * and `applyDefaults()` (defaults.ts) fills what the schema leaves optional.
+ */
+
+export const GROUP = 'logpipeline.io';
+export const VERSION = 'v1alpha1';
+export const KIND = 'LogPipeline';
+export const PLURAL = 'logpipelines';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** Reference to one key of a Secret in the LogPipeline's namespace. */
+export interface SecretKeyRef {
+  name: string;
+  key: string;
+}
+
+/** Kafka connection, auth and topic. */
+export interface KafkaSpec {
+  bootstrapServers: string[];
+  /** SASL from a Secret; absent means no SASL. */
+  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; secretRef: { name: string; usernameKey?: string; passwordKey?: string } };
+  /** TLS; `caSecretRef` names the CA bundle. */
+  tls?: { enabled: boolean; caSecretRef?: SecretKeyRef; insecureSkipVerify?: boolean };
+  topic?: {
+    /** Defaults to `<namespace>.<name>`. Immutable. */
+    name?: string;
+    partitions?: number;
+    replicationFactor?: number;
+    /** Topic configs the operator manages (others are left alone). */
+    config?: Record<string, string>;
+  };
+  /** Defaults to `logpipeline.<namespace>.<name>`. */
+  consumerGroup?: string;
+}
+
+/** Supported log formats. */
+export type ParserFormat = 'auto' | 'rfc5424' | 'rfc3164' | 'fortigate' | 'paloalto' | 'cisco-asa' | 'iptables' | 'cef' | 'json';
+
+/** How lines are parsed and enriched. */
+export interface ParserSpec {
+  format?: ParserFormat;
+  /** IANA zone for timestamps that carry none (RFC 3164, some vendor formats). Default UTC. */
+  timezone?: string;
+  /** Lines longer than this go to the dead-letter queue. Default 65536. */
+  maxLineBytes?: number;
+  /** Static enrichment fields, available to columns as `static:<name>`. */
+  staticFields?: Record<string, string>;
+}
+
+/** One ClickHouse column: name, type (checked against a grammar), where its value comes from. */
+export interface ColumnSpec {
+  name: string;
+  type: string;
+  /** A parser output (timestamp, src_ip, …), `static:<name>`, `field:<vendorKey>`, or absent for DEFAULT only. */
+  source?: string;
+  /** Codec chain, e.g. ["Delta(4)", "ZSTD(1)"]. */
+  codec?: string[];
+  /** A literal default (validated as a literal, never an expression). */
+  default?: string;
+}
+
+/** A structured expression: a column, optionally wrapped by one whitelisted function. */
+export interface KeyExpression {
+  column: string;
+  function?: 'toYYYYMMDD' | 'toYYYYMM' | 'toDate' | 'toStartOfHour' | 'toStartOfDay' | 'toMonday';
+}
+
+/** A retention move: after `after`, parts go to a disk or a volume. */
+export interface RetentionMove {
+  after: string;
+  toDisk?: string;
+  toVolume?: string;
+}
+
+/** ClickHouse target. */
+export interface ClickHouseSpec {
+  url: string;
+  /** Secret with `username` and `password` keys (key names overridable). */
+  credentialsSecretRef?: { name: string; usernameKey?: string; passwordKey?: string };
+  /** Optional admin credentials used only to create the workers' insert-only and auditors' read-only users. */
+  adminCredentialsSecretRef?: { name: string; usernameKey?: string; passwordKey?: string };
+  database: string;
+  table: string;
+  cluster?: string;
+  /** `firewall` preset, or `custom` with `columns`. Default firewall. */
+  preset?: 'firewall' | 'custom';
+  /** Extra columns (appended to the preset) or the whole schema with preset custom. */
+  columns?: ColumnSpec[];
+  partitionBy?: KeyExpression;
+  orderBy?: KeyExpression[];
+  /** Name of the timestamp column used by TTL. Default `ts`. */
+  timeColumn?: string;
+  retention?: { deleteAfter?: string; moves?: RetentionMove[]; materializeOnChange?: boolean };
+  storagePolicy?: string;
+  /** Window of recent insert tokens the table remembers for exactly-once retries. Default 1000. */
+  dedupWindow?: number;
+}
+
+/** Autoscaling on consumer lag. */
+export interface AutoscalingSpec {
+  enabled?: boolean;
+  minReplicas?: number;
+  maxReplicas?: number;
+  /** Target lag per replica (not total). */
+  lagPerReplica?: number;
+  /** Alternative/additional: drain the backlog within this duration at the measured rate. */
+  targetDrainTime?: string;
+  /** Below this total lag the workload may scale to zero / is not activated. */
+  activationLag?: number;
+  scaleUpStabilization?: string;
+  scaleDownStabilization?: string;
+  maxScaleUpStep?: number;
+  maxScaleDownStep?: number;
+  pollInterval?: string;
+}
+
+/** The worker Deployment. */
+export interface WorkersSpec {
+  image?: string;
+  imagePullPolicy?: string;
+  /** Fixed replicas when autoscaling is off. */
+  replicas?: number;
+  batch?: { maxRows?: number; maxBytes?: number; maxDelay?: string };
+  autoscaling?: AutoscalingSpec;
+  resources?: Record<string, unknown>;
+  env?: Array<Record<string, unknown>>;
+  nodeSelector?: Record<string, string>;
+  tolerations?: Array<Record<string, unknown>>;
+  affinity?: Record<string, unknown>;
+  podAnnotations?: Record<string, string>;
+}
+
+/** Where unparseable lines and rejected rows go. */
+export interface DeadLetterSpec {
+  enabled?: boolean;
+  /** Kafka topic; default `<topic>.dlq`. */
+  topic?: string;
+  /** ClickHouse table in the same database; default `<table>_dlq`. */
+  table?: string;
+}
+
+/** Tamper evidence. */
+export interface IntegritySpec {
+  enabled?: boolean;
+  /** Secret holding an Ed25519 private key (PEM, PKCS#8) under `key` (default `ed25519.pem`). */
+  signingKeySecretRef?: SecretKeyRef;
+  checkpointInterval?: string;
+  /** Optional RFC 3161 Time Stamping Authority URL. */
+  tsaUrl?: string;
+}
+
+/** The desired state of a pipeline. */
+export interface LogPipelineSpec {
+  kafka: KafkaSpec;
+  parser?: ParserSpec;
+  clickhouse: ClickHouseSpec;
+  workers?: WorkersSpec;
+  deadLetter?: DeadLetterSpec;
+  integrity?: IntegritySpec;
+  deletionPolicy?: 'Retain' | 'Delete';
+}
+
+/** A status condition (metav1.Condition shape). */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  observedGeneration?: number;
+  lastTransitionTime: string;
+}
+
+/** Observed state. */
+export interface LogPipelineStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  topic?: { name?: string; partitions?: number; clusterId?: string; topicId?: string };
+  table?: { database?: string; table?: string; serverIdentity?: string; serverVersion?: string };
+  workers?: { desired?: number; current?: number; ready?: number; selector?: string };
+  lag?: {
+    total?: number;
+    maxPartition?: number;
+    smoothed?: number;
+    ratePerSecond?: number;
+    lastScaleTime?: string;
+    lastScaleReason?: string;
+  };
+}
+
+/** The LogPipeline custom resource. */
+export interface LogPipeline {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    generation?: number;
+    resourceVersion?: string;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec: LogPipelineSpec;
+  status?: LogPipelineStatus;
+}
