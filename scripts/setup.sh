@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs everything the tests, benchmarks and the demo need, idempotently: system tools (apt,
+# only when missing), npm dependencies, etcd + kube-apiserver (Go builds) and Kafka jars (Maven),
+# cached under ${LOGPIPELINE_CACHE:-~/.cache/logpipeline} so warm runs take seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v openssl >/dev/null || need_apt+=(openssl)
+command -v go >/dev/null || need_apt+=(golang-go)
+command -v mvn >/dev/null || need_apt+=(maven)
+command -v java >/dev/null || need_apt+=(openjdk-17-jdk-headless)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "setup: installing ${need_apt[*]} with apt"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+  else
+    echo "setup: missing tools: ${need_apt[*]} (install them, or run as root with apt)" >&2
+    exit 1
+  fi
+fi
+
+java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/.*java.specification.version = //p')
+if [ "${java_major:-0}" -lt 17 ]; then echo "setup: Java 17+ is required (found ${java_major:-none})" >&2; exit 1; fi
+
+# npm ci only when the lock changed since the last install (it wipes node_modules otherwise).
+stamp=node_modules/.setup-lock-hash
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  npm ci --no-audit --no-fund
+  echo "$want" > "$stamp"
+fi
+
+bash scripts/build-k8s.sh
+bash scripts/fetch-kafka.sh
+echo "setup: done"
