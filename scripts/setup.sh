@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the tests, benchmarks and the demo need, idempotently: system tools (apt,
-# only when missing), npm dependencies, etcd + kube-apiserver (Go builds) and Kafka jars (Maven),
+# only when missing), npm dependencies, etcd + kube-apiserver + helm (Go builds) and Kafka jars (Maven),
 # cached under ${LOGPIPELINE_CACHE:-~/.cache/logpipeline} so warm runs take seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,5 +33,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 
 bash scripts/build-k8s.sh
+bash scripts/build-helm.sh
 bash scripts/fetch-kafka.sh
 echo "setup: done"
