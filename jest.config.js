@@ -10,7 +10,7 @@ module.exports = {
       displayName: 'unit',
       transform,
       testEnvironment: 'node',
-      roots: ['<rootDir>/operator/src', '<rootDir>/consumer/src', '<rootDir>/bench', '<rootDir>/scripts'],
+      roots: ['<rootDir>/operator/src', '<rootDir>/consumer/src', '<rootDir>/bench', '<rootDir>/scripts', '<rootDir>/test/env'],
       testMatch: ['**/*.test.ts'],
     },
     {
@@ -19,6 +19,8 @@ module.exports = {
       testEnvironment: 'node',
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.test.ts'],
+      // Unit tests of the harness itself live in test/env and belong to the unit project.
+      testPathIgnorePatterns: ['/test/env/'],
       globalSetup: '<rootDir>/test/env/jest-global-setup.ts',
       globalTeardown: '<rootDir>/test/env/jest-global-teardown.ts',
       slowTestThreshold: 60,
