@@ -1,0 +1,110 @@
+import { resolveSpec } from '../api/defaults';
+import type { LogPipeline } from '../api/types';
+import type { WorkerConfig } from '../../../consumer/src/config';
+import { buildConfigMap, canonicalJson, renderWorkerConfig } from './configmap';
+import { CONFIG_HASH_ANNOTATION, labelValue, selectorString } from './labels';
+
+const lp: LogPipeline = {
+  apiVersion: 'logpipeline.io/v1alpha1',
+  kind: 'LogPipeline',
+  metadata: { name: 'fw', namespace: 'logs', uid: 'uid-1' },
+  spec: {
+    kafka: {
+      bootstrapServers: ['a:9092', 'b:9092'],
+      sasl: { mechanism: 'plain', secretRef: { name: 'kafka-user' } },
+      tls: { enabled: true, caSecretRef: { name: 'ca', key: 'ca.pem' } },
+    },
+    parser: { format: 'fortigate', staticFields: { site: 'ist', dc: 'ank' } },
+    clickhouse: {
+      url: 'http://ch:8123',
+      database: 'logs',
+      table: 'fw',
+      credentialsSecretRef: { name: 'ch-creds' },
+    },
+    workers: { batch: { maxRows: 5000, maxDelay: '250ms' } },
+  },
+};
+const columns = [
+  { name: 'ts', type: 'DateTime64(3)', source: 'timestamp' },
+  { name: 'src_ip', type: 'IPv6', source: 'src_ip' },
+];
+
+describe('worker config', () => {
+  const spec = resolveSpec(lp);
+  const rendered = renderWorkerConfig(spec, columns);
+  const cfg = JSON.parse(rendered.json) as WorkerConfig;
+
+  it('renders every WorkerConfig field from the resolved spec', () => {
+    expect(cfg.pipeline).toEqual({ namespace: 'logs', name: 'fw', uid: 'uid-1' });
+    expect(cfg.kafka).toEqual({
+      brokers: ['a:9092', 'b:9092'],
+      topic: 'logs.fw',
+      groupId: 'logpipeline.logs.fw',
+      clientId: 'logpipeline-logs-fw',
+      sasl: { mechanism: 'plain' },
+      tls: { enabled: true, caFile: '/etc/logpipeline-tls/ca.crt', insecureSkipVerify: false },
+    });
+    expect(cfg.parser).toEqual({
+      format: 'fortigate',
+      timezone: 'UTC',
+      maxLineBytes: 65536,
+      staticFields: { dc: 'ank', site: 'ist' },
+    });
+    expect(cfg.clickhouse).toEqual({ url: 'http://ch:8123', database: 'logs', table: 'fw', columns });
+    expect(cfg.batch).toEqual({ maxRows: 5000, maxBytes: 16 * 1024 * 1024, maxDelayMs: 250 });
+    expect(cfg.deadLetter).toEqual({ enabled: true, topic: 'logs.fw.dlq', table: 'fw_dlq' });
+    expect(cfg.integrity).toEqual({
+      enabled: false,
+      table: 'fw_integrity',
+      checkpointTable: 'fw_checkpoints',
+      checkpointIntervalMs: 300_000,
+    });
+    expect(cfg.httpPort).toBe(8080);
+  });
+
+  it('never contains secret names or values', () => {
+    expect(rendered.json).not.toContain('ch-creds');
+    expect(rendered.json).not.toContain('kafka-user');
+    expect(rendered.json).not.toMatch(/password/i);
+  });
+
+  it('is canonical: key order does not change bytes or hash', () => {
+    const reordered: LogPipeline = {
+      ...lp,
+      spec: { ...lp.spec, parser: { staticFields: { dc: 'ank', site: 'ist' }, format: 'fortigate' } },
+    };
+    expect(renderWorkerConfig(resolveSpec(reordered), columns)).toEqual(rendered);
+    expect(canonicalJson({ b: 1, a: { d: undefined, c: [2, { z: 1, y: 2 }] } })).toBe(
+      '{"a":{"c":[2,{"y":2,"z":1}]},"b":1}',
+    );
+  });
+
+  it('builds the ConfigMap with the config, its hash and owner', () => {
+    const cm = buildConfigMap(spec, rendered);
+    expect(cm.metadata.name).toBe('fw-worker-config');
+    expect(cm.data['config.json']).toBe(rendered.json);
+    expect(cm.metadata.annotations[CONFIG_HASH_ANNOTATION]).toBe(rendered.hash);
+    expect(cm.metadata.ownerReferences[0]).toEqual({
+      apiVersion: 'logpipeline.io/v1alpha1',
+      kind: 'LogPipeline',
+      name: 'fw',
+      uid: 'uid-1',
+      controller: true,
+      blockOwnerDeletion: true,
+    });
+  });
+});
+
+describe('labels', () => {
+  it('keeps label values within 63 characters, stably', () => {
+    const long = 'p'.repeat(100);
+    expect(labelValue('short')).toBe('short');
+    expect(labelValue(long)).toHaveLength(63);
+    expect(labelValue(long)).toBe(labelValue(long));
+    expect(labelValue(long)).not.toBe(labelValue('p'.repeat(99)));
+  });
+
+  it('renders the selector string', () => {
+    expect(selectorString('fw')).toBe('app.kubernetes.io/name=logpipeline-worker,logpipeline.io/pipeline=fw');
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * The worker configuration: WorkerConfig rendered from the ResolvedSpec into config.json of a
+ * ConfigMap. Rendering is canonical (sorted keys), so the same spec always yields the same bytes
+ * and the same hash; the Deployment's pod template carries that hash.
+ */
+import { createHash } from 'node:crypto';
+import type { WorkerColumn, WorkerConfig } from '../../../consumer/src/config';
+import type { ResolvedSpec } from '../api/defaults';
+import { CONFIG_HASH_ANNOTATION, childMetadata, configMapName } from './labels';
+
+/** Port of the worker's /metrics, /healthz and /readyz. */
+export const WORKER_HTTP_PORT = 8080;
+/** Where the ConfigMap is mounted in the worker pod. */
+export const CONFIG_MOUNT_PATH = '/etc/logpipeline';
+/** Key of the config file in the ConfigMap. */
+export const CONFIG_FILE = 'config.json';
+/** Where the Kafka CA bundle Secret is mounted. */
+export const KAFKA_CA_MOUNT_PATH = '/etc/logpipeline-tls';
+/** File name of the CA bundle inside KAFKA_CA_MOUNT_PATH. */
+export const KAFKA_CA_FILE = 'ca.crt';
+
+/** The WorkerConfig for `spec`; `columns` come from the ClickHouse schema builder. */
+export function buildWorkerConfig(spec: ResolvedSpec, columns: WorkerColumn[]): WorkerConfig {
+  const { kafka } = spec;
+  return {
+    pipeline: { namespace: spec.namespace, name: spec.name, uid: spec.uid },
+    kafka: {
+      brokers: kafka.bootstrapServers,
+      topic: kafka.topic.name,
+      groupId: kafka.consumerGroup,
+      clientId: `logpipeline-${spec.namespace}-${spec.name}`,
+      sasl: kafka.sasl && { mechanism: kafka.sasl.mechanism },
+      tls: kafka.tls && {
+        enabled: kafka.tls.enabled,
+        caFile: kafka.tls.caSecretName ? `${KAFKA_CA_MOUNT_PATH}/${KAFKA_CA_FILE}` : undefined,
+        insecureSkipVerify: kafka.tls.insecureSkipVerify,
+      },
+    },
+    parser: { ...spec.parser },
+    clickhouse: {
+      url: spec.clickhouse.url,
+      database: spec.clickhouse.database,
+      table: spec.clickhouse.table,
+      columns,
+    },
+    batch: { ...spec.workers.batch },
+    deadLetter: spec.deadLetter.enabled ? { ...spec.deadLetter } : { enabled: false },
+    integrity: {
+      enabled: spec.integrity.enabled,
+      table: spec.integrity.table,
+      checkpointTable: spec.integrity.checkpointTable,
+      checkpointIntervalMs: spec.integrity.checkpointIntervalMs,
+      tsaUrl: spec.integrity.tsaUrl,
+    },
+    httpPort: WORKER_HTTP_PORT,
+  };
+}
+
+/** JSON with object keys sorted at every level and undefined fields dropped. */
+export function canonicalJson(value: unknown, indent = 0): string {
+  return JSON.stringify(sortKeys(value), null, indent || undefined);
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v !== undefined) out[key] = sortKeys(v);
+  }
+  return out;
+}
+
+/** sha256 (hex) of a string. */
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** The rendered config and its hash. */
+export interface RenderedConfig {
+  json: string;
+  hash: string;
+}
+
+/** Renders the worker config canonically and hashes it. */
+export function renderWorkerConfig(spec: ResolvedSpec, columns: WorkerColumn[]): RenderedConfig {
+  const json = canonicalJson(buildWorkerConfig(spec, columns), 2) + '\n';
+  return { json, hash: sha256(json) };
+}
+
+/** The worker ConfigMap (config.json) of a pipeline. */
+export function buildConfigMap(spec: ResolvedSpec, config: RenderedConfig) {
+  const metadata = childMetadata(spec, configMapName(spec.name));
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { ...metadata, annotations: { [CONFIG_HASH_ANNOTATION]: config.hash } },
+    data: { [CONFIG_FILE]: config.json },
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * Names, labels and owner references shared by every Kubernetes child of a LogPipeline. The
+ * selector labels are immutable on a Deployment, so they are a small fixed subset.
+ */
+import { createHash } from 'node:crypto';
+import { API_VERSION, KIND } from '../api/types';
+
+/** The one field manager the operator applies with. */
+export const FIELD_MANAGER = 'logpipeline-operator';
+/** Label every child carries; informers select on it so the cache holds only our objects. */
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+/** Value of MANAGED_BY_LABEL. */
+export const MANAGED_BY = 'logpipeline-operator';
+/** Label naming the owning pipeline (also a selector label). */
+export const PIPELINE_LABEL = 'logpipeline.io/pipeline';
+/** Pod-template annotation carrying the sha256 of the worker config (a change rolls the pods). */
+export const CONFIG_HASH_ANNOTATION = 'logpipeline.io/config-hash';
+/** Value of app.kubernetes.io/name on worker objects. */
+export const WORKER_APP_NAME = 'logpipeline-worker';
+
+/** A label value for `text`: itself when it fits 63 characters, else a prefix plus a stable hash. */
+export function labelValue(text: string): string {
+  if (text.length <= 63) return text;
+  const hash = createHash('sha256').update(text).digest('hex').slice(0, 10);
+  return `${text.slice(0, 52).replace(/[-_.]+$/, '')}-${hash}`;
+}
+
+/** Name of the worker Deployment and its PodDisruptionBudget. */
+export function workerName(pipeline: string): string {
+  return `${pipeline}-worker`;
+}
+
+/** Name of the worker ConfigMap. */
+export function configMapName(pipeline: string): string {
+  return `${pipeline}-worker-config`;
+}
+
+/** The immutable selector labels of the workers of `pipeline`. */
+export function selectorLabels(pipeline: string): Record<string, string> {
+  return { 'app.kubernetes.io/name': WORKER_APP_NAME, [PIPELINE_LABEL]: labelValue(pipeline) };
+}
+
+/** The selector as a label-selector string (status.workers.selector, for the scale subresource). */
+export function selectorString(pipeline: string): string {
+  return Object.entries(selectorLabels(pipeline))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}
+
+/** Labels on every child object and on worker pods. */
+export function commonLabels(pipeline: string): Record<string, string> {
+  return {
+    ...selectorLabels(pipeline),
+    'app.kubernetes.io/instance': labelValue(pipeline),
+    'app.kubernetes.io/component': 'worker',
+    [MANAGED_BY_LABEL]: MANAGED_BY,
+  };
+}
+
+/** The controller owner reference to the LogPipeline (garbage collection deletes the child with it). */
+export function ownerReference(pipeline: { name: string; uid: string }) {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    name: pipeline.name,
+    uid: pipeline.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** Metadata of a child object: name, namespace, labels, owner reference. */
+export function childMetadata(spec: { namespace: string; name: string; uid: string }, name: string) {
+  return {
+    name,
+    namespace: spec.namespace,
+    labels: commonLabels(spec.name),
+    ownerReferences: [ownerReference(spec)],
+  };
+}
