@@ -1,0 +1,61 @@
+# syntax=docker/dockerfile:1
+# Both images from one context; they differ only in their entry point:
+#   docker build --target operator -t ghcr.io/logpipeline/logpipeline-operator:0.1.0 .
+#   docker build --target worker   -t ghcr.io/logpipeline/logpipeline-worker:0.1.0 .
+# The chart (charts/logpipeline-operator) defaults to exactly these names and the appVersion tag;
+# scripts/dockerfile.test.ts keeps the three in step.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+# Distroless: no shell, no package manager, glibc (lz4-napi ships a glibc prebuilt), UID 65532.
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot
+
+# --- build: compile the TypeScript (dev dependencies live only here) ---
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# No production dependency has an install script; skipping them keeps dev-only downloads (chdb's
+# ClickHouse library, swc's binary check) out of the build. tsc needs none of them.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY operator/src operator/src
+COPY consumer/src consumer/src
+RUN npm run build
+
+# --- prod-deps: production node_modules only (chdb and every other devDependency stay out) ---
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+# --- runtime: what both images share ---
+FROM ${RUNTIME_IMAGE} AS runtime
+ARG VERSION=0.1.0
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /src/package.json ./package.json
+# The operator imports the worker's config types/constants and vice versa, so both trees ship.
+COPY --from=build /src/dist/operator/src ./dist/operator/src
+COPY --from=build /src/dist/consumer/src ./dist/consumer/src
+USER 65532:65532
+LABEL org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.vendor="logpipeline"
+
+# --- worker: Kafka -> parse -> ClickHouse ---
+FROM runtime AS worker
+LABEL org.opencontainers.image.title="logpipeline-worker" \
+      org.opencontainers.image.ref.name="ghcr.io/logpipeline/logpipeline-worker" \
+      org.opencontainers.image.description="logpipeline consumer worker: Kafka to ClickHouse, exactly once"
+EXPOSE 8080
+# Exec form with the script in ENTRYPOINT: the operator passes `--config <path>` as container
+# args, which Kubernetes appends to the entrypoint (args would replace a CMD instead).
+ENTRYPOINT ["/nodejs/bin/node", "dist/consumer/src/main.js"]
+
+# --- operator (last, so a plain `docker build .` gives the operator) ---
+FROM runtime AS operator
+LABEL org.opencontainers.image.title="logpipeline-operator" \
+      org.opencontainers.image.ref.name="ghcr.io/logpipeline/logpipeline-operator" \
+      org.opencontainers.image.description="logpipeline operator: reconciles LogPipeline resources"
+EXPOSE 8080
+ENTRYPOINT ["/nodejs/bin/node", "dist/operator/src/main.js"]
