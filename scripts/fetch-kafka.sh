@@ -11,7 +11,8 @@
 # depends on, or pollutes, a developer's own ~/.m2; warm runs never touch it anyway (stamp).
 set -euo pipefail
 
-KAFKA_VERSION="${KAFKA_VERSION:-4.1.1}"
+# Keep the default in step with test/env/kafka.ts.
+KAFKA_VERSION="${KAFKA_VERSION:-4.4.0}"
 LOG4J_VERSION="${LOG4J_VERSION:-2.25.3}"
 SLF4J_VERSION="${SLF4J_VERSION:-2.0.17}"
 CACHE="${LOGPIPELINE_CACHE:-$HOME/.cache/logpipeline}"
