@@ -1,0 +1,125 @@
+/**
+ * Cuts one partition's message stream into batches on message-offset boundaries. A batch closes
+ * when it reaches maxRows lines or maxBytes bytes, or has waited maxDelayMs; while a journaled
+ * plan (see cut-journal.ts) is pending, batches close exactly at the planned offsets with the
+ * planned ingest time instead, so a re-read reproduces the previous owner's batches. Pure: the
+ * caller supplies the clock.
+ */
+import type { JournalEntry } from './cut-journal';
+
+/** Limits of one batch (the worker config's batch section). */
+export interface BatchLimits {
+  maxRows: number;
+  maxBytes: number;
+  maxDelayMs: number;
+}
+
+/** A Kafka message as the cutter keeps it. */
+export interface CutMessage {
+  offset: number;
+  value: Buffer;
+}
+
+/** A closed batch: its messages, inclusive offset range, line and byte totals, fixed ingest time. */
+export interface CutBatch {
+  firstOffset: number;
+  lastOffset: number;
+  ingestMs: number;
+  messages: CutMessage[];
+  lines: number;
+  bytes: number;
+  /** True when the range came from the journal (re-cut of an earlier owner's batch). */
+  replayed: boolean;
+}
+
+/** A planned batch whose last message never shows up is cut after this long, to never stall. */
+export const PLAN_STALL_MS = 60_000;
+
+/** Accumulates messages of one partition and closes batches by limits, timer or journal plan. */
+export class BatchCutter {
+  private messages: CutMessage[] = [];
+  private lines = 0;
+  private bytes = 0;
+  private openedAtMs = 0;
+  private readonly plan: JournalEntry[];
+
+  /** `plan` is the decoded journal of the partition (oldest first); it is consumed as batches close. */
+  constructor(
+    private readonly limits: BatchLimits,
+    plan: readonly JournalEntry[] = [],
+  ) {
+    this.plan = plan.slice();
+  }
+
+  /**
+   * Adds one message (with its line count) and returns the batches it closed, oldest first:
+   * zero, one, or two when the message both ends a planned range early and starts a new batch.
+   */
+  add(offset: number, value: Buffer, lines: number, nowMs: number): CutBatch[] {
+    const closed: CutBatch[] = [];
+    // A planned range whose last message is gone (retention, compaction) ends where data ended.
+    while (this.plan.length > 0 && offset > this.plan[0].lastOffset) {
+      if (this.messages.length > 0) closed.push(this.close(nowMs));
+      else this.plan.shift();
+    }
+    if (this.plan.length > 0) {
+      // Replaying: only the plan decides where batches end.
+    } else if (this.messages.length > 0 && (this.lines + lines > this.limits.maxRows || this.bytes + value.length > this.limits.maxBytes)) {
+      closed.push(this.close(nowMs));
+    }
+    if (this.messages.length === 0) this.openedAtMs = nowMs;
+    this.messages.push({ offset, value });
+    this.lines += lines;
+    this.bytes += value.length;
+    const next = this.plan[0];
+    if (next ? offset >= next.lastOffset : this.lines >= this.limits.maxRows || this.bytes >= this.limits.maxBytes) {
+      closed.push(this.close(nowMs));
+    }
+    return closed;
+  }
+
+  /** Closes the open batch when its delay is over (or a stalled planned range); else null. */
+  poll(nowMs: number): CutBatch | null {
+    if (this.messages.length === 0) return null;
+    const waited = nowMs - this.openedAtMs;
+    if (this.plan.length > 0) return waited >= PLAN_STALL_MS ? this.close(nowMs, true) : null;
+    return waited >= this.limits.maxDelayMs ? this.close(nowMs) : null;
+  }
+
+  /** Milliseconds until poll() would close the open batch; null when nothing is open. */
+  dueInMs(nowMs: number): number | null {
+    if (this.messages.length === 0) return null;
+    const limit = this.plan.length > 0 ? PLAN_STALL_MS : this.limits.maxDelayMs;
+    return Math.max(0, this.openedAtMs + limit - nowMs);
+  }
+
+  /** Bytes of messages held in the open (not yet closed) batch. */
+  pendingBytes(): number {
+    return this.bytes;
+  }
+
+  /** True while journaled ranges remain to be reproduced. */
+  replaying(): boolean {
+    return this.plan.length > 0;
+  }
+
+  private close(nowMs: number, stalled = false): CutBatch {
+    const planned = this.plan.shift();
+    const messages = this.messages;
+    let firstOffset = messages[0].offset;
+    let lastOffset = messages[messages.length - 1].offset;
+    // Ingest time is fixed here, once: a retry or a re-cut must produce the same bytes.
+    let ingestMs = nowMs;
+    let replayed = false;
+    if (planned && !stalled) {
+      // The planned range (not the messages seen) names the batch, so its token survives gaps.
+      ({ firstOffset, lastOffset, ingestMs } = planned);
+      replayed = true;
+    }
+    const batch: CutBatch = { firstOffset, lastOffset, ingestMs, messages, lines: this.lines, bytes: this.bytes, replayed };
+    this.messages = [];
+    this.lines = 0;
+    this.bytes = 0;
+    return batch;
+  }
+}

@@ -1,0 +1,40 @@
+import { ClickHouseError } from '@clickhouse/client';
+import { backoffMs, classifyInsertError, errorReason } from './retry';
+
+describe('classifyInsertError', () => {
+  it('treats ClickHouse data errors as rejected rows', () => {
+    const err = new ClickHouseError({ message: 'Cannot parse input', code: '27', type: 'CANNOT_PARSE_INPUT_ASSERTION_FAILED' });
+    expect(classifyInsertError(err)).toBe('rejected');
+    expect(classifyInsertError(new ClickHouseError({ message: 'x', code: '53' }))).toBe('rejected');
+  });
+
+  it('retries everything else: network, timeouts, overload, missing table, auth, unknown', () => {
+    const econn = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8123'), { code: 'ECONNREFUSED' });
+    expect(classifyInsertError(econn)).toBe('retriable');
+    expect(classifyInsertError(new Error('Timeout error.'))).toBe('retriable');
+    expect(classifyInsertError(new ClickHouseError({ message: 'Too many parts', code: '252', type: 'TOO_MANY_PARTS' }))).toBe('retriable');
+    expect(classifyInsertError(new ClickHouseError({ message: 'no table', code: '60', type: 'UNKNOWN_TABLE' }))).toBe('retriable');
+    expect(classifyInsertError(new ClickHouseError({ message: 'auth', code: '516', type: 'AUTHENTICATION_FAILED' }))).toBe('retriable');
+    // A plain Error whose code happens to look like a data code is not a server verdict.
+    expect(classifyInsertError(Object.assign(new Error('x'), { code: '27' }))).toBe('retriable');
+    expect(classifyInsertError(undefined)).toBe('retriable');
+  });
+});
+
+describe('backoffMs', () => {
+  it('grows exponentially and is capped, with half of each delay fixed', () => {
+    const none = () => 0;
+    const full = () => 1;
+    expect([0, 1, 2, 3].map((a) => backoffMs(a, undefined, full))).toEqual([200, 400, 800, 1600]);
+    expect(backoffMs(0, undefined, none)).toBe(100);
+    expect(backoffMs(50, undefined, full)).toBe(10_000);
+    expect(backoffMs(50, undefined, none)).toBe(5_000);
+  });
+});
+
+describe('errorReason', () => {
+  it('is one bounded line', () => {
+    expect(errorReason(new Error('a\n  b\tc'))).toBe('a b c');
+    expect(errorReason('x'.repeat(50), 10)).toHaveLength(10);
+  });
+});
