@@ -15,7 +15,7 @@ import {
   type Consumer,
   type Producer,
 } from 'kafkajs';
-import { lz4Codec, registerLz4Codec } from '../consumer/src/delivery/lz4-codec';
+import { LZ4_ASYNC_THRESHOLD_BYTES, lz4Codec, registerLz4Codec } from '../consumer/src/delivery/lz4-codec';
 import { restartKafka } from './env/kafka';
 import { readTestBed, writeTestBed } from './env/testbed';
 
@@ -25,10 +25,11 @@ const kafkaBed = bed.kafka;
 
 const PARTITIONS = 3;
 const MESSAGES = 10_000;
-const CHUNK = 1_000;
+// ~125 KB per partition per request: the codec's threadpool path is taken for real frames too.
+const CHUNK = 3_000;
 
 /** Counts LZ4 frames kafkajs hands to our codec, to prove fetched batches really were LZ4. */
-const lz4Frames = { compressed: 0, decompressed: 0 };
+const lz4Frames = { compressed: 0, decompressed: 0, largestDecompressed: 0 };
 
 function line(i: number): string {
   return `<134>Dec  2 12:00:${String(i % 60).padStart(2, '0')} fw${i % 5} kernel: DROP SRC=198.51.100.${i % 250} DST=203.0.113.7 PROTO=TCP SPT=${40000 + (i % 20000)} DPT=443 SEQ=${i}`;
@@ -115,7 +116,11 @@ describe('Kafka test bed', () => {
     registerLz4Codec();
     CompressionCodecs[CompressionTypes.LZ4] = () => ({
       compress: (encoder: { buffer: Buffer }) => (lz4Frames.compressed++, lz4Codec.compress(encoder)),
-      decompress: (buffer: Buffer) => (lz4Frames.decompressed++, lz4Codec.decompress(buffer)),
+      decompress: (buffer: Buffer) => {
+        lz4Frames.decompressed++;
+        lz4Frames.largestDecompressed = Math.max(lz4Frames.largestDecompressed, buffer.length);
+        return lz4Codec.decompress(buffer);
+      },
     });
     await admin.connect();
     await producer.connect();
@@ -163,9 +168,11 @@ describe('Kafka test bed', () => {
       ]);
 
       const before = lz4Frames.decompressed;
+      lz4Frames.largestDecompressed = 0;
       const byPartition = await consumeAll(newConsumer(groupId), topic);
       // The fetched batches carry the LZ4 codec bits, so the broker kept what we produced.
       expect(lz4Frames.decompressed - before).toBeGreaterThanOrEqual(PARTITIONS);
+      expect(lz4Frames.largestDecompressed).toBeGreaterThanOrEqual(LZ4_ASYNC_THRESHOLD_BYTES / 4);
       for (let p = 0; p < PARTITIONS; p++) expect(byPartition[p]).toEqual(expectedPartition(p));
       expect(await committedOffsets(admin, groupId, topic, want)).toEqual(want);
     },
@@ -194,8 +201,10 @@ describe('Kafka test bed', () => {
       expect(lz4Frames.compressed).toBe(compressedBefore);
 
       const before = lz4Frames.decompressed;
+      lz4Frames.largestDecompressed = 0;
       const byPartition = await consumeAll(newConsumer(`smoke-${randomUUID()}`), topic);
       expect(lz4Frames.decompressed - before).toBeGreaterThanOrEqual(PARTITIONS);
+      expect(lz4Frames.largestDecompressed).toBeGreaterThanOrEqual(LZ4_ASYNC_THRESHOLD_BYTES / 4);
       for (let p = 0; p < PARTITIONS; p++) expect(byPartition[p]).toEqual(expectedPartition(p));
     },
     ROUND_TRIP_TIMEOUT_MS,
