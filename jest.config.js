@@ -24,6 +24,7 @@ module.exports = {
       globalSetup: '<rootDir>/test/env/jest-global-setup.ts',
       globalTeardown: '<rootDir>/test/env/jest-global-teardown.ts',
       slowTestThreshold: 60,
+      testTimeout: 180_000,
     },
   ],
 };
