@@ -1,0 +1,149 @@
+/**
+ * Applies a pipeline's Kubernetes children (ConfigMap, Deployment, PDB) by server-side apply and
+ * skips the write when it would be a no-op: we remember, per child, the hash of what we applied
+ * and the fingerprint of what the server stored; while both still match the desired object and
+ * the cached live object, nothing was changed by anyone. A child that someone edited or deleted
+ * is re-applied (repaired) and reported.
+ */
+import { createHash } from 'node:crypto';
+import type { ResolvedSpec } from '../api/defaults';
+import { applyObject, applyReplicasAsAutoscaler, type Applicable } from '../apply/kube';
+import type { KubeClient } from '../apply/kube-rest';
+import { buildConfigMap, canonicalJson, type RenderedConfig } from '../desired/configmap';
+import { buildDeployment } from '../desired/deployment';
+import { configMapName, workerName } from '../desired/labels';
+import { buildPodDisruptionBudget } from '../desired/pdb';
+import { toConfigMapView, toDeploymentView, toPdbView, type ChildView, type DeploymentView } from './views';
+
+/** Read access to a cache by namespace and name. */
+export interface Lookup<T> {
+  get(namespace: string, name: string): T | undefined;
+}
+
+/** The caches of the children. */
+export interface ChildCaches {
+  configMaps: Lookup<ChildView>;
+  deployments: Lookup<DeploymentView>;
+  pdbs: Lookup<ChildView>;
+}
+
+/** Outcome of applying the children. */
+export interface ChildrenResult {
+  deployment: DeploymentView;
+  /** "Kind/name" of children that had been changed or deleted by someone else and were restored. */
+  repaired: string[];
+  /** Number of apply requests actually sent (0 when everything was already as desired). */
+  writes: number;
+}
+
+interface Memo {
+  desiredHash: string;
+  fingerprint: string;
+  resourceVersion: string;
+}
+
+/** Clamps `n` into [min, max]. */
+export function clampReplicas(n: number, min: number, max: number): number {
+  return Math.min(Math.max(n, min), Math.max(min, max));
+}
+
+/** Applies children with no-op skipping; one instance per operator (memos live in memory). */
+export class ChildApplier {
+  private readonly memo = new Map<string, Memo>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly caches: ChildCaches,
+  ) {}
+
+  /** Applies ConfigMap, Deployment and PDB of `spec`; returns the Deployment as stored. */
+  async apply(spec: ResolvedSpec, config: RenderedConfig): Promise<ChildrenResult> {
+    const { namespace, name } = spec;
+    const repaired: string[] = [];
+    let writes = 0;
+    const track = <V extends ChildView>(r: { view: V; wrote: boolean; repaired: boolean }, label: string) => {
+      if (r.wrote) writes++;
+      if (r.repaired) repaired.push(label);
+      return r.view;
+    };
+    const cmName = configMapName(name);
+    track(
+      await this.ensure(
+        buildConfigMap(spec, config),
+        this.caches.configMaps.get(namespace, cmName),
+        toConfigMapView,
+      ),
+      `ConfigMap/${cmName}`,
+    );
+    const deployment = track(await this.ensureDeployment(spec, config), `Deployment/${workerName(name)}`);
+    track(
+      await this.ensure(
+        buildPodDisruptionBudget(spec),
+        this.caches.pdbs.get(namespace, workerName(name)),
+        toPdbView,
+      ),
+      `PodDisruptionBudget/${workerName(name)}`,
+    );
+    return { deployment, repaired, writes };
+  }
+
+  /** Drops the memos of a deleted pipeline. */
+  forget(namespace: string, name: string): void {
+    for (const key of [
+      `ConfigMap/${namespace}/${configMapName(name)}`,
+      `Deployment/${namespace}/${workerName(name)}`,
+      `PodDisruptionBudget/${namespace}/${workerName(name)}`,
+    ]) {
+      this.memo.delete(key);
+    }
+  }
+
+  private async ensureDeployment(spec: ResolvedSpec, config: RenderedConfig) {
+    const live = this.caches.deployments.get(spec.namespace, workerName(spec.name));
+    const auto = spec.workers.autoscaling;
+    if (auto.enabled && live?.ownsReplicas) {
+      // Hand spec.replicas to the autoscaler's manager first: if we simply stopped sending it,
+      // SSA would remove the field (its only owner let go) and the Deployment would drop to 1.
+      await applyReplicasAsAutoscaler(
+        this.client,
+        spec.namespace,
+        live.metadata.name,
+        clampReplicas(live.replicas, auto.minReplicas, auto.maxReplicas),
+      );
+    }
+    const r = await this.ensure(buildDeployment(spec, config), live, toDeploymentView);
+    if (auto.enabled) {
+      const target = clampReplicas(r.view.replicas, auto.minReplicas, auto.maxReplicas);
+      if (target !== r.view.replicas) {
+        await applyReplicasAsAutoscaler(this.client, spec.namespace, r.view.metadata.name, target);
+        r.view = { ...r.view, replicas: target };
+        r.wrote = true;
+      }
+    }
+    return r;
+  }
+
+  private async ensure<V extends ChildView>(
+    desired: Applicable,
+    live: V | undefined,
+    toView: (raw: Record<string, unknown>) => V,
+  ) {
+    const key = `${desired.kind}/${desired.metadata.namespace}/${desired.metadata.name}`;
+    const desiredHash = createHash('sha1').update(canonicalJson(desired)).digest('hex');
+    const memo = this.memo.get(key);
+    if (live && memo && memo.desiredHash === desiredHash && memo.fingerprint === live.fingerprint) {
+      return { view: live, wrote: false, repaired: false };
+    }
+    const view = toView(await applyObject(this.client, desired));
+    const rv = view.metadata.resourceVersion;
+    // Our apply changed the object although the desired state did not change since our last
+    // apply: someone else had modified or deleted it.
+    const repaired =
+      !!memo &&
+      memo.desiredHash === desiredHash &&
+      rv !== memo.resourceVersion &&
+      rv !== live?.metadata.resourceVersion;
+    this.memo.set(key, { desiredHash, fingerprint: view.fingerprint, resourceVersion: rv });
+    return { view, wrote: true, repaired };
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Extension points of the reconciler. The Kafka topic and the ClickHouse tables are "external
+ * parts": the reconciler calls `ensure` on every reconcile (it must be idempotent and return an
+ * outcome instead of throwing for expected failures) and `delete` when a pipeline with
+ * deletionPolicy Delete goes away. The autoscaler is a "scaling part" evaluated on every reconcile
+ * of a pipeline with autoscaling on; it recommends replicas, which the reconciler writes through
+ * the scale subresource as the autoscaler's field manager.
+ */
+import type { ResolvedSpec } from '../api/defaults';
+import type { Condition, LogPipeline, LogPipelineStatus } from '../api/types';
+import type { Logger } from '../observability/log';
+import type { DeploymentView } from './views';
+
+/** Which external part; its condition is `${name}Ready` and its identity goes to status.topic/table. */
+export type PartName = 'Topic' | 'Table';
+
+/** What an external part observed in one `ensure`. */
+export interface PartOutcome {
+  status: Condition['status'];
+  /** One word, CamelCase (e.g. TopicCreated, BrokerUnreachable). */
+  reason: string;
+  /** For humans; never contains secrets. */
+  message: string;
+  /** Identity and facts to record: status.topic for Topic, status.table for Table. */
+  observed?: Record<string, unknown>;
+  /** Ask to be called again after this long (e.g. waiting for a slow ALTER). */
+  requeueAfterMs?: number;
+  /** A transient failure: retry with the per-pipeline exponential backoff. */
+  retry?: boolean;
+}
+
+/** What the reconciler gives a part besides the resolved spec. */
+export interface PartContext {
+  pipeline: LogPipeline;
+  /** Reads one key of a Secret in the pipeline's namespace (decoded); undefined when missing. */
+  readSecretKey(name: string, key: string): Promise<string | undefined>;
+  log: Logger;
+}
+
+/** A Kafka topic or ClickHouse table manager. */
+export interface ExternalPart {
+  name: PartName;
+  ensure(spec: ResolvedSpec, ctx: PartContext): Promise<PartOutcome>;
+  /** Deletes what `recorded` (the status written from earlier outcomes) identifies; throws to retry. */
+  delete(spec: ResolvedSpec, recorded: LogPipelineStatus | undefined, ctx: PartContext): Promise<void>;
+}
+
+/** What the autoscaler decided in one evaluation. */
+export interface ScalingOutcome {
+  /** Replicas to set; undefined keeps the current value. */
+  replicas?: number;
+  status: Condition['status'];
+  reason: string;
+  message: string;
+  /** Recorded as status.lag. */
+  lag?: LogPipelineStatus['lag'];
+  /** When to evaluate again (normally the poll interval). */
+  requeueAfterMs?: number;
+}
+
+/** The lag-based autoscaler, evaluated for pipelines with autoscaling enabled. */
+export interface ScalingPart {
+  evaluate(
+    spec: ResolvedSpec,
+    deployment: DeploymentView | undefined,
+    ctx: PartContext,
+  ): Promise<ScalingOutcome>;
+}

@@ -1,0 +1,271 @@
+/**
+ * Wires the operator: informers (pipelines, owned children, Secret metadata) that only enqueue
+ * keys, the work queue, N workers running reconcile, and leader election. Informers run on every
+ * instance (a standby has warm caches); only the leader runs workers. Losing leadership drains
+ * the workers; `stop` releases the lease, drains, and stops the informers.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { LogPipeline } from '../api/types';
+import { createKubeClient, type KubeClient } from '../apply/kube-rest';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../desired/labels';
+import { silentLogger, type Logger } from '../observability/log';
+import type { OperatorMetrics } from '../observability/metrics';
+import type { CachedObject } from './informer';
+import { InformerSet } from './informer-set';
+import { LeaderElector } from './leader';
+import { ownerKey, pipelineChanged, SecretIndex } from './mapping';
+import { Reconciler, type ReconcilerOptions } from './reconciler';
+import {
+  toConfigMapView,
+  toDeploymentView,
+  toPdbView,
+  toPipelineView,
+  toSecretView,
+  type ChildView,
+  type DeploymentView,
+  type SecretView,
+} from './views';
+import { WorkQueue, type WorkQueueOptions } from './workqueue';
+
+/** Leader-election settings (client-go defaults: 15 s / 10 s / 2 s). */
+export interface LeaderElectionConfig {
+  namespace: string;
+  name: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+/** Everything the manager needs. */
+export interface ManagerOptions {
+  kubeConfig: KubeConfig;
+  /** Namespaces to watch; empty = all. */
+  namespaces: string[];
+  /** Parallel reconciles (different keys only). Default 4. */
+  concurrency?: number;
+  /** Off: this instance reconciles right away (single replica, tests). */
+  leaderElection?: LeaderElectionConfig | false;
+  /** Unique name of this instance (pod name). */
+  identity: string;
+  log?: Logger;
+  metrics?: OperatorMetrics;
+  queue?: WorkQueueOptions;
+  resyncMs?: number;
+  workerColumns?: ReconcilerOptions['workerColumns'];
+}
+
+/** The running operator. */
+export class Manager {
+  readonly client: KubeClient;
+  readonly reconciler: Reconciler;
+  readonly pipelines: InformerSet<LogPipeline>;
+  readonly deployments: InformerSet<DeploymentView>;
+  readonly configMaps: InformerSet<ChildView>;
+  readonly pdbs: InformerSet<ChildView>;
+  readonly secrets: InformerSet<SecretView>;
+  private queue: WorkQueue;
+  private workers: Promise<void>[] = [];
+  private leader?: LeaderElector;
+  private leading = false;
+  private term = Promise.resolve();
+  private readonly secretIndex = new SecretIndex();
+  private readonly stopping = new AbortController();
+  private readonly log: Logger;
+  /** Reconciles run by this instance (for tests and metrics). */
+  reconcileCount = 0;
+
+  constructor(private readonly opts: ManagerOptions) {
+    this.log = opts.log ?? silentLogger;
+    this.client = createKubeClient(opts.kubeConfig);
+    this.queue = new WorkQueue(opts.queue);
+    const enqueue = (key: string | undefined) => key && this.queue.add(key);
+    const childHandlers = {
+      add: (o: ChildView) => enqueue(ownerKey(o.metadata)),
+      update: (_: ChildView, o: ChildView) => enqueue(ownerKey(o.metadata)),
+      delete: (o: ChildView) => enqueue(ownerKey(o.metadata)),
+    };
+    const common = { client: this.client, namespaces: opts.namespaces, onError: this.informerError };
+    const owned = { ...common, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, handlers: childHandlers };
+    this.pipelines = new InformerSet<LogPipeline>({
+      ...common,
+      name: 'logpipelines',
+      kind: 'LogPipeline',
+      transform: toPipelineView,
+      handlers: this.pipelineHandlers(),
+    });
+    this.deployments = new InformerSet<DeploymentView>({
+      ...owned,
+      name: 'deployments',
+      kind: 'Deployment',
+      transform: toDeploymentView,
+    });
+    this.configMaps = new InformerSet<ChildView>({
+      ...owned,
+      name: 'configmaps',
+      kind: 'ConfigMap',
+      transform: toConfigMapView,
+    });
+    this.pdbs = new InformerSet<ChildView>({
+      ...owned,
+      name: 'poddisruptionbudgets',
+      kind: 'PodDisruptionBudget',
+      transform: toPdbView,
+    });
+    const onSecret = (s: CachedObject) => {
+      for (const key of this.secretIndex.pipelinesFor(s.metadata.namespace ?? '', s.metadata.name))
+        this.queue.add(key);
+    };
+    this.secrets = new InformerSet<SecretView>({
+      ...common,
+      name: 'secrets',
+      kind: 'Secret',
+      metadataOnly: true,
+      transform: toSecretView,
+      handlers: { add: onSecret, delete: onSecret },
+    });
+    const metrics = opts.metrics;
+    this.reconciler = new Reconciler({
+      client: this.client,
+      pipelines: this.pipelines,
+      secrets: this.secrets,
+      children: { deployments: this.deployments, configMaps: this.configMaps, pdbs: this.pdbs },
+      log: this.log,
+      identity: opts.identity,
+      resyncMs: opts.resyncMs,
+      workerColumns: opts.workerColumns,
+      observer: metrics && {
+        conditions: (ns, n, c) => metrics.setConditions(ns, n, c),
+        forget: (ns, n) => metrics.forgetPipeline(ns, n),
+      },
+    });
+    metrics?.setSources({
+      queueDepth: () => this.queue.len(),
+      queueWaiting: () => this.queue.waitingLen(),
+      isLeader: () => this.leading,
+      informerErrors: () =>
+        Object.fromEntries(this.informerSets().map((s) => [s.opts.name, s.stats().errors])),
+    });
+  }
+
+  private informerError = (err: Error, attempt: number, retryInMs: number) => {
+    this.log.warn('informer restarting', { err: err.message, attempt, retryInMs });
+  };
+
+  private pipelineHandlers() {
+    const key = (lp: LogPipeline) => `${lp.metadata.namespace}/${lp.metadata.name}`;
+    return {
+      add: (lp: LogPipeline) => {
+        this.secretIndex.set(lp);
+        this.queue.add(key(lp));
+      },
+      update: (old: LogPipeline, lp: LogPipeline) => {
+        this.secretIndex.set(lp);
+        if (pipelineChanged(old, lp)) this.queue.add(key(lp));
+      },
+      delete: (lp: LogPipeline) => {
+        this.secretIndex.remove(key(lp));
+        this.queue.add(key(lp));
+      },
+    };
+  }
+
+  private informerSets(): Array<InformerSet<CachedObject & { metadata: { namespace?: string } }>> {
+    return [this.pipelines, this.deployments, this.configMaps, this.pdbs, this.secrets] as never;
+  }
+
+  /** True once every cache has listed (readiness). */
+  isReady(): boolean {
+    return this.informerSets().every((s) => s.hasSynced());
+  }
+
+  /** True while this instance runs the workers. */
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Starts the informers and the campaign for leadership (or the workers directly). */
+  start(): void {
+    for (const s of this.informerSets()) s.start();
+    const le = this.opts.leaderElection;
+    if (!le) {
+      this.term = this.startLeading();
+      return;
+    }
+    this.leader = new LeaderElector({
+      client: this.client,
+      namespace: le.namespace,
+      name: le.name,
+      identity: this.opts.identity,
+      leaseDurationMs: le.leaseDurationMs,
+      renewDeadlineMs: le.renewDeadlineMs,
+      retryPeriodMs: le.retryPeriodMs,
+      onStartedLeading: () => (this.term = this.term.then(() => this.startLeading())),
+      onStoppedLeading: () => (this.term = this.term.then(() => this.stopLeading())),
+      onError: (err) => this.log.warn('leader election request failed', { err: err.message }),
+    });
+    this.leader.start();
+  }
+
+  /** Graceful stop: release the lease, finish in-flight reconciles, stop the informers. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    if (this.leader) await this.leader.stop();
+    else this.term = this.term.then(() => this.stopLeading());
+    await this.term;
+    await Promise.all(this.informerSets().map((s) => s.stop()));
+  }
+
+  private async startLeading(): Promise<void> {
+    this.log.info('started leading', { identity: this.opts.identity });
+    this.leading = true;
+    const aborted = new Promise<void>((resolve) =>
+      this.stopping.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    await Promise.race([Promise.all(this.informerSets().map((s) => s.waitForSync())), aborted]);
+    if (!this.leading || this.stopping.signal.aborted) return;
+    for (const lp of this.pipelines.list()) this.queue.add(`${lp.metadata.namespace}/${lp.metadata.name}`);
+    const n = this.opts.concurrency ?? 4;
+    this.workers = Array.from({ length: n }, () => this.runWorker(this.queue));
+  }
+
+  private async stopLeading(): Promise<void> {
+    if (!this.leading) return;
+    this.leading = false;
+    this.log.info('stopped leading', { identity: this.opts.identity });
+    const old = this.queue;
+    // Events keep arriving into a fresh queue; a next term starts from a full resync anyway.
+    this.queue = new WorkQueue(this.opts.queue);
+    await old.shutDownWithDrain();
+    await Promise.all(this.workers);
+    this.workers = [];
+  }
+
+  private async runWorker(queue: WorkQueue): Promise<void> {
+    for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
+      const started = process.hrtime.bigint();
+      let result: 'success' | 'requeue' | 'error' = 'success';
+      try {
+        this.reconcileCount++;
+        const r = await this.reconciler.reconcile(key);
+        if (r.requeue) {
+          result = 'requeue';
+          queue.addRateLimited(key);
+        } else {
+          queue.forget(key);
+          if (r.requeueAfterMs) queue.addAfter(key, r.requeueAfterMs);
+        }
+      } catch (err) {
+        result = 'error';
+        queue.addRateLimited(key);
+        this.log.warn('reconcile failed', {
+          key,
+          attempt: queue.numRequeues(key),
+          err: (err as Error).message,
+        });
+      } finally {
+        queue.done(key);
+        this.opts.metrics?.observeReconcile(result, Number(process.hrtime.bigint() - started) / 1e9);
+      }
+    }
+  }
+}

@@ -1,0 +1,343 @@
+/**
+ * reconcile(key) for one LogPipeline, with controller-runtime's contract: level-triggered (reads
+ * the cached object, never the event that woke it), idempotent, never sleeps. A thrown error means
+ * "retry with this key's backoff"; a TerminalError becomes a False condition and is not retried
+ * until the spec changes; timed work is returned as `requeueAfterMs`.
+ */
+import type { WorkerColumn } from '../../../consumer/src/config';
+import { resolveSpec, type ResolvedSpec } from '../api/defaults';
+import type { LogPipeline, LogPipelineStatus } from '../api/types';
+import { applyReplicasAsAutoscaler, patchFinalizers, readSecretKey } from '../apply/kube';
+import { isStatus, KubeApiError, type KubeClient } from '../apply/kube-rest';
+import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
+import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
+import { selectorString, workerName } from '../desired/labels';
+import { silentLogger, type Logger } from '../observability/log';
+import {
+  NOT_CONFIGURED,
+  readyCondition,
+  scalingCondition,
+  workersCondition,
+  type ConditionInput,
+} from '../status/conditions';
+import { ChildApplier, clampReplicas, type ChildCaches, type Lookup } from './children';
+import type {
+  ExternalPart,
+  PartContext,
+  PartName,
+  PartOutcome,
+  ScalingOutcome,
+  ScalingPart,
+} from './external';
+import { referencedSecrets } from './secrets';
+import { StatusWriter, type StatusObserver } from './status-writer';
+import type { DeploymentView, SecretView } from './views';
+
+/** Finalizer that guards the external resources (topic, tables) of a pipeline. */
+export const FINALIZER = 'logpipeline.io/external-resources';
+
+/** What the work loop does after a reconcile. */
+export interface ReconcileResult {
+  /** Run again after this delay (timed work, periodic drift check). */
+  requeueAfterMs?: number;
+  /** Run again with the key's exponential backoff (a transient condition, e.g. a missing Secret). */
+  requeue?: boolean;
+}
+
+/** An error that retrying cannot fix (an invalid spec): reported as a False condition. */
+export class TerminalError extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Dependencies and tuning of the reconciler. */
+export interface ReconcilerOptions {
+  client: KubeClient;
+  pipelines: Lookup<LogPipeline>;
+  secrets: Lookup<SecretView>;
+  children: ChildCaches;
+  log?: Logger;
+  /** Name of this operator instance (Event reportingInstance). */
+  identity?: string;
+  /** Periodic re-check of every pipeline (drift of external parts). Default 10 min. */
+  resyncMs?: number;
+  /** Columns the worker fills; default: the ClickHouse schema builder. */
+  workerColumns?: (spec: ResolvedSpec) => WorkerColumn[];
+  observer?: StatusObserver;
+  now?: () => Date;
+}
+
+const defaultColumns = (spec: ResolvedSpec) => buildWorkerColumns(resolveTableSchema(spec));
+
+/** Reconciles LogPipelines into Kubernetes children, external parts and status. */
+export class Reconciler {
+  private readonly parts = new Map<PartName, ExternalPart>();
+  private autoscaler?: ScalingPart;
+  private readonly childApplier: ChildApplier;
+  private readonly status: StatusWriter;
+  private readonly log: Logger;
+
+  constructor(private readonly opts: ReconcilerOptions) {
+    this.log = opts.log ?? silentLogger;
+    this.childApplier = new ChildApplier(opts.client, opts.children);
+    this.status = new StatusWriter(
+      opts.client,
+      opts.identity ?? 'logpipeline-operator',
+      this.log,
+      opts.observer,
+      opts.now,
+    );
+  }
+
+  /** Registers the Topic or Table manager (replaces an earlier one of the same name). */
+  registerPart(part: ExternalPart): void {
+    this.parts.set(part.name, part);
+  }
+
+  /** Registers the autoscaler evaluated for pipelines with autoscaling on. */
+  setAutoscaler(autoscaler: ScalingPart): void {
+    this.autoscaler = autoscaler;
+  }
+
+  /** Brings the pipeline `namespace/name` to its desired state; see the module comment. */
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const slash = key.indexOf('/');
+    const namespace = key.slice(0, slash);
+    const name = key.slice(slash + 1);
+    const lp = this.opts.pipelines.get(namespace, name);
+    if (!lp) {
+      // Gone: children go with their owner reference; only our memory needs cleaning.
+      this.childApplier.forget(namespace, name);
+      this.status.forget(namespace, name);
+      return {};
+    }
+    if (lp.metadata.deletionTimestamp) return this.finalize(lp);
+    let current = lp;
+    if (!(lp.metadata.finalizers ?? []).includes(FINALIZER)) {
+      current = await patchFinalizers(this.opts.client, lp, [...(lp.metadata.finalizers ?? []), FINALIZER]);
+    }
+    return this.sync(current);
+  }
+
+  private partContext(lp: LogPipeline): PartContext {
+    const { namespace, name } = lp.metadata;
+    return {
+      pipeline: lp,
+      readSecretKey: (secret, key) => readSecretKey(this.opts.client, namespace, secret, key),
+      log: this.log.child({ namespace, name }),
+    };
+  }
+
+  private prepare(lp: LogPipeline): { spec: ResolvedSpec; config: RenderedConfig } {
+    try {
+      const spec = resolveSpec(lp);
+      const columns = (this.opts.workerColumns ?? defaultColumns)(spec);
+      return { spec, config: renderWorkerConfig(spec, columns) };
+    } catch (err) {
+      const reason = (err as { reason?: unknown }).reason;
+      throw new TerminalError(typeof reason === 'string' ? reason : 'InvalidSpec', (err as Error).message);
+    }
+  }
+
+  private async sync(lp: LogPipeline): Promise<ReconcileResult> {
+    let prepared: { spec: ResolvedSpec; config: RenderedConfig };
+    try {
+      prepared = this.prepare(lp);
+    } catch (err) {
+      const e = err as TerminalError;
+      await this.status.write(
+        lp,
+        [{ type: 'Ready', status: 'False', reason: e.reason, message: e.message }],
+        {},
+      );
+      return {};
+    }
+    const { spec, config } = prepared;
+    const missing = referencedSecrets(spec).filter((r) => !this.opts.secrets.get(spec.namespace, r.name));
+    if (missing.length > 0) return this.reportMissingSecrets(lp, spec, missing);
+
+    let deployment: DeploymentView;
+    try {
+      const children = await this.childApplier.apply(spec, config);
+      deployment = children.deployment;
+      for (const child of children.repaired) {
+        this.log.info('child repaired', { namespace: spec.namespace, name: spec.name, child });
+        await this.status.event(lp, {
+          type: 'Warning',
+          reason: 'ChildRepaired',
+          message: `${child} was changed or deleted outside the operator; restored`,
+        });
+      }
+    } catch (err) {
+      // 400/422: the apiserver refuses what the spec asks for (e.g. a bad resource quantity).
+      if (!(err instanceof KubeApiError) || (err.status !== 400 && err.status !== 422)) throw err;
+      const failed: ConditionInput = {
+        type: 'WorkersReady',
+        status: 'False',
+        reason: 'InvalidWorkerSpec',
+        message: err.message,
+      };
+      await this.status.write(lp, [readyCondition([failed]), failed], {});
+      return {};
+    }
+    const ctx = this.partContext(lp);
+    const topic = await this.runPart('Topic', spec, ctx);
+    const table = await this.runPart('Table', spec, ctx);
+    const scaling = await this.runAutoscaler(spec, deployment, ctx);
+    if (scaling.outcome?.replicas !== undefined) deployment = scaling.deployment;
+    const desired = spec.workers.autoscaling.enabled ? deployment.replicas : spec.workers.replicas;
+    const workers = workersCondition(deployment, desired, workerName(spec.name));
+    const scalingCond: ConditionInput = scaling.outcome
+      ? {
+          type: 'Scaling',
+          status: scaling.outcome.status,
+          reason: scaling.outcome.reason,
+          message: scaling.outcome.message,
+        }
+      : scalingCondition(deployment, spec.workers.autoscaling.enabled, desired);
+    const conditions = [
+      readyCondition([topic.condition, table.condition, workers]),
+      topic.condition,
+      table.condition,
+      workers,
+      scalingCond,
+    ];
+    const extra: LogPipelineStatus = {
+      workers: {
+        desired,
+        current: deployment.status.replicas ?? 0,
+        ready: deployment.status.readyReplicas ?? 0,
+        selector: selectorString(spec.name),
+      },
+      ...(topic.observed ? { topic: topic.observed } : {}),
+      ...(table.observed ? { table: table.observed } : {}),
+      ...(scaling.outcome?.lag ? { lag: scaling.outcome.lag } : {}),
+    };
+    await this.status.write(lp, conditions, extra);
+    if (topic.retry || table.retry) return { requeue: true };
+    const delays = [
+      this.opts.resyncMs ?? 600_000,
+      topic.requeueAfterMs,
+      table.requeueAfterMs,
+      scaling.outcome?.requeueAfterMs,
+    ];
+    return { requeueAfterMs: Math.min(...delays.filter((d): d is number => typeof d === 'number' && d > 0)) };
+  }
+
+  private async runPart(name: PartName, spec: ResolvedSpec, ctx: PartContext) {
+    const part = this.parts.get(name);
+    const type = `${name}Ready` as const;
+    if (!part) {
+      const condition: ConditionInput = {
+        type,
+        status: 'Unknown',
+        reason: NOT_CONFIGURED,
+        message: `no ${name.toLowerCase()} manager is registered in this operator`,
+      };
+      return { condition };
+    }
+    let outcome: PartOutcome;
+    try {
+      outcome = await part.ensure(spec, ctx);
+    } catch (err) {
+      this.log.warn('external part failed', {
+        namespace: spec.namespace,
+        name: spec.name,
+        part: name,
+        err: (err as Error).message,
+      });
+      outcome = { status: 'False', reason: 'EnsureFailed', message: (err as Error).message, retry: true };
+    }
+    const condition: ConditionInput = {
+      type,
+      status: outcome.status,
+      reason: outcome.reason,
+      message: outcome.message,
+    };
+    return {
+      condition,
+      observed: outcome.observed,
+      retry: outcome.retry,
+      requeueAfterMs: outcome.requeueAfterMs,
+    };
+  }
+
+  private async runAutoscaler(
+    spec: ResolvedSpec,
+    deployment: DeploymentView,
+    ctx: PartContext,
+  ): Promise<{ outcome?: ScalingOutcome; deployment: DeploymentView }> {
+    const auto = spec.workers.autoscaling;
+    if (!auto.enabled || !this.autoscaler) return { deployment };
+    const outcome = await this.autoscaler.evaluate(spec, deployment, ctx);
+    if (outcome.replicas === undefined) return { outcome, deployment };
+    const replicas = clampReplicas(outcome.replicas, auto.minReplicas, auto.maxReplicas);
+    if (replicas !== deployment.replicas) {
+      await applyReplicasAsAutoscaler(this.opts.client, spec.namespace, deployment.metadata.name, replicas);
+    }
+    return { outcome: { ...outcome, replicas }, deployment: { ...deployment, replicas } };
+  }
+
+  private async reportMissingSecrets(
+    lp: LogPipeline,
+    spec: ResolvedSpec,
+    missing: Array<{ name: string; purpose: string }>,
+  ): Promise<ReconcileResult> {
+    const list = missing.map((m) => `Secret "${m.name}" (${m.purpose})`).join(', ');
+    const message = `${list} not found in namespace ${spec.namespace}`;
+    const deployment = this.opts.children.deployments.get(spec.namespace, workerName(spec.name));
+    const desired = spec.workers.autoscaling.enabled ? (deployment?.replicas ?? 0) : spec.workers.replicas;
+    await this.status.write(
+      lp,
+      [
+        { type: 'Ready', status: 'False', reason: 'SecretNotFound', message },
+        workersCondition(deployment, desired, workerName(spec.name)),
+      ],
+      {},
+    );
+    this.log.info('waiting for secrets', {
+      namespace: spec.namespace,
+      name: spec.name,
+      secrets: missing.map((m) => m.name),
+    });
+    // The Secret informer enqueues this pipeline when one of them appears; the backoff is the fallback.
+    return { requeue: true };
+  }
+
+  private async finalize(lp: LogPipeline): Promise<ReconcileResult> {
+    const finalizers = lp.metadata.finalizers ?? [];
+    if (!finalizers.includes(FINALIZER)) return {};
+    const { namespace, name } = lp.metadata;
+    if ((lp.spec?.deletionPolicy ?? 'Retain') === 'Delete' && this.parts.size > 0) {
+      const ctx = this.partContext(lp);
+      const spec = resolveSpec(lp);
+      for (const part of this.parts.values()) await part.delete(spec, lp.status, ctx);
+      await this.status.event(lp, {
+        type: 'Normal',
+        reason: 'ExternalResourcesDeleted',
+        message: `deleted ${[...this.parts.keys()].join(' and ').toLowerCase()} (deletionPolicy Delete)`,
+      });
+    }
+    try {
+      await patchFinalizers(
+        this.opts.client,
+        lp,
+        finalizers.filter((f) => f !== FINALIZER),
+      );
+    } catch (err) {
+      if (!isStatus(err, 404)) throw err;
+    }
+    this.log.info('finalizer released', {
+      namespace,
+      name,
+      deletionPolicy: lp.spec?.deletionPolicy ?? 'Retain',
+    });
+    this.childApplier.forget(namespace, name);
+    this.status.forget(namespace, name);
+    return {};
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * Writes a LogPipeline's status once per reconcile, and only when it changed: conditions are
+ * stamped (lastTransitionTime kept unless the status flips), compared with what is stored, and
+ * merge-patched through the status subresource. Condition flips become Events.
+ */
+import type { Condition, LogPipeline, LogPipelineStatus } from '../api/types';
+import { patchPipelineStatus, recordEvent, type PipelineEvent } from '../apply/kube';
+import type { KubeClient } from '../apply/kube-rest';
+import { canonicalJson } from '../desired/configmap';
+import type { Logger } from '../observability/log';
+import { conditionFlips, mergeConditions, type ConditionInput } from '../status/conditions';
+
+/** Receives every pipeline's current conditions (for metrics). */
+export interface StatusObserver {
+  conditions(namespace: string, name: string, conditions: Condition[]): void;
+  forget(namespace: string, name: string): void;
+}
+
+/** The status fields the operator computes; others (e.g. written by other tools) are left alone. */
+const OWNED: Array<keyof LogPipelineStatus> = [
+  'observedGeneration',
+  'conditions',
+  'workers',
+  'topic',
+  'table',
+  'lag',
+];
+
+function owned(
+  status: LogPipelineStatus | undefined,
+  keys: Array<keyof LogPipelineStatus>,
+): Partial<LogPipelineStatus> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (status?.[k] !== undefined) out[k] = status[k];
+  return out;
+}
+
+/** Status and Event writer for LogPipelines. */
+export class StatusWriter {
+  constructor(
+    private readonly client: KubeClient,
+    private readonly identity: string,
+    private readonly log: Logger,
+    private readonly observer?: StatusObserver,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /**
+   * Computes the status from `inputs` (conditions) and `extra` (workers, topic, table, lag) on top
+   * of the stored one, writes it if it differs, and emits Events for flipped conditions.
+   */
+  async write(lp: LogPipeline, inputs: ConditionInput[], extra: LogPipelineStatus): Promise<boolean> {
+    const generation = lp.metadata.generation ?? 0;
+    const prev = lp.status?.conditions;
+    const conditions = mergeConditions(
+      prev,
+      inputs,
+      generation,
+      this.now()
+        .toISOString()
+        .replace(/\.\d{3}Z$/, 'Z'),
+    );
+    const next: LogPipelineStatus = {
+      ...owned(lp.status, OWNED),
+      ...extra,
+      observedGeneration: generation,
+      conditions,
+    };
+    const keys = OWNED.filter((k) => next[k] !== undefined || lp.status?.[k] !== undefined);
+    this.observer?.conditions(lp.metadata.namespace, lp.metadata.name, conditions);
+    if (canonicalJson(owned(lp.status, keys)) === canonicalJson(owned(next, keys))) return false;
+    await patchPipelineStatus(this.client, lp, next);
+    for (const f of conditionFlips(prev, conditions)) {
+      const type = f.to === 'False' ? 'Warning' : 'Normal';
+      await this.event(lp, {
+        type,
+        reason: f.reason,
+        message: `${f.type} is ${f.to}${f.from ? ` (was ${f.from})` : ''}: ${f.message}`,
+      });
+    }
+    return true;
+  }
+
+  /** Records an Event on the pipeline; a failure is logged, never thrown. */
+  async event(lp: LogPipeline, ev: PipelineEvent): Promise<void> {
+    const err = await recordEvent(this.client, lp, ev, this.identity);
+    if (err)
+      this.log.warn('event not recorded', {
+        namespace: lp.metadata.namespace,
+        name: lp.metadata.name,
+        reason: ev.reason,
+        err: err.message,
+      });
+  }
+
+  /** Forgets a deleted pipeline (drops its metrics series). */
+  forget(namespace: string, name: string): void {
+    this.observer?.forget(namespace, name);
+  }
+}

@@ -1,0 +1,160 @@
+import type { DeploymentView } from '../controller/views';
+import {
+  conditionFlips,
+  mergeConditions,
+  readyCondition,
+  scalingCondition,
+  workersCondition,
+  type ConditionInput,
+} from './conditions';
+
+function dep(status: DeploymentView['status'], generation = 2): DeploymentView {
+  return {
+    metadata: { name: 'fw-worker', namespace: 'ns', uid: 'u', resourceVersion: '1', ownerReferences: [] },
+    fingerprint: 'f',
+    generation,
+    replicas: 3,
+    ownsReplicas: true,
+    status,
+  };
+}
+
+describe('mergeConditions', () => {
+  const a: ConditionInput = { type: 'Ready', status: 'False', reason: 'WorkersNotReady', message: 'x' };
+  it('keeps lastTransitionTime while the status holds, moves it on a flip', () => {
+    const first = mergeConditions(undefined, [a], 1, 'T1');
+    expect(first).toEqual([{ ...a, observedGeneration: 1, lastTransitionTime: 'T1' }]);
+    const same = mergeConditions(first, [{ ...a, message: 'y', reason: 'Other' }], 2, 'T2');
+    expect(same[0]).toMatchObject({
+      lastTransitionTime: 'T1',
+      observedGeneration: 2,
+      message: 'y',
+      reason: 'Other',
+    });
+    const flipped = mergeConditions(same, [{ ...a, status: 'True' }], 2, 'T3');
+    expect(flipped[0].lastTransitionTime).toBe('T3');
+  });
+  it('keeps conditions of types it does not own', () => {
+    const foreign = {
+      type: 'Audited',
+      status: 'True' as const,
+      reason: 'Ok',
+      message: '',
+      lastTransitionTime: 'T0',
+    };
+    expect(mergeConditions([foreign], [a], 1, 'T1')).toEqual([
+      { ...a, observedGeneration: 1, lastTransitionTime: 'T1' },
+      foreign,
+    ]);
+  });
+  it('reports flips and new False conditions only', () => {
+    const prev = mergeConditions(
+      undefined,
+      [a, { type: 'Scaling', status: 'False', reason: 'Stable', message: '' }],
+      1,
+      'T',
+    );
+    const next = mergeConditions(
+      prev,
+      [
+        { ...a, status: 'True', reason: 'PipelineReady' },
+        { type: 'Scaling', status: 'False', reason: 'Stable', message: '' },
+        { type: 'TableReady', status: 'False', reason: 'Unreachable', message: 'm' },
+      ],
+      1,
+      'T2',
+    );
+    expect(conditionFlips(prev, next).map((f) => [f.type, f.from, f.to])).toEqual([
+      ['Ready', 'False', 'True'],
+      ['TableReady', undefined, 'False'],
+    ]);
+  });
+});
+
+describe('workersCondition', () => {
+  it('distinguishes missing, unobserved, rolling, unavailable, ready and zero', () => {
+    expect(workersCondition(undefined, 3, 'fw-worker')).toMatchObject({
+      status: 'False',
+      reason: 'DeploymentNotFound',
+    });
+    expect(workersCondition(dep({ observedGeneration: 1 }), 3, 'd')).toMatchObject({
+      status: 'Unknown',
+      reason: 'RolloutPending',
+    });
+    expect(
+      workersCondition(dep({ observedGeneration: 2, updatedReplicas: 1, readyReplicas: 3 }), 3, 'd'),
+    ).toMatchObject({ status: 'False', reason: 'RollingOut' });
+    expect(
+      workersCondition(dep({ observedGeneration: 2, updatedReplicas: 3, readyReplicas: 2 }), 3, 'd'),
+    ).toMatchObject({ status: 'False', reason: 'WorkersUnavailable', message: '2 of 3 workers ready' });
+    expect(
+      workersCondition(dep({ observedGeneration: 2, updatedReplicas: 3, readyReplicas: 3 }), 3, 'd'),
+    ).toMatchObject({ status: 'True', reason: 'WorkersAvailable' });
+    expect(workersCondition(dep({ observedGeneration: 2 }), 0, 'd')).toMatchObject({
+      status: 'True',
+      reason: 'ScaledToZero',
+    });
+    const stuck = dep({
+      observedGeneration: 2,
+      conditions: [
+        { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'too slow' },
+      ],
+    });
+    expect(workersCondition(stuck, 3, 'd')).toMatchObject({
+      status: 'False',
+      reason: 'ProgressDeadlineExceeded',
+      message: 'too slow',
+    });
+  });
+});
+
+describe('scalingCondition', () => {
+  it('is True while pods are added or removed', () => {
+    expect(scalingCondition(dep({ replicas: 1 }), true, 3)).toMatchObject({
+      status: 'True',
+      reason: 'ScalingUp',
+    });
+    expect(scalingCondition(dep({ replicas: 5 }), true, 3)).toMatchObject({
+      status: 'True',
+      reason: 'ScalingDown',
+    });
+    expect(scalingCondition(dep({ replicas: 3 }), true, 3)).toMatchObject({
+      status: 'False',
+      reason: 'Stable',
+    });
+    expect(scalingCondition(dep({ replicas: 3 }), false, 3)).toMatchObject({
+      status: 'False',
+      reason: 'AutoscalingDisabled',
+    });
+  });
+});
+
+describe('readyCondition', () => {
+  const w = (status: 'True' | 'False' | 'Unknown'): ConditionInput => ({
+    type: 'WorkersReady',
+    status,
+    reason: 'R',
+    message: `workers ${status}`,
+  });
+  const notConfigured: ConditionInput = {
+    type: 'TopicReady',
+    status: 'Unknown',
+    reason: 'NotConfigured',
+    message: 'no topic manager',
+  };
+  it('summarizes required parts and ignores NotConfigured ones', () => {
+    expect(readyCondition([notConfigured, w('True')])).toMatchObject({
+      status: 'True',
+      reason: 'PipelineReady',
+    });
+    expect(readyCondition([notConfigured, w('False')])).toMatchObject({
+      status: 'False',
+      reason: 'WorkersNotReady',
+      message: 'workers False',
+    });
+    expect(readyCondition([{ ...notConfigured, reason: 'Connecting' }, w('True')])).toMatchObject({
+      status: 'Unknown',
+      reason: 'TopicPending',
+    });
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * Status conditions (metav1.Condition semantics): each has a one-word CamelCase reason and a
+ * human message; `lastTransitionTime` moves only when the status flips, so an unchanged state
+ * renders byte-identical and the status write can be skipped.
+ */
+import type { Condition } from '../api/types';
+import type { DeploymentView } from '../controller/views';
+
+/** The condition types this operator owns, in display order. */
+export const CONDITION_TYPES = ['Ready', 'TopicReady', 'TableReady', 'WorkersReady', 'Scaling'] as const;
+/** One of CONDITION_TYPES. */
+export type ConditionType = (typeof CONDITION_TYPES)[number];
+
+/** A condition before it is stamped with generation and transition time. */
+export interface ConditionInput {
+  type: ConditionType;
+  status: Condition['status'];
+  reason: string;
+  message: string;
+}
+
+/** Reason of a part condition when no implementation of that part is registered. */
+export const NOT_CONFIGURED = 'NotConfigured';
+
+/**
+ * Stamps `next` with `generation`, keeping each condition's lastTransitionTime when its status did
+ * not change; conditions of other types (written by someone else) are kept after ours.
+ */
+export function mergeConditions(
+  prev: Condition[] | undefined,
+  next: ConditionInput[],
+  generation: number,
+  now: string,
+): Condition[] {
+  const byType = new Map((prev ?? []).map((c) => [c.type, c]));
+  const ours = next.map((c) => {
+    const old = byType.get(c.type);
+    const lastTransitionTime = old && old.status === c.status ? old.lastTransitionTime : now;
+    return {
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+      observedGeneration: generation,
+      lastTransitionTime,
+    };
+  });
+  const owned = new Set<string>(next.map((c) => c.type));
+  return [...ours, ...(prev ?? []).filter((c) => !owned.has(c.type))];
+}
+
+/** A condition whose status changed (or that appeared as False). */
+export interface ConditionFlip {
+  type: string;
+  from?: Condition['status'];
+  to: Condition['status'];
+  reason: string;
+  message: string;
+}
+
+/** The flips between two condition lists, for Events. */
+export function conditionFlips(prev: Condition[] | undefined, next: Condition[]): ConditionFlip[] {
+  const byType = new Map((prev ?? []).map((c) => [c.type, c]));
+  const flips: ConditionFlip[] = [];
+  for (const c of next) {
+    const old = byType.get(c.type);
+    if (old ? old.status !== c.status : c.status === 'False')
+      flips.push({ type: c.type, from: old?.status, to: c.status, reason: c.reason, message: c.message });
+  }
+  return flips;
+}
+
+/** WorkersReady from the Deployment as observed (status written by the Deployment controller). */
+export function workersCondition(
+  dep: DeploymentView | undefined,
+  desired: number,
+  name: string,
+): ConditionInput {
+  const c = (status: Condition['status'], reason: string, message: string): ConditionInput => ({
+    type: 'WorkersReady',
+    status,
+    reason,
+    message,
+  });
+  if (!dep) return c('False', 'DeploymentNotFound', `worker Deployment ${name} does not exist yet`);
+  const st = dep.status;
+  if ((st.observedGeneration ?? 0) < dep.generation)
+    return c(
+      'Unknown',
+      'RolloutPending',
+      `Deployment ${name} generation ${dep.generation} not yet observed by the Deployment controller`,
+    );
+  const progressing = st.conditions?.find((x) => x.type === 'Progressing');
+  if (progressing?.status === 'False')
+    return c(
+      'False',
+      progressing.reason || 'ProgressDeadlineExceeded',
+      progressing.message || `Deployment ${name} is not progressing`,
+    );
+  const ready = st.readyReplicas ?? 0;
+  const updated = st.updatedReplicas ?? 0;
+  if (desired === 0) return c('True', 'ScaledToZero', 'no workers requested (scaled to zero)');
+  if (updated < desired)
+    return c('False', 'RollingOut', `${updated} of ${desired} workers updated to the current template`);
+  if (ready < desired) return c('False', 'WorkersUnavailable', `${ready} of ${desired} workers ready`);
+  return c('True', 'WorkersAvailable', `${ready} of ${desired} workers ready`);
+}
+
+/** Scaling: True while the Deployment is changing its number of pods. */
+export function scalingCondition(
+  dep: DeploymentView | undefined,
+  autoscaling: boolean,
+  desired: number,
+): ConditionInput {
+  const c = (status: Condition['status'], reason: string, message: string): ConditionInput => ({
+    type: 'Scaling',
+    status,
+    reason,
+    message,
+  });
+  const mode = autoscaling ? 'autoscaling on' : 'autoscaling off';
+  const current = dep?.status.replicas ?? 0;
+  if (dep && current !== desired)
+    return c(
+      'True',
+      current < desired ? 'ScalingUp' : 'ScalingDown',
+      `${current} -> ${desired} workers (${mode})`,
+    );
+  return c('False', autoscaling ? 'Stable' : 'AutoscalingDisabled', `${desired} workers (${mode})`);
+}
+
+/**
+ * Ready summarizes the parts: False if any is False, Unknown if any is Unknown, else True. Parts
+ * without a registered implementation (NotConfigured) are not required.
+ */
+export function readyCondition(parts: ConditionInput[]): ConditionInput {
+  const required = parts.filter((p) => p.reason !== NOT_CONFIGURED);
+  const ready = (status: Condition['status'], reason: string, message: string): ConditionInput => ({
+    type: 'Ready',
+    status,
+    reason,
+    message,
+  });
+  const failed = required.find((p) => p.status === 'False');
+  if (failed) return ready('False', `${failed.type.replace(/Ready$/, '')}NotReady`, failed.message);
+  const unknown = required.find((p) => p.status === 'Unknown');
+  if (unknown) return ready('Unknown', `${unknown.type.replace(/Ready$/, '')}Pending`, unknown.message);
+  return ready('True', 'PipelineReady', 'all parts of the pipeline are ready');
+}
