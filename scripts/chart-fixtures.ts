@@ -54,7 +54,6 @@ export const RECONCILE_GRANTS: Record<string, string[]> = {
   'policy/poddisruptionbudgets': ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
   '/secrets': ['get', 'list', 'watch'],
   '/events': ['create', 'patch'],
-  'events.k8s.io/events': ['create', 'patch'],
 };
 
 /** Renders the chart as release RELEASE in NS. */

@@ -73,14 +73,14 @@ describe('chart with default values', () => {
       {
         apiGroups: ['coordination.k8s.io'],
         resources: ['leases'],
-        resourceNames: [env.LEADER_ELECTION_LEASE_NAME],
+        resourceNames: [env.LEASE_NAME],
         verbs: ['get', 'update'],
       },
     ]);
     expect(env).toMatchObject({
       LEADER_ELECT: 'true',
-      LEADER_ELECTION_NAMESPACE: NS,
-      LEADER_ELECTION_LEASE_NAME: `${FULLNAME}-leader`,
+      LEASE_NAMESPACE: NS,
+      LEASE_NAME: `${FULLNAME}-leader`,
     });
   });
 

@@ -64,9 +64,7 @@ interface StoredObject {
 }
 
 /** Installs a release in a fresh namespace and returns the ServiceAccount's kubeconfig. */
-async function install(
-  values: object,
-): Promise<{
+async function install(values: object): Promise<{
   ns: string;
   objects: RenderedObject[];
   stored: StoredObject[];

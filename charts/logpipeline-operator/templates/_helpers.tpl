@@ -89,7 +89,4 @@ per-namespace Roles so both modes grant exactly the same verbs.
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]
-- apiGroups: ["events.k8s.io"]
-  resources: ["events"]
-  verbs: ["create", "patch"]
 {{- end }}
