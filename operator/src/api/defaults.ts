@@ -7,6 +7,8 @@ import { durationMs } from './duration';
 
 /** The worker image the chart builds; overridable per pipeline. */
 export const DEFAULT_WORKER_IMAGE = 'ghcr.io/logpipeline/logpipeline-worker:0.1.0';
+/** Kafka partitions when the spec says nothing; also the default ceiling of autoscaling.maxReplicas. */
+export const DEFAULT_PARTITIONS = 6;
 /** Retention when the spec says nothing: Law 5651 plan of two years. */
 export const DEFAULT_DELETE_AFTER = '730d';
 /** Below this retention the operator warns (the regulation's minimum is six months). */
@@ -79,7 +81,7 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
   const topicName = s.kafka.topic?.name ?? `${namespace}.${name}`;
   const deleteAfter = s.clickhouse.retention?.deleteAfter ?? DEFAULT_DELETE_AFTER;
   const as = s.workers?.autoscaling ?? {};
-  const partitions = s.kafka.topic?.partitions ?? 6;
+  const partitions = s.kafka.topic?.partitions ?? DEFAULT_PARTITIONS;
   const creds = s.clickhouse.credentialsSecretRef;
   const admin = s.clickhouse.adminCredentialsSecretRef;
   return {

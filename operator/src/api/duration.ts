@@ -1,10 +1,14 @@
-/** Durations in the API are Go-style strings like "90d", "2h30m", "500ms"; days are 24h. */
+/**
+ * Durations in the API are Go-style strings like "90d", "1d12h", "2h30m", "500ms"; days are 24h.
+ * A day count may only come first ("1d12h", not "12h1d"): admission rules convert durations in CEL,
+ * whose duration() knows no days, by splitting at the single 'd' (see validate-rules.ts).
+ */
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const DURATION_RE = /^(\d+(ms|s|m|h|d))+$/;
 
 /** The pattern the CRD uses for every duration field (kept identical to the schema). */
-export const DURATION_PATTERN = '^([0-9]+(ms|s|m|h|d))+$';
+export const DURATION_PATTERN = '^([0-9]+d([0-9]+(ms|s|m|h))*|([0-9]+(ms|s|m|h))+)$';
+const DURATION_RE = new RegExp(DURATION_PATTERN);
 
 /** Parses a duration to milliseconds; returns undefined when the text is not a duration. */
 export function parseDuration(text: string): number | undefined {

@@ -1,0 +1,138 @@
+/** Schema of spec.kafka and spec.parser (see types.ts KafkaSpec / ParserSpec). */
+import { DEFAULT_PARTITIONS } from './defaults';
+import {
+  K8S_NAME_PATTERN,
+  SECRET_KEY_PATTERN,
+  TOPIC_PATTERN,
+  bool,
+  dict,
+  int,
+  list,
+  obj,
+  oneOf,
+  secretKeyRef,
+  str,
+  type JSONSchemaProps,
+} from './schema-dsl';
+
+/** Supported parser formats, in the order the docs list them. */
+export const PARSER_FORMATS = [
+  'auto',
+  'rfc5424',
+  'rfc3164',
+  'fortigate',
+  'paloalto',
+  'cisco-asa',
+  'iptables',
+  'cef',
+  'json',
+] as const;
+
+const sasl = obj(
+  'SASL authentication with credentials from a Secret. Absent means no SASL.',
+  {
+    mechanism: oneOf('SASL mechanism: plain, scram-sha-256 or scram-sha-512.', [
+      'plain',
+      'scram-sha-256',
+      'scram-sha-512',
+    ]),
+    secretRef: obj(
+      'Secret with the SASL user name and password. Required whenever sasl is set.',
+      {
+        name: str('Name of the Secret in the LogPipeline namespace.', {
+          pattern: K8S_NAME_PATTERN,
+          minLength: 1,
+        }),
+        usernameKey: str('Key of the user name in the Secret. Default `username`.', {
+          pattern: SECRET_KEY_PATTERN,
+        }),
+        passwordKey: str('Key of the password in the Secret. Default `password`.', {
+          pattern: SECRET_KEY_PATTERN,
+        }),
+      },
+      ['name'],
+    ),
+  },
+  ['mechanism', 'secretRef'],
+);
+
+const tls = obj(
+  'TLS to the brokers. Absent means plaintext.',
+  {
+    enabled: bool('Whether to connect with TLS.'),
+    caSecretRef: secretKeyRef(
+      'CA bundle (PEM) that signs the broker certificates. Absent means the system trust store.',
+      'Key of the PEM CA bundle in the Secret.',
+    ),
+    insecureSkipVerify: bool('Skip verification of the broker certificates (testing only). Default false.'),
+  },
+  ['enabled'],
+);
+
+const topic = obj('The topic the pipeline consumes; the operator creates it and grows its partitions.', {
+  name: str(
+    'Topic name. Default `<namespace>.<name>`. Immutable: it cannot be set, changed or removed after creation. At most 245 characters so the dead-letter topic `<name>.dlq` stays a valid Kafka name.',
+    { pattern: TOPIC_PATTERN, maxLength: 245 },
+  ),
+  partitions: int(
+    `Number of partitions. Default ${DEFAULT_PARTITIONS}. May only grow (Kafka cannot remove partitions). Bounds the worker count: one partition is consumed by at most one worker.`,
+    1,
+    10_000,
+  ),
+  replicationFactor: int(
+    'Replication factor used when the topic is created. Default 1. Not changed afterwards.',
+    1,
+    16,
+  ),
+  config: dict(
+    'Topic configs the operator sets and keeps (e.g. retention.ms); configs not listed are left alone. `compression.type` defaults to lz4.',
+    str('Config value, as Kafka expects it in text form.', { maxLength: 256 }),
+    64,
+  ),
+});
+
+/** spec.kafka */
+export const kafkaSchema: JSONSchemaProps = obj(
+  'Kafka connection, authentication and the topic to consume.',
+  {
+    bootstrapServers: list(
+      'Bootstrap brokers as host:port.',
+      str('A broker address, host:port.', { pattern: '^[A-Za-z0-9.\\-\\[\\]:]+:[0-9]{1,5}$' }),
+      32,
+      1,
+    ),
+    sasl,
+    tls,
+    topic,
+    consumerGroup: str(
+      'Consumer group of the workers. Default `logpipeline.<namespace>.<name>`. Immutable: a new group has no committed offsets.',
+      { pattern: '^[A-Za-z0-9._-]{1,249}$', maxLength: 249 },
+    ),
+  },
+  ['bootstrapServers'],
+);
+
+/** spec.parser */
+export const parserSchema: JSONSchemaProps = obj('How log lines are parsed and enriched.', {
+  format: oneOf(
+    'Log format: auto (detect per line), rfc5424, rfc3164, fortigate, paloalto, cisco-asa, iptables, cef or json. Default auto.',
+    PARSER_FORMATS,
+  ),
+  timezone: str(
+    'IANA time zone for timestamps that carry none (RFC 3164 and some vendor formats). Default UTC.',
+    {
+      pattern: '^[A-Za-z0-9_+\\-/]{1,64}$',
+      maxLength: 64,
+    },
+  ),
+  maxLineBytes: int(
+    'Lines longer than this many bytes go to the dead-letter queue. Default 65536.',
+    256,
+    16 * 1024 * 1024,
+  ),
+  staticFields: dict(
+    'Static enrichment fields (e.g. the collector site), available to columns as `static:<name>`. Names are identifiers.',
+    str('Field value.', { maxLength: 1024 }),
+    32,
+  ),
+});

@@ -1,0 +1,142 @@
+/** Schema of spec.workers (see types.ts WorkersSpec / AutoscalingSpec). */
+import { DEFAULT_PARTITIONS, DEFAULT_WORKER_IMAGE } from './defaults';
+import {
+  bool,
+  dict,
+  duration,
+  int,
+  list,
+  obj,
+  oneOf,
+  opaque,
+  quantity,
+  str,
+  type JSONSchemaProps,
+} from './schema-dsl';
+
+const MAX_REPLICAS = 10_000;
+
+const autoscaling = obj(
+  'Scaling of the workers on consumer lag. When enabled, the operator owns the replica count and spec.workers.replicas must be unset.',
+  {
+    enabled: bool('Turn lag-based autoscaling on. Default false (fixed spec.workers.replicas).'),
+    minReplicas: int(
+      'Fewest workers. 0 allows scaling to zero when the lag is below activationLag. Default 1.',
+      0,
+      MAX_REPLICAS,
+    ),
+    maxReplicas: int(
+      `Most workers. Default spec.kafka.topic.partitions (${DEFAULT_PARTITIONS} by default); may not exceed it, since a partition is consumed by one worker only.`,
+      1,
+      MAX_REPLICAS,
+    ),
+    lagPerReplica: int(
+      'Target lag PER REPLICA (not a total): desired workers = ceil(total lag / lagPerReplica). Default 100000 unless targetDrainTime is set.',
+      1,
+      1_000_000_000_000,
+      'int64',
+    ),
+    targetDrainTime: duration(
+      'Alternative or additional target: enough workers to drain the backlog within this duration at the measured per-worker rate.',
+    ),
+    activationLag: int(
+      'Below this total lag the workload is not activated from zero (and may scale to zero). Default 0.',
+      0,
+      1_000_000_000_000,
+      'int64',
+    ),
+    scaleUpStabilization: duration(
+      'Window over which the highest recommendation is used before scaling up. Default 0s.',
+    ),
+    scaleDownStabilization: duration(
+      'Window over which the highest recommendation is used before scaling down (avoids flapping). Default 5m.',
+    ),
+    maxScaleUpStep: int('Most workers added in one scaling step. Default 4.', 1, MAX_REPLICAS),
+    maxScaleDownStep: int('Most workers removed in one scaling step. Default 1.', 1, MAX_REPLICAS),
+    pollInterval: duration('How often the lag is measured. Default 15s.'),
+  },
+);
+
+const batch = obj(
+  'How workers batch rows into ClickHouse inserts; a batch is flushed at whichever limit comes first.',
+  {
+    maxRows: int('Most rows per insert. Default 100000.', 1, 10_000_000),
+    maxBytes: int('Most bytes per insert. Default 16777216 (16 MiB).', 1024, 1024 * 1024 * 1024, 'int64'),
+    maxDelay: duration('Longest time a row waits in a batch. Default 1s.'),
+  },
+);
+
+const resources = obj(
+  'CPU and memory of each worker container. Default requests cpu 500m, memory 512Mi; limits memory 1Gi.',
+  {
+    limits: dict(
+      'Limits by resource name (cpu, memory, ephemeral-storage).',
+      quantity('A quantity, e.g. 500m or 1Gi.'),
+      16,
+    ),
+    requests: dict(
+      'Requests by resource name (cpu, memory, ephemeral-storage).',
+      quantity('A quantity, e.g. 500m or 1Gi.'),
+      16,
+    ),
+  },
+);
+
+const envVar = opaque(
+  'A container environment variable (core/v1 EnvVar).',
+  {
+    name: str('Variable name.', { minLength: 1, maxLength: 256 }),
+    value: str('Literal value.', { maxLength: 32_768 }),
+    valueFrom: opaque(
+      'Source of the value (core/v1 EnvVarSource: secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef).',
+    ),
+  },
+  ['name'],
+);
+
+const toleration = obj('A toleration (core/v1 Toleration).', {
+  key: str('Taint key the toleration applies to; empty means all keys.', { maxLength: 316 }),
+  operator: oneOf('Exists or Equal. Default Equal.', ['Exists', 'Equal']),
+  value: str('Taint value for operator Equal.', { maxLength: 63 }),
+  effect: oneOf('Taint effect to match: NoSchedule, PreferNoSchedule or NoExecute; empty means all.', [
+    'NoSchedule',
+    'PreferNoSchedule',
+    'NoExecute',
+  ]),
+  tolerationSeconds: int(
+    'How long a NoExecute taint is tolerated before eviction.',
+    -9_007_199_254_740_991,
+    9_007_199_254_740_991,
+    'int64',
+  ),
+});
+
+/** spec.workers */
+export const workersSchema: JSONSchemaProps = obj(
+  'The worker Deployment that consumes Kafka and inserts into ClickHouse.',
+  {
+    image: str(`Worker image. Default ${DEFAULT_WORKER_IMAGE}.`, { pattern: '^\\S+$', maxLength: 512 }),
+    imagePullPolicy: oneOf('Image pull policy: Always, IfNotPresent or Never. Default IfNotPresent.', [
+      'Always',
+      'IfNotPresent',
+      'Never',
+    ]),
+    replicas: int(
+      'Fixed number of workers when autoscaling is off (also set by `kubectl scale lp`). Default 1; 0 pauses consumption. At most spec.kafka.topic.partitions; must be unset when autoscaling.enabled is true.',
+      0,
+      MAX_REPLICAS,
+    ),
+    batch,
+    autoscaling,
+    resources,
+    env: list('Extra environment variables of the worker container.', envVar, 64),
+    nodeSelector: dict('Node labels the worker pods must match.', str('Label value.', { maxLength: 63 }), 32),
+    tolerations: list('Tolerations of the worker pods.', toleration, 32),
+    affinity: opaque('Affinity of the worker pods (core/v1 Affinity).'),
+    podAnnotations: dict(
+      'Extra annotations of the worker pods.',
+      str('Annotation value.', { maxLength: 4096 }),
+      32,
+    ),
+  },
+);

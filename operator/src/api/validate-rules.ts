@@ -1,0 +1,293 @@
+/**
+ * The cross-field rules of a LogPipeline, written once: each entry carries the CEL the apiserver runs
+ * (attached to the CRD schema at `at` by schema-crd.ts) and a TypeScript mirror that `validatePipeline`
+ * runs offline. Messages are shared, so `logpipeline plan` and admission say the same thing; the
+ * admission integration test checks both against the real apiserver.
+ */
+import { DEFAULT_DELETE_AFTER, DEFAULT_PARTITIONS } from './defaults';
+import { DURATION_PATTERN, parseDuration } from './duration';
+import type { CelRule } from './schema-dsl';
+import type {
+  AutoscalingSpec,
+  ClickHouseSpec,
+  IntegritySpec,
+  KafkaSpec,
+  LogPipelineSpec,
+  RetentionMove,
+  WorkersSpec,
+} from './types';
+
+type Retention = NonNullable<ClickHouseSpec['retention']>;
+
+/** A cross-field rule: CEL for admission plus its offline mirror. */
+export interface PipelineRule extends CelRule {
+  /** Stable identifier, used in tests and error reports. */
+  id: string;
+  /** Schema node that carries the rule: dotted path from the object root, `[]` steps into list items. */
+  at: string;
+  /** True when the rule compares with the stored object (CEL `oldSelf`); such rules run on update only. */
+  transition: boolean;
+  /** Offline mirror of `rule`: true when the value is acceptable. */
+  holds(self: unknown, oldSelf: unknown): boolean;
+  /** Offline mirror of `message`/`messageExpression` for a value that broke the rule. */
+  explain(self: unknown, oldSelf: unknown): string;
+}
+
+interface RuleDef<T> extends CelRule {
+  id: string;
+  at: string;
+  holds(self: T, oldSelf: T): boolean;
+  explain?(self: T, oldSelf: T): string;
+}
+
+function define<T>(def: RuleDef<T>): PipelineRule {
+  const explain = def.explain ?? (() => def.message ?? `failed rule: ${def.rule}`);
+  return {
+    ...def,
+    transition: /\boldSelf\b/.test(def.rule),
+    holds: def.holds as PipelineRule['holds'],
+    explain: explain as PipelineRule['explain'],
+  };
+}
+
+/** Largest value of CEL's int (and of a Go duration in nanoseconds). */
+const INT64_MAX = 9_223_372_036_854_775_807n;
+
+/**
+ * CEL that converts a duration expression `x` (a string matching DURATION_PATTERN) to milliseconds.
+ * CEL's duration() parses Go durations (h/m/s/ms) but not days, so the optional leading `<n>d` is cut
+ * off at the single 'd' and counted separately. Building a Go duration string instead ("<24n>h...")
+ * would need string(int), which the apiserver's cost estimator treats as unbounded and rejects.
+ */
+export function celDurationMs(x: string): string {
+  return (
+    `(${x}.contains('d') ? int(${x}.substring(0, ${x}.indexOf('d'))) * 86400000 + ` +
+    `duration('0s' + ${x}.substring(${x}.indexOf('d') + 1)).getMilliseconds() : duration(${x}).getMilliseconds())`
+  );
+}
+
+/**
+ * Offline mirror of celDurationMs: milliseconds, or undefined where CEL would fail (not a duration,
+ * int64 overflow of the day part, or a Go duration beyond 2562047h).
+ */
+export function celDurationMsMirror(text: string): number | undefined {
+  if (parseDuration(text) === undefined) return undefined;
+  const cut = text.indexOf('d');
+  const dayMs = cut < 0 ? 0n : BigInt(text.slice(0, cut)) * 86_400_000n;
+  let restNs = 0n;
+  const unitNs: Record<string, bigint> = {
+    ms: 1_000_000n,
+    s: 1_000_000_000n,
+    m: 60_000_000_000n,
+    h: 3_600_000_000_000n,
+  };
+  for (const m of text.slice(cut + 1).matchAll(/(\d+)(ms|s|m|h)/g)) restNs += BigInt(m[1]) * unitNs[m[2]];
+  if (dayMs > INT64_MAX || restNs > INT64_MAX || dayMs + restNs / 1_000_000n > INT64_MAX) return undefined;
+  return Number(dayMs + restNs / 1_000_000n);
+}
+
+const PARTITIONS_CEL = `(has(self.kafka.topic) && has(self.kafka.topic.partitions) ? self.kafka.topic.partitions : ${DEFAULT_PARTITIONS})`;
+const partitionsOf = (k: KafkaSpec) => k.topic?.partitions ?? DEFAULT_PARTITIONS;
+
+/** CEL: `<base>.topic.<field>` if set, else '' (so "unset" compares as a value of its own). */
+const topicFieldOr = (base: string, field: string) =>
+  `(has(${base}.topic) && has(${base}.topic.${field}) ? ${base}.topic.${field} : '')`;
+
+const DELETE_AFTER_CEL = `(has(self.deleteAfter) ? self.deleteAfter : '${DEFAULT_DELETE_AFTER}')`;
+
+/** Every cross-field rule, in the order admission reports them. */
+export const PIPELINE_RULES: readonly PipelineRule[] = [
+  define<KafkaSpec>({
+    id: 'partitions-never-decrease',
+    at: 'spec.kafka',
+    rule:
+      `(has(self.topic) && has(self.topic.partitions) ? self.topic.partitions : ${DEFAULT_PARTITIONS}) >= ` +
+      `(has(oldSelf.topic) && has(oldSelf.topic.partitions) ? oldSelf.topic.partitions : ${DEFAULT_PARTITIONS})`,
+    messageExpression:
+      `'spec.kafka.topic.partitions may only grow (%d -> %d): Kafka cannot remove partitions from a topic'.format([` +
+      `(has(oldSelf.topic) && has(oldSelf.topic.partitions) ? oldSelf.topic.partitions : ${DEFAULT_PARTITIONS}), ` +
+      `(has(self.topic) && has(self.topic.partitions) ? self.topic.partitions : ${DEFAULT_PARTITIONS})])`,
+    fieldPath: '.topic.partitions',
+    holds: (self, old) => partitionsOf(self) >= partitionsOf(old),
+    explain: (self, old) =>
+      `spec.kafka.topic.partitions may only grow (${partitionsOf(old)} -> ${partitionsOf(self)}): Kafka cannot remove partitions from a topic`,
+  }),
+  define<KafkaSpec>({
+    id: 'topic-name-immutable',
+    at: 'spec.kafka',
+    rule: `${topicFieldOr('self', 'name')} == ${topicFieldOr('oldSelf', 'name')}`,
+    message:
+      'spec.kafka.topic.name is immutable (it cannot be set, changed or removed after creation): the topic holds the pipeline data; create a new LogPipeline to use another topic',
+    fieldPath: '.topic.name',
+    reason: 'FieldValueForbidden',
+    holds: (self, old) => (self.topic?.name ?? '') === (old.topic?.name ?? ''),
+  }),
+  define<KafkaSpec>({
+    id: 'consumer-group-immutable',
+    at: 'spec.kafka',
+    rule: `(has(self.consumerGroup) ? self.consumerGroup : '') == (has(oldSelf.consumerGroup) ? oldSelf.consumerGroup : '')`,
+    message:
+      'spec.kafka.consumerGroup is immutable (it cannot be set, changed or removed after creation): a new group has no committed offsets and would re-read or skip data',
+    fieldPath: '.consumerGroup',
+    reason: 'FieldValueForbidden',
+    holds: (self, old) => (self.consumerGroup ?? '') === (old.consumerGroup ?? ''),
+  }),
+  define<Record<string, string>>({
+    id: 'topic-config-keys',
+    at: 'spec.kafka.topic.config',
+    rule: `self.all(k, k.matches('^[a-z][a-z0-9.]{0,62}$'))`,
+    message:
+      'spec.kafka.topic.config keys must be Kafka topic config names such as retention.ms (lowercase letters, digits and dots)',
+    holds: (self) => Object.keys(self).every((k) => /^[a-z][a-z0-9.]{0,62}$/.test(k)),
+  }),
+  define<Record<string, string>>({
+    id: 'static-field-names',
+    at: 'spec.parser.staticFields',
+    rule: `self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]{0,62}$'))`,
+    message:
+      'spec.parser.staticFields names must be identifiers (letters, digits, underscore): columns refer to them as static:<name>',
+    holds: (self) => Object.keys(self).every((k) => /^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(k)),
+  }),
+  define<string>({
+    id: 'database-immutable',
+    at: 'spec.clickhouse.database',
+    rule: 'self == oldSelf',
+    message:
+      'spec.clickhouse.database is immutable: the table and its data live there; create a new LogPipeline to write elsewhere',
+    reason: 'FieldValueForbidden',
+    holds: (self, old) => self === old,
+  }),
+  define<string>({
+    id: 'table-immutable',
+    at: 'spec.clickhouse.table',
+    rule: 'self == oldSelf',
+    message:
+      'spec.clickhouse.table is immutable: it holds the retained logs; create a new LogPipeline to write elsewhere',
+    reason: 'FieldValueForbidden',
+    holds: (self, old) => self === old,
+  }),
+  define<ClickHouseSpec>({
+    id: 'custom-preset-needs-columns',
+    at: 'spec.clickhouse',
+    rule: `!has(self.preset) || self.preset != 'custom' || (has(self.columns) && size(self.columns) > 0)`,
+    message: 'spec.clickhouse.columns is required when preset is custom: a custom table has no other columns',
+    fieldPath: '.columns',
+    reason: 'FieldValueRequired',
+    holds: (self) => self.preset !== 'custom' || (self.columns?.length ?? 0) > 0,
+  }),
+  define<RetentionMove>({
+    id: 'move-has-one-destination',
+    at: 'spec.clickhouse.retention.moves[]',
+    rule: 'has(self.toDisk) != has(self.toVolume)',
+    message:
+      'each spec.clickhouse.retention.moves[] entry needs exactly one of toDisk or toVolume: a TTL move has a single destination',
+    holds: (self) => (self.toDisk !== undefined) !== (self.toVolume !== undefined),
+  }),
+  define<Retention>({
+    id: 'delete-after-later-than-moves',
+    at: 'spec.clickhouse.retention',
+    rule:
+      `!has(self.moves) || !${DELETE_AFTER_CEL}.matches('${DURATION_PATTERN}') || self.moves.all(m, ` +
+      `!m.after.matches('${DURATION_PATTERN}') || ${celDurationMs('m.after')} < ${celDurationMs(DELETE_AFTER_CEL)})`,
+    message: `spec.clickhouse.retention.deleteAfter (default ${DEFAULT_DELETE_AFTER}) must be later than every moves[].after: rows are deleted at deleteAfter, so a move at or after it would never happen`,
+    fieldPath: '.deleteAfter',
+    holds: (self) => {
+      // Like the CEL: values that fail the duration pattern are left to the pattern's own error;
+      // valid ones out of CEL's range (celDurationMsMirror undefined) fail, as CEL's overflow does.
+      const deleteAfter = self.deleteAfter ?? DEFAULT_DELETE_AFTER;
+      if (!self.moves || parseDuration(deleteAfter) === undefined) return true;
+      const deleteMs = celDurationMsMirror(deleteAfter);
+      return self.moves.every((m) => {
+        if (parseDuration(m.after) === undefined) return true;
+        const afterMs = celDurationMsMirror(m.after);
+        return deleteMs !== undefined && afterMs !== undefined && afterMs < deleteMs;
+      });
+    },
+  }),
+  ...replicaRules(),
+  define<IntegritySpec>({
+    id: 'integrity-needs-signing-key',
+    at: 'spec.integrity',
+    rule: '!has(self.enabled) || !self.enabled || has(self.signingKeySecretRef)',
+    message:
+      'spec.integrity.signingKeySecretRef is required when integrity.enabled is true: checkpoints are signed with that Ed25519 key',
+    fieldPath: '.signingKeySecretRef',
+    reason: 'FieldValueRequired',
+    holds: (self) => !self.enabled || self.signingKeySecretRef !== undefined,
+  }),
+];
+
+function replicaRules(): PipelineRule[] {
+  const as = 'self.workers.autoscaling';
+  return [
+    define<AutoscalingSpec>({
+      id: 'min-replicas-within-max',
+      at: 'spec.workers.autoscaling',
+      rule: '!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas',
+      messageExpression: `'spec.workers.autoscaling.minReplicas (%d) must not exceed maxReplicas (%d)'.format([self.minReplicas, self.maxReplicas])`,
+      fieldPath: '.minReplicas',
+      holds: (self) =>
+        self.minReplicas === undefined ||
+        self.maxReplicas === undefined ||
+        self.minReplicas <= self.maxReplicas,
+      explain: (self) =>
+        `spec.workers.autoscaling.minReplicas (${self.minReplicas}) must not exceed maxReplicas (${self.maxReplicas})`,
+    }),
+    define<LogPipelineSpec>({
+      id: 'max-replicas-within-partitions',
+      at: 'spec',
+      rule: `!has(self.workers) || !has(${as}) || !has(${as}.maxReplicas) || ${as}.maxReplicas <= ${PARTITIONS_CEL}`,
+      messageExpression: `'spec.workers.autoscaling.maxReplicas (%d) must not exceed spec.kafka.topic.partitions (%d): a consumer group cannot use more consumers than partitions'.format([${as}.maxReplicas, ${PARTITIONS_CEL}])`,
+      fieldPath: '.workers.autoscaling.maxReplicas',
+      holds: (self) => (self.workers?.autoscaling?.maxReplicas ?? 0) <= partitionsOf(self.kafka),
+      explain: (self) =>
+        `spec.workers.autoscaling.maxReplicas (${self.workers?.autoscaling?.maxReplicas}) must not exceed spec.kafka.topic.partitions (${partitionsOf(self.kafka)}): a consumer group cannot use more consumers than partitions`,
+    }),
+    define<LogPipelineSpec>({
+      id: 'min-replicas-within-default-max',
+      at: 'spec',
+      rule: `!has(self.workers) || !has(${as}) || has(${as}.maxReplicas) || !has(${as}.minReplicas) || ${as}.minReplicas <= ${PARTITIONS_CEL}`,
+      messageExpression: `'spec.workers.autoscaling.minReplicas (%d) must not exceed maxReplicas, which defaults to spec.kafka.topic.partitions (%d)'.format([${as}.minReplicas, ${PARTITIONS_CEL}])`,
+      fieldPath: '.workers.autoscaling.minReplicas',
+      holds: (self) => {
+        const a = self.workers?.autoscaling;
+        return a?.maxReplicas !== undefined || (a?.minReplicas ?? 0) <= partitionsOf(self.kafka);
+      },
+      explain: (self) =>
+        `spec.workers.autoscaling.minReplicas (${self.workers?.autoscaling?.minReplicas}) must not exceed maxReplicas, which defaults to spec.kafka.topic.partitions (${partitionsOf(self.kafka)})`,
+    }),
+    define<LogPipelineSpec>({
+      id: 'replicas-within-partitions',
+      at: 'spec',
+      rule: `!has(self.workers) || !has(self.workers.replicas) || self.workers.replicas <= ${PARTITIONS_CEL}`,
+      messageExpression: `'spec.workers.replicas (%d) must not exceed spec.kafka.topic.partitions (%d): workers beyond the partition count would sit idle'.format([self.workers.replicas, ${PARTITIONS_CEL}])`,
+      fieldPath: '.workers.replicas',
+      holds: (self) => (self.workers?.replicas ?? 0) <= partitionsOf(self.kafka),
+      explain: (self) =>
+        `spec.workers.replicas (${self.workers?.replicas}) must not exceed spec.kafka.topic.partitions (${partitionsOf(self.kafka)}): workers beyond the partition count would sit idle`,
+    }),
+    define<WorkersSpec>({
+      id: 'replicas-or-autoscaling',
+      at: 'spec.workers',
+      rule: '!has(self.replicas) || !has(self.autoscaling) || !has(self.autoscaling.enabled) || !self.autoscaling.enabled',
+      message:
+        'spec.workers.replicas must not be set when spec.workers.autoscaling.enabled is true: the autoscaler owns the replica count (bound it with minReplicas and maxReplicas)',
+      fieldPath: '.replicas',
+      reason: 'FieldValueForbidden',
+      holds: (self) => self.replicas === undefined || !self.autoscaling?.enabled,
+    }),
+  ];
+}
+
+/** The CEL part of the rules attached at `at`, in table order, as the CRD lists them. */
+export function celRulesAt(at: string): CelRule[] {
+  return PIPELINE_RULES.filter((r) => r.at === at).map(
+    ({ rule, message, messageExpression, fieldPath, reason }) => ({
+      rule,
+      ...(message !== undefined ? { message } : {}),
+      ...(messageExpression !== undefined ? { messageExpression } : {}),
+      ...(fieldPath !== undefined ? { fieldPath } : {}),
+      ...(reason !== undefined ? { reason } : {}),
+    }),
+  );
+}
