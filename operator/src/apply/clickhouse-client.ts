@@ -1,0 +1,95 @@
+/**
+ * The operator's ClickHouse connection (HTTP, @clickhouse/client) and the error type appliers throw
+ * for conditions worth a retry with backoff: the server unreachable, authentication refused, or a
+ * statement failing on the server. The server's own message is kept; credentials never appear.
+ */
+import {
+  ClickHouseError,
+  ClickHouseLogLevel,
+  createClient,
+  type ClickHouseClient,
+  type ClickHouseSettings,
+} from '@clickhouse/client';
+
+/** A failure an applier cannot turn into an outcome; `reason` is a one-word CamelCase condition reason. */
+export class ClickHouseApplyError extends Error {
+  constructor(
+    readonly reason: 'ClickHouseUnreachable' | 'ClickHouseAuthFailed' | 'ClickHouseError',
+    message: string,
+    /** The server's error code, when the server answered. */
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = 'ClickHouseApplyError';
+  }
+}
+
+/** Connection settings for the operator's client (values from the pipeline's Secrets). */
+export interface ClickHouseConnection {
+  url: string;
+  username?: string;
+  password?: string;
+  /** Per-request timeout; DDL ON CLUSTER may need more than the default 30 s. */
+  requestTimeoutMs?: number;
+}
+
+/** Creates a client; it connects lazily, so creating one never fails for an unreachable server. */
+export function createClickHouseClient(conn: ClickHouseConnection): ClickHouseClient {
+  return createClient({
+    url: conn.url,
+    username: conn.username ?? 'default',
+    password: conn.password ?? '',
+    request_timeout: conn.requestTimeoutMs ?? 30_000,
+    application: 'logpipeline-operator',
+    // DDL answers only after it finished, so a failure reaches us as an error instead of a 200.
+    clickhouse_settings: { wait_end_of_query: 1 },
+    // Failures reach the caller as ClickHouseApplyError/outcomes; the client's own logger would dump
+    // request internals to stderr on every expected failure.
+    log: { level: ClickHouseLogLevel.OFF },
+  });
+}
+
+// Auth failures: AUTHENTICATION_FAILED, REQUIRED_PASSWORD, UNKNOWN_USER, WRONG_PASSWORD.
+const AUTH_CODES = new Set(['516', '194', '192', '193']);
+
+/** Wraps any client failure into a ClickHouseApplyError that names what we were doing. */
+export function toClickHouseApplyError(err: unknown, doing: string): ClickHouseApplyError {
+  if (err instanceof ClickHouseApplyError) return err;
+  if (err instanceof ClickHouseError) {
+    const reason = AUTH_CODES.has(err.code) ? 'ClickHouseAuthFailed' : 'ClickHouseError';
+    return new ClickHouseApplyError(
+      reason,
+      `${doing}: ClickHouse error ${err.code}: ${err.message}`,
+      err.code,
+    );
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new ClickHouseApplyError('ClickHouseUnreachable', `${doing}: ${message}`);
+}
+
+/** Runs a read query with bound parameters and returns its rows. */
+export async function queryRows<T>(
+  client: ClickHouseClient,
+  query: string,
+  params: Record<string, unknown> = {},
+): Promise<T[]> {
+  try {
+    const rs = await client.query({ query, format: 'JSONEachRow', query_params: params });
+    return await rs.json<T>();
+  } catch (err) {
+    throw toClickHouseApplyError(err, `query failed (${query.split('\n')[0].slice(0, 80)})`);
+  }
+}
+
+/** Runs a statement (DDL/ALTER) with optional query-level settings. */
+export async function runStatement(
+  client: ClickHouseClient,
+  sql: string,
+  settings?: Record<string, string>,
+): Promise<void> {
+  try {
+    await client.command({ query: sql, clickhouse_settings: settings as ClickHouseSettings | undefined });
+  } catch (err) {
+    throw toClickHouseApplyError(err, `statement failed (${sql.split('\n')[0].slice(0, 120)})`);
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * Read-only checks against a ClickHouse server before and during table reconciliation: version,
+ * identity, storage (disks, volumes, policies), clusters, and what a table looks like now.
+ */
+import { createHash } from 'node:crypto';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { RetentionMove } from '../api/types';
+import type { ObservedTable } from '../desired/clickhouse';
+import { queryRows } from './clickhouse-client';
+
+/**
+ * Oldest supported server: 22.3 LTS. Below it `insert_deduplication_token` (22.2), which the worker's
+ * exactly-once inserts depend on, does not exist; everything else we emit (storage policies and TTL
+ * moves, Date32, Bool, Map, non_replicated_deduplication_window) is older.
+ */
+export const MIN_SERVER_VERSION: readonly [number, number] = [22, 3];
+
+/** A refusal found by a check: condition reason and message. */
+export interface CheckFailure {
+  reason: string;
+  message: string;
+}
+
+/** Returns a failure when `version` (e.g. "24.8.4.13") is older than MIN_SERVER_VERSION. */
+export function checkServerVersion(version: string): CheckFailure | undefined {
+  const [major, minor] = version.split('.').map((p) => Number(p));
+  const [wantMajor, wantMinor] = MIN_SERVER_VERSION;
+  if (
+    !Number.isFinite(major) ||
+    !Number.isFinite(minor) ||
+    major < wantMajor ||
+    (major === wantMajor && minor < wantMinor)
+  ) {
+    return {
+      reason: 'UnsupportedServerVersion',
+      message: `ClickHouse ${version} is older than ${wantMajor}.${wantMinor}, which exactly-once inserts (insert_deduplication_token) need`,
+    };
+  }
+  return undefined;
+}
+
+/** The server's version string. */
+export async function serverVersion(client: ClickHouseClient): Promise<string> {
+  const rows = await queryRows<{ v: string }>(client, 'SELECT version() AS v');
+  return rows[0]?.v ?? 'unknown';
+}
+
+/**
+ * A stable name for "the ClickHouse we talk to", recorded at creation and checked before a drop.
+ * Single server: its serverUUID (`server:<uuid>`), or `host:<hostName>` where the engine reports the
+ * zero UUID (embedded engines do). Cluster: `cluster:<name>:<hash of its host:port list>`, because a
+ * load balancer may land each request on another node.
+ */
+export async function serverIdentity(client: ClickHouseClient, cluster?: string): Promise<string> {
+  if (cluster !== undefined) {
+    const rows = await queryRows<{ h: string }>(
+      client,
+      "SELECT concat(host_name, ':', toString(port)) AS h FROM system.clusters WHERE cluster = {c:String}",
+      { c: cluster },
+    );
+    const hosts = rows.map((r) => r.h).sort();
+    return `cluster:${cluster}:${createHash('sha256').update(hosts.join(',')).digest('hex').slice(0, 16)}`;
+  }
+  const rows = await queryRows<{ host: string; uuid: string }>(
+    client,
+    'SELECT hostName() AS host, toString(serverUUID()) AS uuid',
+  );
+  const { host = 'unknown', uuid = '' } = rows[0] ?? {};
+  return /^0{8}-0{4}-0{4}-0{4}-0{12}$/.test(uuid) || uuid === '' ? `host:${host}` : `server:${uuid}`;
+}
+
+/** Checks that the cluster is defined on the server we talk to. */
+export async function checkCluster(
+  client: ClickHouseClient,
+  cluster: string,
+): Promise<CheckFailure | undefined> {
+  const rows = await queryRows<{ n: string }>(
+    client,
+    'SELECT count() AS n FROM system.clusters WHERE cluster = {c:String}',
+    { c: cluster },
+  );
+  if (Number(rows[0]?.n ?? 0) > 0) return undefined;
+  return { reason: 'ClusterNotFound', message: `cluster '${cluster}' is not defined in system.clusters` };
+}
+
+/**
+ * Checks the storage the TTL needs: the policy exists, and every move target is a disk/volume of
+ * that policy (the effective policy is `default` when the spec names none).
+ */
+export async function checkStorage(
+  client: ClickHouseClient,
+  storagePolicy: string | undefined,
+  moves: RetentionMove[],
+): Promise<CheckFailure | undefined> {
+  const policy = storagePolicy ?? 'default';
+  const volumes = await queryRows<{ volume_name: string; disks: string[] }>(
+    client,
+    'SELECT volume_name, disks FROM system.storage_policies WHERE policy_name = {p:String}',
+    { p: policy },
+  );
+  if (volumes.length === 0)
+    return {
+      reason: 'StoragePolicyNotFound',
+      message: `storage policy '${policy}' does not exist on the server`,
+    };
+  const policyDisks = new Set(volumes.flatMap((v) => v.disks));
+  for (const move of moves) {
+    if (move.toVolume !== undefined && !volumes.some((v) => v.volume_name === move.toVolume)) {
+      return {
+        reason: 'VolumeNotFound',
+        message: `storage policy '${policy}' has no volume '${move.toVolume}' (volumes: ${volumes.map((v) => v.volume_name).join(', ')})`,
+      };
+    }
+    if (move.toDisk !== undefined && !policyDisks.has(move.toDisk)) {
+      const exists = await queryRows<{ name: string }>(
+        client,
+        'SELECT name FROM system.disks WHERE name = {d:String}',
+        { d: move.toDisk },
+      );
+      const why =
+        exists.length === 0 ? 'does not exist on the server' : `is not part of storage policy '${policy}'`;
+      return { reason: 'ColdDiskNotFound', message: `disk '${move.toDisk}' ${why}` };
+    }
+  }
+  return undefined;
+}
+
+/** True when a table (of any engine) exists. */
+export async function tableExists(
+  client: ClickHouseClient,
+  database: string,
+  table: string,
+): Promise<boolean> {
+  const rows = await queryRows<{ n: string }>(
+    client,
+    'SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = {t:String}',
+    { db: database, t: table },
+  );
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
+/** What ClickHouse reports about a table, or undefined when it does not exist. */
+export async function observeTable(
+  client: ClickHouseClient,
+  database: string,
+  table: string,
+): Promise<ObservedTable | undefined> {
+  const params = { db: database, t: table };
+  const tables = await queryRows<Omit<ObservedTable, 'columns' | 'skipIndexes'>>(
+    client,
+    'SELECT engine, engine_full AS engineFull, sorting_key AS sortingKey, partition_key AS partitionKey, storage_policy AS storagePolicy ' +
+      'FROM system.tables WHERE database = {db:String} AND name = {t:String}',
+    params,
+  );
+  if (tables.length === 0) return undefined;
+  const columns = await queryRows<{ name: string; type: string }>(
+    client,
+    'SELECT name, type FROM system.columns WHERE database = {db:String} AND table = {t:String} ORDER BY position',
+    params,
+  );
+  const indexes = await queryRows<{ name: string }>(
+    client,
+    'SELECT name FROM system.data_skipping_indices WHERE database = {db:String} AND table = {t:String}',
+    params,
+  );
+  return { ...tables[0], columns, skipIndexes: indexes.map((i) => i.name) };
+}

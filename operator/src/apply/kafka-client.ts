@@ -1,0 +1,174 @@
+/**
+ * Kafka admin clients for the operator. One connected admin per distinct cluster identity
+ * (bootstrap list + TLS + SASL credentials) is cached and shared by every pipeline that uses it, so
+ * a thousand pipelines on one Kafka cost one client. Secret values arrive as arguments, are only
+ * hashed into the cache key (never stored in it) and are never logged.
+ */
+import { createHash } from 'node:crypto';
+import { Kafka, logLevel, type Admin, type KafkaConfig, type logCreator, type SASLOptions } from 'kafkajs';
+import type { ResolvedSpec } from '../api/defaults';
+
+/** Secret values the pipeline's Secrets hold (read by the caller). */
+export interface KafkaSecretValues {
+  saslUsername?: string;
+  saslPassword?: string;
+  /** PEM CA bundle for TLS. */
+  caPem?: string;
+}
+
+/** Everything needed to connect, with secret values filled in. */
+export interface KafkaConnection {
+  brokers: string[];
+  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
+  tls?: { ca?: string; insecureSkipVerify: boolean };
+}
+
+/** A failure talking to Kafka that is worth a retry; `reason` is a one-word CamelCase condition reason. */
+export class KafkaApplyError extends Error {
+  constructor(
+    readonly reason: 'KafkaUnreachable' | 'KafkaSecretMissing' | 'KafkaError',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KafkaApplyError';
+  }
+}
+
+/** Combines the resolved kafka spec with secret values; throws KafkaApplyError when SASL values are missing. */
+export function kafkaConnection(kafka: ResolvedSpec['kafka'], secrets: KafkaSecretValues): KafkaConnection {
+  const conn: KafkaConnection = { brokers: [...kafka.bootstrapServers] };
+  if (kafka.sasl) {
+    if (!secrets.saslUsername || !secrets.saslPassword) {
+      throw new KafkaApplyError(
+        'KafkaSecretMissing',
+        `Secret ${kafka.sasl.secretName} lacks ${kafka.sasl.usernameKey}/${kafka.sasl.passwordKey}`,
+      );
+    }
+    conn.sasl = {
+      mechanism: kafka.sasl.mechanism,
+      username: secrets.saslUsername,
+      password: secrets.saslPassword,
+    };
+  }
+  if (kafka.tls?.enabled) conn.tls = { ca: secrets.caPem, insecureSkipVerify: kafka.tls.insecureSkipVerify };
+  return conn;
+}
+
+/** Cache key of a connection: same brokers (any order) and same credentials share one client. */
+export function kafkaConnectionKey(conn: KafkaConnection): string {
+  const h = createHash('sha256');
+  h.update(
+    JSON.stringify([
+      [...conn.brokers].sort(),
+      conn.sasl?.mechanism,
+      conn.sasl?.username,
+      conn.sasl?.password,
+      conn.tls?.ca,
+      conn.tls?.insecureSkipVerify,
+      !!conn.tls,
+    ]),
+  );
+  return h.digest('hex');
+}
+
+/** Timeouts and retries of admin clients: short, so an unreachable broker fails a reconcile in seconds. */
+export interface KafkaAdminOptions {
+  clientId?: string;
+  connectionTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  retries?: number;
+  /** kafkajs log sink; default silent (outcomes and thrown errors carry the messages). */
+  logCreator?: logCreator;
+}
+
+/** The kafkajs configuration for a connection. */
+export function buildKafkaConfig(conn: KafkaConnection, opts: KafkaAdminOptions = {}): KafkaConfig {
+  const config: KafkaConfig = {
+    clientId: opts.clientId ?? 'logpipeline-operator',
+    brokers: conn.brokers,
+    connectionTimeout: opts.connectionTimeoutMs ?? 3_000,
+    requestTimeout: opts.requestTimeoutMs ?? 15_000,
+    retry: { retries: opts.retries ?? 3, initialRetryTime: 200, maxRetryTime: 2_000 },
+    logLevel: opts.logCreator ? logLevel.WARN : logLevel.NOTHING,
+    logCreator: opts.logCreator,
+  };
+  if (conn.sasl) config.sasl = { ...conn.sasl } as SASLOptions;
+  if (conn.tls)
+    config.ssl = {
+      ca: conn.tls.ca ? [conn.tls.ca] : undefined,
+      rejectUnauthorized: !conn.tls.insecureSkipVerify,
+    };
+  return config;
+}
+
+/** Shared, lazily connected admin clients keyed by kafkaConnectionKey. */
+export class KafkaAdminPool {
+  private readonly admins = new Map<string, Promise<Admin>>();
+
+  constructor(private readonly opts: KafkaAdminOptions = {}) {}
+
+  /** Number of cached clients. */
+  get size(): number {
+    return this.admins.size;
+  }
+
+  /** The connected admin for `conn`, created on first use; throws KafkaApplyError when it cannot connect. */
+  admin(conn: KafkaConnection): Promise<Admin> {
+    const key = kafkaConnectionKey(conn);
+    let admin = this.admins.get(key);
+    if (!admin) {
+      const created = new Kafka(buildKafkaConfig(conn, this.opts)).admin();
+      admin = created.connect().then(
+        () => created,
+        (err: unknown) => {
+          this.admins.delete(key);
+          throw new KafkaApplyError(
+            'KafkaUnreachable',
+            `cannot connect to Kafka ${conn.brokers.join(',')}: ${errorMessage(err)}`,
+          );
+        },
+      );
+      this.admins.set(key, admin);
+    }
+    return admin;
+  }
+
+  /** Runs `fn` with the shared admin; a connection-level failure evicts the client so the next call reconnects. */
+  async withAdmin<T>(conn: KafkaConnection, fn: (admin: Admin) => Promise<T>): Promise<T> {
+    const admin = await this.admin(conn);
+    try {
+      return await fn(admin);
+    } catch (err) {
+      if (err instanceof KafkaApplyError && err.reason === 'KafkaUnreachable') await this.evict(conn);
+      throw err;
+    }
+  }
+
+  /** Disconnects and forgets the client of `conn`. */
+  async evict(conn: KafkaConnection): Promise<void> {
+    await this.drop(kafkaConnectionKey(conn));
+  }
+
+  /** Disconnects every client whose key is not in `inUse` (call after a resync of all pipelines). */
+  async retain(inUse: Iterable<string>): Promise<void> {
+    const keep = new Set(inUse);
+    await Promise.all([...this.admins.keys()].filter((k) => !keep.has(k)).map((k) => this.drop(k)));
+  }
+
+  /** Disconnects every client. */
+  async close(): Promise<void> {
+    await Promise.all([...this.admins.keys()].map((k) => this.drop(k)));
+  }
+
+  private async drop(key: string): Promise<void> {
+    const admin = this.admins.get(key);
+    this.admins.delete(key);
+    if (!admin) return;
+    await admin.then((a) => a.disconnect()).catch(() => undefined);
+  }
+}
+
+/** The message of an unknown error value. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,232 @@
+/**
+ * Idempotent topic applier: create if missing, grow partitions (never shrink), repair drift of the
+ * managed configs only. Recorded identity is the cluster id from describeCluster: kafkajs 2.2.4
+ * speaks Metadata up to v6 and never sees topic ids (v10+), so `topicId` stays unset and deletion
+ * safety rests on the cluster id plus the topic name.
+ */
+import { ConfigResourceTypes, ConfigSource, type Admin, type ConfigEntries } from 'kafkajs';
+import type { TopicSpec } from '../desired/topic';
+import { KafkaApplyError, errorMessage } from './kafka-client';
+
+/** Result of ensureTopic. */
+export interface TopicOutcome {
+  /** The topic matches the spec (partitions and managed configs). */
+  ready: boolean;
+  /** The topic exists and can be used even when not ready (e.g. more partitions than asked). */
+  exists: boolean;
+  /** `TopicReady` or why not: PartitionDecreaseNotSupported, TopicCreateRejected, ConfigRepairRejected. */
+  reason: string;
+  message: string;
+  clusterId: string;
+  /** Not available through kafkajs (see the file comment); kept for the status shape. */
+  topicId?: string;
+  partitions?: number;
+  /** What this call changed, for events. */
+  changes: string[];
+  /** Differences the operator reports but does not change (replication factor). */
+  warnings: string[];
+}
+
+/** Result of deleteTopic. */
+export interface TopicDeleteOutcome {
+  deleted: boolean;
+  reason: 'TopicDeleted' | 'TopicAlreadyGone' | 'ClusterIdMismatch';
+  message: string;
+  clusterId: string;
+}
+
+function kafkaError(err: unknown, doing: string): KafkaApplyError {
+  if (err instanceof KafkaApplyError) return err;
+  const name = err instanceof Error ? err.name : '';
+  // Connection-level kafkajs errors: the broker is down or unreachable, worth a reconnect.
+  const unreachable = /Connection|NumberOfRetriesExceeded|BrokerNotFound|Timeout/.test(name);
+  return new KafkaApplyError(
+    unreachable ? 'KafkaUnreachable' : 'KafkaError',
+    `${doing}: ${errorMessage(err)}`,
+  );
+}
+
+async function call<T>(doing: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw kafkaError(err, doing);
+  }
+}
+
+function errorType(err: unknown): string | undefined {
+  return (err as { type?: string })?.type;
+}
+
+/** Partition count and replication factor of a topic, or undefined when it does not exist. */
+async function describeTopic(
+  admin: Admin,
+  topic: string,
+): Promise<{ partitions: number; replicas: number } | undefined> {
+  try {
+    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+    const meta = topics.find((t) => t.name === topic);
+    if (!meta) return undefined;
+    return {
+      partitions: meta.partitions.length,
+      replicas: Math.min(...meta.partitions.map((p) => p.replicas.length)),
+    };
+  } catch (err) {
+    if (errorType(err) === 'UNKNOWN_TOPIC_OR_PARTITION') return undefined;
+    throw kafkaError(err, `describing topic ${topic}`);
+  }
+}
+
+async function createTopic(admin: Admin, spec: TopicSpec): Promise<{ created: boolean; rejected?: string }> {
+  try {
+    const created = await admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        {
+          topic: spec.topic,
+          numPartitions: spec.numPartitions,
+          replicationFactor: spec.replicationFactor,
+          configEntries: spec.configEntries,
+        },
+      ],
+    });
+    return { created };
+  } catch (err) {
+    // createTopics wraps per-topic failures in an aggregate whose first entry has the broker's words.
+    const first = (err as { errors?: Array<{ type?: string; message?: string }> }).errors?.[0];
+    const type = errorType(err) ?? first?.type;
+    if (type === 'TOPIC_ALREADY_EXISTS') return { created: false };
+    if (type && /INVALID|POLICY/.test(type))
+      return { created: false, rejected: `${type}: ${first?.message ?? errorMessage(err)}` };
+    throw kafkaError(err, `creating topic ${spec.topic}`);
+  }
+}
+
+/** The current value of every config set on the topic itself (source TOPIC_CONFIG), and all values. */
+async function topicConfigs(
+  admin: Admin,
+  topic: string,
+): Promise<{ own: ConfigEntries[]; all: ConfigEntries[] }> {
+  const res = await call(`describing configs of ${topic}`, () =>
+    admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }],
+    }),
+  );
+  const all = res.resources[0]?.configEntries ?? [];
+  return { own: all.filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG), all };
+}
+
+/**
+ * Repairs drift of managed configs. The legacy AlterConfigs request (all kafkajs has) replaces the
+ * topic's whole override set, so the current overrides are sent back unchanged with the managed
+ * keys set: unmanaged overrides survive.
+ */
+async function repairConfigs(
+  admin: Admin,
+  spec: TopicSpec,
+): Promise<{ changes: string[]; rejected?: string }> {
+  const { own, all } = await topicConfigs(admin, spec.topic);
+  const drifted = spec.configEntries.filter(
+    (want) => all.find((e) => e.configName === want.name)?.configValue !== want.value,
+  );
+  if (drifted.length === 0) return { changes: [] };
+  if (own.some((e) => e.isSensitive))
+    return {
+      changes: [],
+      rejected: 'the topic has a sensitive override that cannot be read back and preserved',
+    };
+  const merged = new Map(own.map((e) => [e.configName, e.configValue]));
+  for (const want of spec.configEntries) merged.set(want.name, want.value);
+  try {
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [
+        {
+          type: ConfigResourceTypes.TOPIC,
+          name: spec.topic,
+          configEntries: [...merged].map(([name, value]) => ({ name, value })),
+        },
+      ],
+    });
+  } catch (err) {
+    if (/INVALID|POLICY/.test(errorType(err) ?? '')) return { changes: [], rejected: errorMessage(err) };
+    throw kafkaError(err, `altering configs of ${spec.topic}`);
+  }
+  return { changes: drifted.map((d) => `set ${d.name}=${d.value}`) };
+}
+
+/** Creates or updates the topic to match `spec`; throws KafkaApplyError only for unexpected failures. */
+export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicOutcome> {
+  const { clusterId } = await call('describing the Kafka cluster', () => admin.describeCluster());
+  const base = { clusterId, changes: [] as string[], warnings: [] as string[] };
+  let current = await describeTopic(admin, spec.topic);
+  if (!current) {
+    const created = await createTopic(admin, spec);
+    if (created.rejected)
+      return {
+        ...base,
+        ready: false,
+        exists: false,
+        reason: 'TopicCreateRejected',
+        message: created.rejected,
+      };
+    if (created.created) base.changes.push(`created with ${spec.numPartitions} partitions`);
+    current = await describeTopic(admin, spec.topic);
+    if (!current)
+      throw new KafkaApplyError('KafkaError', `topic ${spec.topic} is not visible after creation`);
+  }
+  if (current.partitions < spec.numPartitions) {
+    await call(`adding partitions to ${spec.topic}`, () =>
+      admin.createPartitions({ topicPartitions: [{ topic: spec.topic, count: spec.numPartitions }] }),
+    );
+    base.changes.push(`partitions ${current.partitions} -> ${spec.numPartitions}`);
+    current = { ...current, partitions: spec.numPartitions };
+  }
+  if (current.replicas !== spec.replicationFactor) {
+    base.warnings.push(
+      `replication factor is ${current.replicas}, spec asks ${spec.replicationFactor}; change it with a partition reassignment`,
+    );
+  }
+  const repaired = await repairConfigs(admin, spec);
+  base.changes.push(...repaired.changes);
+  const result = { ...base, exists: true, partitions: current.partitions };
+  if (repaired.rejected)
+    return { ...result, ready: false, reason: 'ConfigRepairRejected', message: repaired.rejected };
+  if (current.partitions > spec.numPartitions) {
+    const message = `topic ${spec.topic} has ${current.partitions} partitions, spec asks ${spec.numPartitions}: Kafka cannot remove partitions (the topic stays usable)`;
+    return { ...result, ready: false, reason: 'PartitionDecreaseNotSupported', message };
+  }
+  return {
+    ...result,
+    ready: true,
+    reason: 'TopicReady',
+    message: `topic ${spec.topic} has ${current.partitions} partitions and the managed configs`,
+  };
+}
+
+/** Deletes the topic (deletionPolicy Delete) when the cluster is the one it was created on. */
+export async function deleteTopic(
+  admin: Admin,
+  topic: string,
+  expectedClusterId: string,
+): Promise<TopicDeleteOutcome> {
+  const { clusterId } = await call('describing the Kafka cluster', () => admin.describeCluster());
+  if (clusterId !== expectedClusterId) {
+    return {
+      deleted: false,
+      reason: 'ClusterIdMismatch',
+      message: `Kafka cluster is ${clusterId}, topic ${topic} was created on ${expectedClusterId}; not deleted`,
+      clusterId,
+    };
+  }
+  if (!(await describeTopic(admin, topic)))
+    return {
+      deleted: false,
+      reason: 'TopicAlreadyGone',
+      message: `topic ${topic} does not exist`,
+      clusterId,
+    };
+  await call(`deleting topic ${topic}`, () => admin.deleteTopics({ topics: [topic] }));
+  return { deleted: true, reason: 'TopicDeleted', message: `deleted topic ${topic}`, clusterId };
+}
