@@ -1,0 +1,151 @@
+/**
+ * The worker's side of the hash chain: per owned Kafka partition, the chain head and the most
+ * recent links, and `seal()` which turns one inserted batch (its exact TSV payload) into the next
+ * link. Pure (no I/O): link-store.ts reads the state back from ClickHouse and inserts links.
+ *
+ * Replays are the normal case after a crash or a rebalance: the cut journal makes the next owner
+ * re-cut the same offset ranges with the same ingest time, so a batch whose range already has a
+ * link gets that stored link back (its re-insert is deduplicated) instead of a new one chained
+ * after it — which would fork the chain.
+ */
+import { BatchDigester, type CanonicalColumn } from './canonical';
+import { GENESIS_LINK, linkToken, makeLink, type LinkRecord } from './chain';
+
+/** Static settings of one pipeline's chain. */
+export interface ChainOptions {
+  /** `namespace/name` of the LogPipeline. */
+  pipeline: string;
+  /** The data table's name (as recorded in the integrity table's table_name). */
+  table: string;
+  /** The INSERT columns in order (the worker config's clickhouse.columns). */
+  columns: readonly CanonicalColumn[];
+  /** The time column whose range each link records. Default `ts`. */
+  timeColumn?: string;
+  /** Links remembered per partition for recognising replays. Default 256. */
+  recentLinks?: number;
+}
+
+/** One batch to seal: where it came from and the TSV rows actually inserted. */
+export interface SealInput {
+  partition: number;
+  firstOffset: number;
+  lastOffset: number;
+  /** The batch's ingest time fixed at cut (journaled), in epoch ms. */
+  insertedAtMs: number;
+  /** The data insert's deduplication token (the link's token is derived from it). */
+  batchToken: string;
+  /** TSV payload of the data insert; [start, end) defaults to all of it. */
+  tsv: Buffer;
+  start?: number;
+  end?: number;
+}
+
+/**
+ * A sealed batch. status: `new` (a fresh link), `replayed` (the range already had this link),
+ * `conflict` (the range had a link with a different digest: the stored link is kept and returned),
+ * `overlap` (the range overlaps an earlier link without matching it: chained anyway; verify will
+ * report it), `empty` (no rows: no link is written).
+ */
+export interface SealedBatch {
+  status: 'new' | 'replayed' | 'conflict' | 'overlap' | 'empty';
+  record: LinkRecord | null;
+  /** insert_deduplication_token for the link insert. */
+  token: string;
+}
+
+/** A chain head as signed into checkpoints. */
+export interface ChainHead {
+  partition: number;
+  lastOffset: number;
+  link: string;
+}
+
+interface PartitionState {
+  head: LinkRecord | null;
+  recent: Map<string, LinkRecord>;
+}
+
+const rangeKey = (first: number, last: number): string => `${first}-${last}`;
+
+/** Chain heads and recent links of the partitions this worker owns. */
+export class ChainState {
+  private readonly partitions = new Map<number, PartitionState>();
+  private readonly digester: BatchDigester;
+  private readonly keep: number;
+
+  /** Throws RangeError when the columns have no canonical form (a configuration error). */
+  constructor(readonly options: ChainOptions) {
+    this.digester = new BatchDigester(options.columns, { timeColumn: options.timeColumn ?? 'ts' });
+    this.keep = options.recentLinks ?? 256;
+  }
+
+  /** Installs a partition's state from its stored links (any order); an empty list starts at genesis. */
+  restore(partition: number, links: readonly LinkRecord[]): void {
+    const sorted = [...links].sort((a, b) => a.lastOffset - b.lastOffset).slice(-this.keep);
+    const recent = new Map<string, LinkRecord>();
+    for (const l of sorted) recent.set(rangeKey(l.firstOffset, l.lastOffset), l);
+    this.partitions.set(partition, { head: sorted.length > 0 ? sorted[sorted.length - 1] : null, recent });
+  }
+
+  /** Forgets revoked partitions (their next owner restores them from ClickHouse). */
+  forget(partitions: Iterable<number>): void {
+    for (const p of partitions) this.partitions.delete(p);
+  }
+
+  /** True once `restore()` ran for the partition. */
+  owns(partition: number): boolean {
+    return this.partitions.has(partition);
+  }
+
+  /** Current heads of every owned partition that has one, by partition. */
+  heads(): ChainHead[] {
+    const out: ChainHead[] = [];
+    for (const [partition, st] of this.partitions) {
+      if (st.head) out.push({ partition, lastOffset: st.head.lastOffset, link: st.head.link });
+    }
+    return out.sort((a, b) => a.partition - b.partition);
+  }
+
+  /**
+   * Digests the batch and returns its link (see SealedBatch); returns an error string when the
+   * partition was not restored or the payload is malformed. Call once per batch, in cut order
+   * per partition, before or after the data insert but before inserting the link.
+   */
+  seal(input: SealInput): SealedBatch | string {
+    const st = this.partitions.get(input.partition);
+    if (!st) return `partition ${input.partition} has no restored chain state`;
+    const d = this.digester;
+    d.reset();
+    const err = d.addTsv(input.tsv, input.start ?? 0, input.end ?? input.tsv.length);
+    if (err !== null) return err;
+    const sum = d.finish();
+    const token = linkToken(input.batchToken);
+    if (sum.rows === 0) return { status: 'empty', record: null, token };
+    const existing = st.recent.get(rangeKey(input.firstOffset, input.lastOffset));
+    if (existing) {
+      const same =
+        existing.batchDigest === sum.digest &&
+        existing.rowCount === sum.rows &&
+        existing.insertedAtMs === input.insertedAtMs;
+      return { status: same ? 'replayed' : 'conflict', record: existing, token };
+    }
+    const status = st.head && input.firstOffset <= st.head.lastOffset ? 'overlap' : 'new';
+    const record = makeLink({
+      pipeline: this.options.pipeline,
+      table: this.options.table,
+      partition: input.partition,
+      firstOffset: input.firstOffset,
+      lastOffset: input.lastOffset,
+      rowCount: sum.rows,
+      minTsMs: sum.minTsMs,
+      maxTsMs: sum.maxTsMs,
+      batchDigest: sum.digest,
+      prevLink: st.head ? st.head.link : GENESIS_LINK,
+      insertedAtMs: input.insertedAtMs,
+    });
+    st.head = record;
+    st.recent.set(rangeKey(record.firstOffset, record.lastOffset), record);
+    if (st.recent.size > this.keep) st.recent.delete(st.recent.keys().next().value as string);
+    return { status, record, token };
+  }
+}
