@@ -3,6 +3,9 @@
  * several replicas, pinned images) rendered by the real helm binary, and values.schema.json
  * refusing bad values before anything renders.
  */
+import { METRICS_PORT_NAME } from '../operator/src/desired/deployment';
+import { commonLabels, PIPELINE_LABEL } from '../operator/src/desired/labels';
+import { OperatorMetrics } from '../operator/src/observability/metrics';
 import { envOf, find, FULLNAME, NS, operatorPod, render } from './chart-fixtures';
 
 describe('chart with every option on', () => {
@@ -20,6 +23,7 @@ describe('chart with every option on', () => {
       metricsFrom: [{ namespaceSelector: { matchLabels: { name: 'monitoring' } } }],
     },
     podDisruptionBudget: { enabled: true },
+    workerPodMonitor: { enabled: true },
   };
   const objects = render(values);
   const podLabels = (
@@ -76,6 +80,59 @@ describe('chart with every option on', () => {
     expect(rules.find((r) => r.alert === 'LogPipelineOperatorDown')?.expr).toContain(
       `job="${svc.metadata.name}"`,
     );
+  });
+
+  it('alerts only on metrics the operator actually exports', async () => {
+    const exported = new Set((await new OperatorMetrics().registry.getMetricsAsJSON()).map((m) => m.name));
+    const rules = (
+      find(objects, 'PrometheusRule', FULLNAME) as unknown as {
+        spec: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> };
+      }
+    ).spec.groups[0].rules;
+    const used = rules.flatMap(
+      (r) => r.expr.match(/logpipeline_operator_[a-z_]+|logpipeline_condition/g) ?? [],
+    );
+    expect(used.length).toBeGreaterThanOrEqual(3);
+    for (const name of used) expect({ name, exported: exported.has(name) }).toEqual({ name, exported: true });
+  });
+
+  it('scrapes the worker pods the operator creates, labelled by pipeline, for the lag alert', () => {
+    const pm = find(objects, 'PodMonitor', `${FULLNAME}-workers`, NS) as unknown as {
+      spec: {
+        namespaceSelector: { any?: boolean };
+        selector: { matchLabels: Record<string, string> };
+        podMetricsEndpoints: Array<{
+          port: string;
+          relabelings: Array<{ sourceLabels: string[]; targetLabel: string }>;
+        }>;
+      };
+    };
+    expect(pm.spec.namespaceSelector).toEqual({ any: true });
+    // The selector must match the labels the operator's own builder puts on worker pods.
+    expect(commonLabels('any-pipeline')).toMatchObject(pm.spec.selector.matchLabels);
+    const endpoint = pm.spec.podMetricsEndpoints[0];
+    expect(endpoint.port).toBe(METRICS_PORT_NAME);
+    const metaLabel = `__meta_kubernetes_pod_label_${PIPELINE_LABEL.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+    expect(endpoint.relabelings).toEqual([{ sourceLabels: [metaLabel], targetLabel: 'pipeline' }]);
+    const rules = (
+      find(objects, 'PrometheusRule', FULLNAME) as unknown as {
+        spec: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> };
+      }
+    ).spec.groups[0].rules;
+    expect(rules.find((r) => r.alert === 'LogPipelineLagHigh')?.expr).toMatch(
+      /sum by \(namespace, pipeline\) \(logpipeline_worker_partition_lag\)/,
+    );
+    expect(rules.find((r) => r.alert === 'LogPipelineNotReady')?.expr).toContain('logpipeline_condition{');
+  });
+
+  it('limits the worker PodMonitor to the watched namespaces', () => {
+    const pm = find(
+      render({ workerPodMonitor: { enabled: true }, watchNamespaces: ['team-a'] }),
+      'PodMonitor',
+    ) as unknown as {
+      spec: { namespaceSelector: unknown };
+    };
+    expect(pm.spec.namespaceSelector).toEqual({ matchNames: ['team-a'] });
   });
 
   it('confines the operator pod with a NetworkPolicy: metrics in; DNS, API server and data plane out', () => {
