@@ -205,7 +205,8 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
     const spec = pipeline(db, {}, { integrity: { enabled: true } });
     const first = await ensureTable(client, spec);
     expect(first).toMatchObject({ ready: true, reason: 'TableReady', version: ch.version, refusals: [] });
-    expect(first.applied).toHaveLength(4);
+    expect(first.applied[0]).toBe(`CREATE DATABASE IF NOT EXISTS \`${db}\``);
+    expect(first.applied).toHaveLength(5);
     const tables = await rows<{ name: string }>(
       'SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name',
       { db },

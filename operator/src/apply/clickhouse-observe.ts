@@ -125,6 +125,16 @@ export async function checkStorage(
   return undefined;
 }
 
+/** True when the database exists. */
+export async function databaseExists(client: ClickHouseClient, database: string): Promise<boolean> {
+  const rows = await queryRows<{ n: string }>(
+    client,
+    'SELECT count() AS n FROM system.databases WHERE name = {db:String}',
+    { db: database },
+  );
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
 /** True when a table (of any engine) exists. */
 export async function tableExists(
   client: ClickHouseClient,

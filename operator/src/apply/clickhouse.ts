@@ -16,6 +16,7 @@ import { checkIdentifier, catchSchemaError } from '../desired/clickhouse/identif
 import { runStatement } from './clickhouse-client';
 import {
   checkCluster,
+  databaseExists,
   checkServerVersion,
   checkStorage,
   observeTable,
@@ -102,7 +103,11 @@ export async function ensureTable(client: ClickHouseClient, spec: ResolvedSpec):
   const missing = await preflight(client, spec, ddl);
   if (missing) return outcome(missing.reason, missing.message, { identity, version });
   const applied: string[] = [];
-  await runStatement(client, ddl.createDatabase);
+  // Checked first so a steady-state reconcile sends no DDL (ON CLUSTER DDL goes through a queue).
+  if (!(await databaseExists(client, ddl.database))) {
+    await runStatement(client, ddl.createDatabase);
+    applied.push(ddl.createDatabase);
+  }
   const refusals: Refusal[] = [];
   for (const table of ddl.tables) {
     refusals.push(
