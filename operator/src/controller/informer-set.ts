@@ -37,7 +37,10 @@ export class InformerSet<T extends CachedObject> {
           metadataOnly: opts.metadataOnly,
           transform: opts.transform,
           handlers: opts.handlers,
-          onError: opts.onError,
+          onError:
+            opts.onError &&
+            ((err, attempt, retryInMs) =>
+              opts.onError?.(new Error(`${opts.name}: ${err.message}`), attempt, retryInMs)),
         }),
       );
     }

@@ -134,7 +134,8 @@ export class Informer<T extends CachedObject> {
         query: { limit: this.opts.pageSize ?? 500, continue: cont, labelSelector: this.opts.labelSelector },
         accept: this.opts.metadataOnly ? METADATA_LIST_ACCEPT : undefined,
       });
-      for (const raw of page.items) {
+      // An empty PartialObjectMetadataList comes back with items null.
+      for (const raw of page.items ?? []) {
         const obj = this.opts.transform(raw);
         fresh.set(objectKey(obj.metadata), obj);
       }
