@@ -49,6 +49,31 @@ export interface WorkerConfig {
   integrity: { enabled: boolean; table: string; checkpointTable: string; checkpointIntervalMs: number; tsaUrl?: string };
   /** Port of /metrics, /healthz and /readyz. */
   httpPort: number;
+  /** Optional flow-control and fetch tuning; every field has a default (consumer/src/worker-config.ts). */
+  tuning?: WorkerTuningInput;
+}
+
+/** Overrides of the worker's flow control and Kafka fetch sizes (all optional). */
+export interface WorkerTuningInput {
+  /** Cap on bytes held for data not yet in ClickHouse (raw + encoded). */
+  maxInFlightBytes?: number;
+  /** Batches cut and not yet stored, per partition (bounded so the cut journal fits Kafka's metadata). */
+  maxOutstandingBatchesPerPartition?: number;
+  /** Concurrent INSERT requests. */
+  insertConcurrency?: number;
+  /** kafkajs fetch sizes. */
+  maxBytesPerPartition?: number;
+  fetchMaxBytes?: number;
+  fetchMinBytes?: number;
+  fetchMaxWaitMs?: number;
+  /** kafkajs partitionsConsumedConcurrently. */
+  partitionsConsumedConcurrently?: number;
+  /** Bound on the SIGTERM drain (finish in-flight, commit, leave the group). */
+  drainTimeoutMs?: number;
+  sessionTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
+  rebalanceTimeoutMs?: number;
+  requestTimeoutMs?: number;
 }
 
 /** Path of the mounted config file inside the worker pod. */

@@ -1,32 +1,32 @@
 import { BatchCutter, PLAN_STALL_MS } from './batch-cutter';
 
-const msg = (n: number) => Buffer.alloc(n, 0x61);
+const m = (offset: number, size: number) => ({ topic: 't', partition: 0, offset, value: Buffer.alloc(size, 0x61) });
 const limits = { maxRows: 10, maxBytes: 1000, maxDelayMs: 500 };
 
 describe('BatchCutter', () => {
   it('closes a batch at maxRows on a message boundary, never splitting a message', () => {
     const c = new BatchCutter(limits);
-    expect(c.add(0, msg(10), 4, 0)).toEqual([]);
-    expect(c.add(1, msg(10), 4, 0)).toEqual([]);
+    expect(c.add(m(0, 10), 4, 0)).toEqual([]);
+    expect(c.add(m(1, 10), 4, 0)).toEqual([]);
     // 4+4+4 > 10: the open batch closes before this message, which starts the next one.
-    const closed = c.add(2, msg(10), 4, 0);
+    const closed = c.add(m(2, 10), 4, 0);
     expect(closed.map((b) => [b.firstOffset, b.lastOffset, b.lines])).toEqual([[0, 1, 8]]);
-    const exact = c.add(3, msg(10), 6, 0);
+    const exact = c.add(m(3, 10), 6, 0);
     expect(exact.map((b) => [b.firstOffset, b.lastOffset, b.lines])).toEqual([[2, 3, 10]]);
   });
 
   it('closes at maxBytes and lets one oversized message be a batch of its own', () => {
     const c = new BatchCutter(limits);
-    c.add(0, msg(600), 1, 0);
-    expect(c.add(1, msg(600), 1, 0).map((b) => b.lastOffset)).toEqual([0]);
-    const big = new BatchCutter(limits).add(7, msg(5000), 1, 0);
+    c.add(m(0, 600), 1, 0);
+    expect(c.add(m(1, 600), 1, 0).map((b) => b.lastOffset)).toEqual([0]);
+    const big = new BatchCutter(limits).add(m(7, 5000), 1, 0);
     expect(big.map((b) => [b.firstOffset, b.lastOffset, b.bytes])).toEqual([[7, 7, 5000]]);
   });
 
   it('closes on maxDelay from the first message and fixes the ingest time at the cut', () => {
     const c = new BatchCutter(limits);
-    c.add(0, msg(1), 1, 1000);
-    c.add(1, msg(1), 1, 1300);
+    c.add(m(0, 1), 1, 1000);
+    c.add(m(1, 1), 1, 1300);
     expect(c.dueInMs(1300)).toBe(200);
     expect(c.poll(1499)).toBeNull();
     const b = c.poll(1500);
@@ -41,15 +41,15 @@ describe('BatchCutter', () => {
       { firstOffset: 3, lastOffset: 3, ingestMs: 43 },
     ];
     const c = new BatchCutter({ maxRows: 1, maxBytes: 1, maxDelayMs: 1 }, plan);
-    expect(c.add(0, msg(5), 3, 0)).toEqual([]);
+    expect(c.add(m(0, 5), 3, 0)).toEqual([]);
     expect(c.poll(10_000)).toBeNull();
-    expect(c.add(1, msg(5), 3, 0)).toEqual([]);
-    const first = c.add(2, msg(5), 3, 0);
+    expect(c.add(m(1, 5), 3, 0)).toEqual([]);
+    const first = c.add(m(2, 5), 3, 0);
     expect(first.map((b) => [b.firstOffset, b.lastOffset, b.ingestMs, b.replayed, b.messages.length])).toEqual([[0, 2, 42, true, 3]]);
-    expect(c.add(3, msg(5), 1, 0).map((b) => [b.firstOffset, b.lastOffset, b.ingestMs])).toEqual([[3, 3, 43]]);
+    expect(c.add(m(3, 5), 1, 0).map((b) => [b.firstOffset, b.lastOffset, b.ingestMs])).toEqual([[3, 3, 43]]);
     expect(c.replaying()).toBe(false);
     // Plan exhausted: limits apply again (maxRows 1 closes every message).
-    expect(c.add(4, msg(5), 1, 7).map((b) => [b.firstOffset, b.ingestMs, b.replayed])).toEqual([[4, 7, false]]);
+    expect(c.add(m(4, 5), 1, 7).map((b) => [b.firstOffset, b.ingestMs, b.replayed])).toEqual([[4, 7, false]]);
   });
 
   it('keeps the planned range as the batch name when its last messages have disappeared', () => {
@@ -57,9 +57,9 @@ describe('BatchCutter', () => {
       { firstOffset: 10, lastOffset: 19, ingestMs: 5 },
       { firstOffset: 20, lastOffset: 29, ingestMs: 6 },
     ]);
-    c.add(10, msg(1), 1, 0);
+    c.add(m(10, 1), 1, 0);
     // 11..29 were deleted; 30 arrives: the first range closes under its planned name, the second is skipped.
-    const closed = c.add(30, msg(1), 1, 0);
+    const closed = c.add(m(30, 1), 1, 0);
     expect(closed.map((b) => [b.firstOffset, b.lastOffset, b.ingestMs, b.messages.length])).toEqual([[10, 19, 5, 1]]);
     expect(c.replaying()).toBe(false);
     expect(c.poll(limits.maxDelayMs)?.firstOffset).toBe(30);
@@ -67,7 +67,7 @@ describe('BatchCutter', () => {
 
   it('cuts a stalled planned range after PLAN_STALL_MS under the offsets actually seen', () => {
     const c = new BatchCutter(limits, [{ firstOffset: 0, lastOffset: 9, ingestMs: 5 }]);
-    c.add(0, msg(1), 1, 0);
+    c.add(m(0, 1), 1, 0);
     expect(c.poll(PLAN_STALL_MS - 1)).toBeNull();
     expect(c.poll(PLAN_STALL_MS)).toMatchObject({ firstOffset: 0, lastOffset: 0, replayed: false });
   });

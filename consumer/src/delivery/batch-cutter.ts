@@ -14,8 +14,10 @@ export interface BatchLimits {
   maxDelayMs: number;
 }
 
-/** A Kafka message as the cutter keeps it. */
+/** A Kafka message as the cutter keeps it (the encoder's MessageInput with a numeric offset). */
 export interface CutMessage {
+  topic: string;
+  partition: number;
   offset: number;
   value: Buffer;
 }
@@ -55,7 +57,8 @@ export class BatchCutter {
    * Adds one message (with its line count) and returns the batches it closed, oldest first:
    * zero, one, or two when the message both ends a planned range early and starts a new batch.
    */
-  add(offset: number, value: Buffer, lines: number, nowMs: number): CutBatch[] {
+  add(message: CutMessage, lines: number, nowMs: number): CutBatch[] {
+    const { offset, value } = message;
     const closed: CutBatch[] = [];
     // A planned range whose last message is gone (retention, compaction) ends where data ended.
     while (this.plan.length > 0 && offset > this.plan[0].lastOffset) {
@@ -68,7 +71,7 @@ export class BatchCutter {
       closed.push(this.close(nowMs));
     }
     if (this.messages.length === 0) this.openedAtMs = nowMs;
-    this.messages.push({ offset, value });
+    this.messages.push(message);
     this.lines += lines;
     this.bytes += value.length;
     const next = this.plan[0];

@@ -1,0 +1,197 @@
+/**
+ * Delivers one encoded batch: INSERT with the batch token, retried with capped exponential
+ * backoff on anything retriable (network, 5xx, timeouts, a server that is down); when ClickHouse
+ * rejects the data, the culprit rows are isolated (isolate.ts) and the rest stored; then the
+ * batch's dead letters (unparseable lines and rejected rows) go to the `<table>_dlq` table under the
+ * batch's dead-letter token and/or to the dead-letter topic. It only returns once everything is
+ * durable, or throws AbortError when the batch was abandoned (partition revoked, shutdown).
+ */
+import type { DeadLetter, MessageInput } from '../encode/batch';
+import type { ClickHouseSink, InsertTarget } from './clickhouse-sink';
+import { encodeDeadLetterRows, deadLetterMessages, type DeadLetterRecord, type DeadLetterMessage } from './dead-letter';
+import { isolateRejectedRows, SystemicRejectionError, type RangeOutcome } from './isolate';
+import { backoffMs, classifyInsertError, errorReason, type BackoffPolicy, DEFAULT_BACKOFF } from './retry';
+import { rowBoundaries, rowSources } from './row-lines';
+import { deadLetterToken, rowRangeToken } from './token';
+
+/** One cut and encoded batch, immutable while it is delivered (retries send the same bytes). */
+export interface BatchJob {
+  topic: string;
+  partition: number;
+  firstOffset: number;
+  lastOffset: number;
+  ingestMs: number;
+  token: string;
+  /** Encoded TabSeparated rows (owned by the job). */
+  body: Buffer;
+  rows: number;
+  messages: readonly MessageInput[];
+  /** Lines the parser refused. */
+  parseDeadLetters: readonly DeadLetter[];
+}
+
+/** What a delivered batch amounted to. */
+export interface DeliveryResult {
+  rowsInserted: number;
+  deadLetters: DeadLetterRecord[];
+  /** True when the server reported the batch as already stored (a deduplicated retry). */
+  deduplicated: boolean;
+}
+
+/** Sends dead-letter messages to the dead-letter topic (kafkajs producer adapter). */
+export type DeadLetterProducer = (messages: DeadLetterMessage[]) => Promise<void>;
+
+/** Hooks for metrics and logs; all optional. */
+export interface DeliveryObserver {
+  insertDone?(target: InsertTarget, seconds: number): void;
+  insertFailed?(kind: 'retriable' | 'rejected' | 'systemic' | 'dead_letter_topic', err: unknown, job: BatchJob, attempt: number): void;
+}
+
+/** Thrown when delivery stopped because the batch was abandoned. */
+export class AbortError extends Error {
+  constructor() {
+    super('batch delivery aborted');
+    this.name = 'AbortError';
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new AbortError());
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new AbortError());
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Delivers batches through one sink, dead-letter table and dead-letter topic. */
+export class BatchDelivery {
+  /** `producer` is undefined when no dead-letter topic is configured. */
+  constructor(
+    private readonly sink: ClickHouseSink,
+    private readonly producer: DeadLetterProducer | undefined,
+    private readonly pipeline: string,
+    private readonly observer: DeliveryObserver = {},
+    private readonly backoff: BackoffPolicy = DEFAULT_BACKOFF,
+  ) {}
+
+  /** Stores the batch and its dead letters; retries until done or `signal` aborts. */
+  async deliver(job: BatchJob, signal: AbortSignal): Promise<DeliveryResult> {
+    const { rejected, deduplicated } = await this.storeRows(job, signal);
+    const deadLetters = this.collectDeadLetters(job, rejected);
+    if (deadLetters.length > 0) await this.storeDeadLetters(job, deadLetters, signal);
+    return { rowsInserted: job.rows - rejected.length, deadLetters, deduplicated };
+  }
+
+  /** Inserts the rows; on a data rejection isolates the culprits (retrying systemic verdicts). */
+  private async storeRows(job: BatchJob, signal: AbortSignal): Promise<{ rejected: Array<{ row: number; reason: string }>; deduplicated: boolean }> {
+    if (job.rows === 0) return { rejected: [], deduplicated: false };
+    for (let attempt = 0; ; attempt++) {
+      const whole = await this.insertRetrying('data', job.body, job.token, job, signal);
+      if (whole.ok) return { rejected: [], deduplicated: whole.writtenRows === 0 };
+      this.observer.insertFailed?.('rejected', whole.reason, job, attempt);
+      try {
+        const bounds = rowBoundaries(job.body);
+        const rows = bounds.length - 1;
+        const rejected = await isolateRejectedRows(rows, whole.reason, (from, to) =>
+          this.insertRetrying('data', job.body.subarray(bounds[from], bounds[to]), rowRangeToken(job.token, from, to), job, signal),
+        );
+        return { rejected, deduplicated: false };
+      } catch (err) {
+        if (!(err instanceof SystemicRejectionError)) throw err;
+        // Too many rejected rows to be bad data: a schema or config mismatch. Wait, never dead-letter it all.
+        this.observer.insertFailed?.('systemic', err, job, attempt);
+        await sleep(backoffMs(attempt + 4, this.backoff), signal);
+      }
+    }
+  }
+
+  /** One INSERT retried until it is stored or rejected as data; throws only AbortError. */
+  private async insertRetrying(
+    target: InsertTarget,
+    body: Buffer,
+    token: string,
+    job: BatchJob,
+    signal: AbortSignal,
+  ): Promise<RangeOutcome & { writtenRows?: number }> {
+    for (let attempt = 0; ; attempt++) {
+      if (signal.aborted) throw new AbortError();
+      const started = process.hrtime.bigint();
+      try {
+        const report = await this.sink.insert(target, body, token, signal);
+        this.observer.insertDone?.(target, Number(process.hrtime.bigint() - started) / 1e9);
+        return { ok: true, writtenRows: report.writtenRows };
+      } catch (err) {
+        if (signal.aborted) throw new AbortError();
+        if (classifyInsertError(err) === 'rejected') return { ok: false, reason: errorReason(err) };
+        this.observer.insertFailed?.('retriable', err, job, attempt);
+        await sleep(backoffMs(attempt, this.backoff), signal);
+      }
+    }
+  }
+
+  /** Parser dead letters plus rejected rows, in line order. */
+  private collectDeadLetters(job: BatchJob, rejected: ReadonlyArray<{ row: number; reason: string }>): DeadLetterRecord[] {
+    const records: Array<DeadLetterRecord & { messageIndex: number }> = job.parseDeadLetters.map((d) => ({
+      reason: d.reason,
+      line: d.line,
+      topic: job.topic,
+      partition: job.partition,
+      offset: Number(d.offset),
+      lineIndex: d.lineIndex,
+      messageIndex: d.messageIndex,
+    }));
+    if (rejected.length > 0) {
+      const sources = rowSources(job.messages, job.parseDeadLetters, job.rows);
+      const bounds = sources ? undefined : rowBoundaries(job.body);
+      for (const r of rejected) {
+        const src = sources?.[r.row];
+        const msg = src ? job.messages[src.messageIndex] : undefined;
+        records.push({
+          reason: `clickhouse: ${r.reason}`,
+          // Without a row->line map, the encoded row itself is the best evidence available.
+          line: src ? src.line : job.body.subarray(bounds![r.row], bounds![r.row + 1] - 1),
+          topic: job.topic,
+          partition: job.partition,
+          offset: msg ? Number(msg.offset) : job.firstOffset,
+          lineIndex: src ? src.lineIndex : r.row,
+          messageIndex: src ? src.messageIndex : -1,
+        });
+      }
+      records.sort((a, b) => a.messageIndex - b.messageIndex || a.lineIndex - b.lineIndex);
+    }
+    return records.map(({ messageIndex: _m, ...rest }) => rest);
+  }
+
+  private async storeDeadLetters(job: BatchJob, records: DeadLetterRecord[], signal: AbortSignal): Promise<void> {
+    if (this.sink.hasDeadLetterTable()) {
+      const body = encodeDeadLetterRows(records, job.ingestMs);
+      for (let attempt = 0; ; attempt++) {
+        const outcome = await this.insertRetrying('deadLetter', body, deadLetterToken(job.token), job, signal);
+        if (outcome.ok) break;
+        // The DLQ table takes any bytes; a rejection there is a schema problem: wait for a fix.
+        this.observer.insertFailed?.('systemic', outcome.reason, job, attempt);
+        await sleep(backoffMs(attempt + 4, this.backoff), signal);
+      }
+    }
+    if (this.producer) {
+      const messages = deadLetterMessages(records, this.pipeline);
+      for (let attempt = 0; ; attempt++) {
+        if (signal.aborted) throw new AbortError();
+        try {
+          await this.producer(messages);
+          break;
+        } catch (err) {
+          this.observer.insertFailed?.('dead_letter_topic', err, job, attempt);
+          await sleep(backoffMs(attempt, this.backoff), signal);
+        }
+      }
+    }
+  }
+}

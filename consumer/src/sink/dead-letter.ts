@@ -1,0 +1,82 @@
+/**
+ * Dead letters: lines the parser could not turn into rows and rows ClickHouse refused, kept with
+ * the reason, the original bytes and where they came from. They go to the `<table>_dlq` table
+ * (TabSeparated, written with the batch's deterministic token so a retried batch stores them once)
+ * and/or to a Kafka topic (key `<partition>:<offset>`, reason and source in headers, value = the
+ * original line). Encoding here is pure; the writers live in the batch delivery.
+ */
+import { TsvOutput } from '../encode/tsv-output';
+
+/** One dead-lettered line. */
+export interface DeadLetterRecord {
+  reason: string;
+  line: Buffer;
+  topic: string;
+  partition: number;
+  offset: number;
+  /** Index of the line inside its Kafka message (0 for single-line messages). */
+  lineIndex: number;
+}
+
+/** Column list of the `<table>_dlq` contract (see operator/src/desired/clickhouse/aux-tables.ts). */
+export const DLQ_TABLE_COLUMNS = ['ts', 'reason', 'raw', 'topic', 'partition', 'offset'] as const;
+
+/**
+ * Encodes dead letters as TabSeparated rows for the DLQ table; `ts` is the batch's ingest time
+ * (fixed at cut, so the bytes are identical on every retry).
+ */
+export function encodeDeadLetterRows(records: readonly DeadLetterRecord[], ingestMs: number, out = new TsvOutput(64 * 1024)): Buffer {
+  out.pos = 0;
+  for (const r of records) {
+    out.epochSeconds(ingestMs, 3);
+    out.ensure(1);
+    out.byte(9);
+    // ClickHouse messages quote the data, so reasons may hold any UTF-8.
+    const reason = Buffer.from(r.reason, 'utf8');
+    out.escaped(reason, 0, reason.length);
+    out.ensure(1);
+    out.byte(9);
+    out.escaped(r.line, 0, r.line.length);
+    out.ensure(1);
+    out.byte(9);
+    const topic = Buffer.from(r.topic, 'utf8');
+    out.escaped(topic, 0, topic.length);
+    out.ensure(1);
+    out.byte(9);
+    out.uint(r.partition);
+    out.ensure(1);
+    out.byte(9);
+    out.uint(r.offset);
+    out.ensure(1);
+    out.byte(10);
+  }
+  return Buffer.from(out.buf.subarray(0, out.pos));
+}
+
+/** A Kafka message for the dead-letter topic (kafkajs `Message` shape). */
+export interface DeadLetterMessage {
+  key: string;
+  value: Buffer;
+  headers: Record<string, string>;
+}
+
+/** Builds the dead-letter topic messages of a batch, in line order. */
+export function deadLetterMessages(records: readonly DeadLetterRecord[], pipeline: string): DeadLetterMessage[] {
+  return records.map((r) => ({
+    key: `${r.partition}:${r.offset}`,
+    value: r.line,
+    headers: {
+      reason: r.reason,
+      source_topic: r.topic,
+      source_partition: String(r.partition),
+      source_offset: String(r.offset),
+      line_index: String(r.lineIndex),
+      pipeline,
+    },
+  }));
+}
+
+/** Metrics label for a reason: parser codes as they are, ClickHouse messages as `clickhouse`. */
+export function reasonLabel(reason: string): string {
+  return reason.startsWith('clickhouse:') ? 'clickhouse_rejected' : reason;
+}

@@ -1,0 +1,156 @@
+/**
+ * The batch half of the worker: messages go into their partition's cutter; each closed batch is
+ * encoded once (ingest time fixed at the cut), journaled through an offset commit, delivered to
+ * ClickHouse (with its dead letters), acknowledged in the partition's tracker and folded into the
+ * next watermark commit. Memory is accounted in the shared byte budget from the moment a message
+ * is taken until its batch is stored or abandoned.
+ */
+import type { Logger } from '../../operator/src/observability/log';
+import type { BatchEncoder, MessageInput } from './encode/batch';
+import type { CutBatch } from './delivery/batch-cutter';
+import type { ByteBudget, Slots } from './delivery/flow-control';
+import type { OffsetCommitter } from './delivery/offset-committer';
+import type { PartitionState } from './delivery/partition-state';
+import { AbortError, type BatchDelivery, type BatchJob } from './sink/batch-delivery';
+import { reasonLabel } from './sink/dead-letter';
+import { backoffMs, errorReason } from './sink/retry';
+import { batchToken } from './sink/token';
+import type { WorkerMetrics } from './observability/metrics';
+
+/** Collaborators of the batch pipeline. */
+export interface BatchPipelineDeps {
+  encoder: BatchEncoder;
+  delivery: BatchDelivery;
+  committer: OffsetCommitter;
+  budget: ByteBudget;
+  slots: Slots;
+  metrics: WorkerMetrics;
+  log: Logger;
+  tokenSalt: string;
+}
+
+/** Cuts, encodes, journals, delivers and acknowledges batches. */
+export class BatchPipeline {
+  private inflight = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  /** Wires the collaborators; no I/O. */
+  constructor(private readonly deps: BatchPipelineDeps) {}
+
+  /** Batches cut and not yet finished, across partitions. */
+  get inflightBatches(): number {
+    return this.inflight;
+  }
+
+  /** Takes one message (already counted in lines) into its partition's cutter. */
+  take(state: PartitionState, message: MessageInput & { offset: number; value: Buffer }, lines: number, nowMs: number): void {
+    this.deps.budget.add(message.value.length);
+    for (const cut of state.cutter.add(message, lines, nowMs)) this.launch(state, cut);
+  }
+
+  /** Closes batches whose delay is over. */
+  tick(states: Iterable<PartitionState>, nowMs: number): void {
+    for (const s of states) {
+      if (!s.alive) continue;
+      const cut = s.cutter.poll(nowMs);
+      if (cut) this.launch(s, cut);
+    }
+  }
+
+  /**
+   * Drain: closes the open batch of each partition now — except a partially re-read journaled
+   * range, which is dropped (its journal entry stays, so the next owner re-cuts it whole).
+   */
+  closeOpen(states: Iterable<PartitionState>, nowMs: number): void {
+    for (const s of states) {
+      if (!s.alive) continue;
+      const pending = s.cutter.pendingBytes();
+      if (pending === 0) continue;
+      if (s.cutter.replaying()) {
+        this.deps.budget.release(pending);
+        continue;
+      }
+      const cut = s.cutter.poll(Number.MAX_SAFE_INTEGER);
+      if (cut) this.launch(s, cut);
+    }
+  }
+
+  /** Resolves when no batch is in flight (or at once). */
+  idle(): Promise<void> {
+    if (this.inflight === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  private launch(state: PartitionState, cut: CutBatch): void {
+    const { encoder, budget, metrics, tokenSalt } = this.deps;
+    const encoded = encoder.encode(cut.messages, cut.ingestMs);
+    // The encoder reuses its buffer; the job owns a copy so retries resend exactly these bytes.
+    const body = Buffer.from(encoded.data);
+    const job: BatchJob = {
+      topic: state.topic,
+      partition: state.partition,
+      firstOffset: cut.firstOffset,
+      lastOffset: cut.lastOffset,
+      ingestMs: cut.ingestMs,
+      token: batchToken(state.topic, state.partition, cut.firstOffset, cut.lastOffset, tokenSalt),
+      body,
+      rows: encoded.rows,
+      messages: cut.messages,
+      parseDeadLetters: encoded.deadLetters,
+    };
+    state.tracker.register(cut.firstOffset, cut.lastOffset, cut.ingestMs);
+    state.version++;
+    state.inflight++;
+    this.inflight++;
+    budget.add(body.length);
+    metrics.batchesInFlight.set(this.inflight);
+    metrics.bytesInFlight.set(budget.bytes);
+    void this.run(state, job, cut.bytes + body.length, encoded.lines);
+  }
+
+  private async run(state: PartitionState, job: BatchJob, heldBytes: number, lines: number): Promise<void> {
+    const { committer, delivery, slots, metrics, log, budget } = this.deps;
+    try {
+      // Journal first: once the cut is durable in Kafka, any later owner reproduces this batch.
+      await committer.flush(state);
+      for (let attempt = 0; ; attempt++) {
+        const release = await slots.acquire();
+        try {
+          const result = await delivery.deliver(job, state.abort.signal);
+          state.tracker.ack(job.firstOffset);
+          state.version++;
+          metrics.rowsInserted.inc(result.rowsInserted);
+          metrics.batchRows.observe(lines);
+          metrics.batches.inc({ outcome: result.deduplicated ? 'deduplicated' : 'stored' });
+          for (const d of result.deadLetters) metrics.deadLetters.inc({ reason: reasonLabel(d.reason) });
+          break;
+        } catch (err) {
+          if (err instanceof AbortError) throw err;
+          // Delivery only throws AbortError by contract; anything else is a bug: log, wait, retry the same bytes.
+          log.error('batch delivery failed unexpectedly; retrying', { partition: job.partition, first: job.firstOffset, err: errorReason(err) });
+          state.tracker.fail(job.firstOffset);
+          await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+          if (!state.alive) throw new AbortError();
+        } finally {
+          release();
+        }
+      }
+      // Fold into the watermark; a failure here is retried by later commits of the partition.
+      committer.flush(state).catch(() => undefined);
+    } catch (err) {
+      if (!(err instanceof AbortError)) log.error('batch pipeline error', { partition: job.partition, err: errorReason(err) });
+      metrics.batches.inc({ outcome: 'abandoned' });
+    } finally {
+      budget.release(heldBytes);
+      state.inflight--;
+      this.inflight--;
+      metrics.batchesInFlight.set(this.inflight);
+      metrics.bytesInFlight.set(budget.bytes);
+      if (this.inflight === 0) {
+        const w = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const f of w) f();
+      }
+    }
+  }
+}

@@ -1,0 +1,315 @@
+/**
+ * The consumer worker: a kafkajs consumer group feeding the batch pipeline (worker-batches.ts).
+ * eachBatch takes messages one by one into per-partition cutters, resolving each offset once its
+ * message is owned by the pipeline, heartbeating between chunks and waiting (with heartbeats)
+ * when the in-flight byte budget or a partition's outstanding-batch cap is reached — so a
+ * ClickHouse outage stops fetching instead of growing memory. Offsets are committed only by the
+ * pipeline's committer (autoCommit off). Every new assignment installs fresh partition states from
+ * the committed offsets and cut journals; the previous ones are killed, never committed again.
+ */
+import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type Producer } from 'kafkajs';
+import type { Logger } from '../../operator/src/observability/log';
+import type { WorkerConfig } from './config';
+import { decodeJournal } from './delivery/cut-journal';
+import { ByteBudget, Slots } from './delivery/flow-control';
+import { registerLz4Codec } from './delivery/lz4-codec';
+import { OffsetCommitter } from './delivery/offset-committer';
+import { PartitionState } from './delivery/partition-state';
+import { BatchEncoder } from './encode/batch';
+import type { WorkerMetrics } from './observability/metrics';
+import { BatchDelivery, type DeadLetterProducer } from './sink/batch-delivery';
+import { ClickHouseSink } from './sink/clickhouse-sink';
+import { DLQ_TABLE_COLUMNS } from './sink/dead-letter';
+import { backoffMs, errorReason } from './sink/retry';
+import { countLines } from './sink/row-lines';
+import { tokenSalt } from './sink/token';
+import { BatchPipeline } from './worker-batches';
+import { kafkaClientConfig, resolveTuning, type WorkerSecrets, type WorkerTuning } from './worker-config';
+import { makeCommitSender, observeDelivery } from './worker-hooks';
+
+const EMPTY = Buffer.alloc(0);
+const HEARTBEAT_EVERY_MS = 1_000;
+
+/** One worker process's consumer, pipeline and health state. */
+export class Worker {
+  readonly tuning: WorkerTuning;
+  private readonly kafka: Kafka;
+  private readonly consumer: Consumer;
+  private readonly admin: Admin;
+  private readonly producer?: Producer;
+  private readonly sink: ClickHouseSink;
+  private readonly pipeline: BatchPipeline;
+  private readonly committer: OffsetCommitter;
+  private readonly budget: ByteBudget;
+  private partitions = new Map<number, PartitionState>();
+  private timer?: NodeJS.Timeout;
+  private draining = false;
+  private listening = false;
+  private joined = false;
+  private crashed = false;
+  private clickhouseOk = false;
+  private lastClickHouseCheck = 0;
+
+  /** Builds every component from the config; throws on invalid configuration (columns, identifiers). */
+  constructor(
+    private readonly cfg: WorkerConfig,
+    secrets: WorkerSecrets,
+    private readonly metrics: WorkerMetrics,
+    private readonly log: Logger,
+  ) {
+    registerLz4Codec();
+    this.tuning = resolveTuning(cfg);
+    const t = this.tuning;
+    const encoder = new BatchEncoder({
+      parser: { format: cfg.parser.format, timezone: cfg.parser.timezone, maxLineBytes: cfg.parser.maxLineBytes },
+      columns: cfg.clickhouse.columns,
+      staticFields: cfg.parser.staticFields,
+    });
+    this.kafka = new Kafka({ ...kafkaClientConfig(cfg, secrets, t.requestTimeoutMs), logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(log) });
+    this.consumer = this.kafka.consumer({
+      groupId: cfg.kafka.groupId,
+      sessionTimeout: t.sessionTimeoutMs,
+      heartbeatInterval: t.heartbeatIntervalMs,
+      rebalanceTimeout: t.rebalanceTimeoutMs,
+      maxBytesPerPartition: t.maxBytesPerPartition,
+      maxBytes: t.fetchMaxBytes,
+      minBytes: t.fetchMinBytes,
+      maxWaitTimeInMs: t.fetchMaxWaitMs,
+    });
+    this.admin = this.kafka.admin();
+    const dl = cfg.deadLetter;
+    this.sink = new ClickHouseSink({
+      url: cfg.clickhouse.url,
+      username: secrets.clickhouseUser,
+      password: secrets.clickhousePassword,
+      database: cfg.clickhouse.database,
+      table: cfg.clickhouse.table,
+      columns: encoder.plan.names,
+      deadLetterTable: dl.enabled ? dl.table : undefined,
+      deadLetterColumns: DLQ_TABLE_COLUMNS,
+      maxOpenConnections: t.insertConcurrency + 1,
+      requestTimeoutMs: t.requestTimeoutMs,
+    });
+    let dlqProducer: DeadLetterProducer | undefined;
+    if (dl.enabled && dl.topic) {
+      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      this.producer = producer;
+      const topic = dl.topic;
+      dlqProducer = async (messages) => {
+        await producer.send({ topic, messages, acks: -1, compression: CompressionTypes.LZ4 });
+      };
+    }
+    const p = cfg.pipeline;
+    const delivery = new BatchDelivery(this.sink, dlqProducer, `${p.namespace}/${p.name}`, observeDelivery(metrics, log, () => this.onInsertOutcome()));
+    this.committer = new OffsetCommitter(makeCommitSender(this.consumer), (ok, err) => {
+      metrics.commits.inc({ outcome: ok ? 'ok' : 'failed' });
+      if (!ok) log.warn('offset commit failed', { err: errorReason(err) });
+    });
+    this.budget = new ByteBudget(t.maxInFlightBytes);
+    this.pipeline = new BatchPipeline({
+      encoder,
+      delivery,
+      committer: this.committer,
+      budget: this.budget,
+      slots: new Slots(t.insertConcurrency),
+      metrics,
+      log,
+      tokenSalt: tokenSalt(p.uid, cfg.clickhouse.database, cfg.clickhouse.table),
+    });
+  }
+
+  /** Connects, subscribes and starts consuming; resolves once the consumer runs. */
+  async start(): Promise<void> {
+    if (!this.listening) this.listen();
+    await this.admin.connect();
+    if (this.producer) await this.producer.connect();
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topics: [this.cfg.kafka.topic], fromBeginning: true });
+    await this.consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.tuning.partitionsConsumedConcurrently,
+      eachBatch: (payload) => this.eachBatch(payload),
+    });
+    const tickMs = Math.min(200, Math.max(10, Math.floor(this.cfg.batch.maxDelayMs / 5)));
+    this.timer = setInterval(() => this.pipeline.tick(this.partitions.values(), Date.now()), tickMs);
+    void this.checkClickHouse();
+  }
+
+  private listen(): void {
+    this.listening = true;
+    const { events } = this.consumer;
+    this.consumer.on(events.REBALANCING, () => {
+      this.joined = false;
+      this.committer.fence();
+    });
+    this.consumer.on(events.GROUP_JOIN, (e) => this.onAssignment(e.payload.memberAssignment[this.cfg.kafka.topic] ?? []));
+    this.consumer.on(events.CRASH, (e) => {
+      this.joined = false;
+      this.committer.fence();
+      this.crashed = !e.payload.restart;
+      this.log.error('consumer crashed', { err: errorReason(e.payload.error), restart: e.payload.restart });
+    });
+  }
+
+  /** Liveness: false once the consumer stopped for good. */
+  alive(): boolean {
+    return !this.crashed;
+  }
+
+  /** Readiness: joined with an assignment installed and ClickHouse reachable. */
+  ready(): { ready: boolean; reason: string } {
+    if (Date.now() - this.lastClickHouseCheck > 5_000) void this.checkClickHouse();
+    if (this.draining) return { ready: false, reason: 'draining' };
+    if (!this.joined) return { ready: false, reason: 'not joined to the consumer group' };
+    if (!this.clickhouseOk) return { ready: false, reason: 'ClickHouse unreachable' };
+    return { ready: true, reason: 'ok' };
+  }
+
+  private onInsertOutcome(): void {
+    this.clickhouseOk = true;
+    this.lastClickHouseCheck = Date.now();
+  }
+
+  private async checkClickHouse(): Promise<void> {
+    this.lastClickHouseCheck = Date.now();
+    this.clickhouseOk = await this.sink.reachable();
+  }
+
+  /** Installs the states of a new assignment and kills the previous ones. */
+  private onAssignment(assigned: number[]): void {
+    for (const s of this.partitions.values()) s.kill();
+    this.committer.reap();
+    this.partitions = new Map();
+    for (const p of assigned) this.partitions.set(p, new PartitionState(this.cfg.kafka.topic, p, this.cfg.batch));
+    this.metrics.lag.reset();
+    this.budget.wake();
+    this.joined = true;
+    this.committer.unfence();
+    this.log.info('partitions assigned', { partitions: assigned });
+    void this.loadJournals(new Map(this.partitions));
+  }
+
+  /** Loads committed offsets and cut journals of the assigned partitions (retrying until done or revoked). */
+  private async loadJournals(states: Map<number, PartitionState>): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (![...states.values()].some((s) => s.alive)) return;
+      try {
+        const [res] = await this.admin.fetchOffsets({ groupId: this.cfg.kafka.groupId, topics: [this.cfg.kafka.topic] });
+        const loaded = new Set<number>();
+        for (const po of res?.partitions ?? []) {
+          const s = states.get(po.partition);
+          if (!s || !s.alive) continue;
+          loaded.add(po.partition);
+          const committed = Number(po.offset);
+          const plan = decodeJournal(po.metadata, committed);
+          s.load(committed, plan);
+          if (plan.length > 0) this.log.info('re-cutting journaled batches', { partition: po.partition, batches: plan.length, from: committed });
+        }
+        for (const [p, s] of states) if (s.alive && !loaded.has(p)) s.load(-1, []);
+        return;
+      } catch (err) {
+        this.log.warn('loading committed offsets failed; retrying', { err: errorReason(err) });
+        await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+      }
+    }
+  }
+
+  private async eachBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+    const state = this.partitions.get(batch.partition);
+    if (!state) return;
+    await state.ready;
+    const topic = batch.topic;
+    const partition = batch.partition;
+    let lastBeat = Date.now();
+    let lines = 0;
+    let bytes = 0;
+    let count = 0;
+    for (const m of batch.messages) {
+      if (!isRunning() || isStale() || !state.alive || this.draining) break;
+      const offset = Number(m.offset);
+      if (offset < state.nextIn) {
+        // Already stored (below the committed offset) or already taken (a re-fetch).
+        resolveOffset(m.offset);
+        continue;
+      }
+      if (this.mustWait(state) && !(await this.waitForCapacity(state, payload))) break;
+      const value = m.value ?? EMPTY;
+      const n = countLines(m.value);
+      this.pipeline.take(state, { topic, partition, offset, value }, n, Date.now());
+      state.nextIn = offset + 1;
+      resolveOffset(m.offset);
+      lines += n;
+      bytes += value.length;
+      count++;
+      if (Date.now() - lastBeat >= HEARTBEAT_EVERY_MS) {
+        await heartbeat();
+        lastBeat = Date.now();
+      }
+    }
+    this.metrics.messagesIn.inc(count);
+    this.metrics.linesIn.inc(lines);
+    this.metrics.bytesIn.inc(bytes);
+    this.metrics.bytesInFlight.set(this.budget.bytes);
+    if (state.alive) this.metrics.lag.set({ partition: String(partition) }, Math.max(0, Number(batch.highWatermark) - state.nextIn));
+  }
+
+  private mustWait(state: PartitionState): boolean {
+    return this.budget.exhausted() || state.tracker.unacknowledged() >= this.tuning.maxOutstandingBatchesPerPartition;
+  }
+
+  /** Waits for room while heartbeating; false when the batch must be left (rebalance, stop, drain). */
+  private async waitForCapacity(state: PartitionState, p: EachBatchPayload): Promise<boolean> {
+    while (this.mustWait(state)) {
+      if (!p.isRunning() || p.isStale() || !state.alive || this.draining) return false;
+      await this.budget.changed(HEARTBEAT_EVERY_MS);
+      // Throws on a rebalance: kafkajs then rejoins, and the new assignment replaces this state.
+      await p.heartbeat();
+    }
+    return state.alive && !this.draining;
+  }
+
+  /**
+   * SIGTERM: stop taking messages, close open batches, wait for in-flight ones (bounded), commit
+   * what is stored, leave the group. Never throws; resolves within about `timeoutMs`.
+   */
+  async drain(timeoutMs = this.tuning.drainTimeoutMs): Promise<{ clean: boolean }> {
+    const deadline = Date.now() + timeoutMs;
+    this.draining = true;
+    this.budget.wake();
+    if (this.timer) clearInterval(this.timer);
+    const states = [...this.partitions.values()];
+    try {
+      this.consumer.pause([{ topic: this.cfg.kafka.topic }]);
+    } catch {
+      /* not running yet */
+    }
+    this.pipeline.closeOpen(states, Date.now());
+    // Keep a few seconds for the final commit and the LeaveGroup.
+    const finished = await Promise.race([this.pipeline.idle().then(() => true), sleep(Math.max(0, deadline - Date.now() - 4_000)).then(() => false)]);
+    if (!finished) this.log.warn('drain deadline: abandoning in-flight batches', { inflight: this.pipeline.inflightBatches });
+    await Promise.race([Promise.allSettled(states.filter((s) => s.alive).map((s) => this.committer.flush(s))), sleep(Math.max(0, deadline - Date.now() - 2_000))]);
+    for (const s of states) s.kill();
+    this.committer.reap();
+    await Promise.race([this.disconnectAll(), sleep(Math.max(500, deadline - Date.now()))]);
+    return { clean: finished };
+  }
+
+  private async disconnectAll(): Promise<void> {
+    await Promise.allSettled([this.consumer.disconnect(), this.producer?.disconnect(), this.admin.disconnect()]);
+    await this.sink.close().catch(() => undefined);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Routes kafkajs's own log lines (errors only) into the worker's JSON logger. */
+function kafkaLogCreator(log: Logger) {
+  return () =>
+    ({ namespace, log: entry }: { namespace: string; log: { message: string; error?: string } }) => {
+      log.warn('kafkajs', { component: namespace, detail: entry.message, err: entry.error });
+    };
+}

@@ -1,0 +1,254 @@
+/**
+ * Shared fixtures of the worker integration tests and the end-to-end benchmark: a pipeline's
+ * topic, tables (with non_replicated_deduplication_window, as the operator's DDL sets it) and
+ * worker config on the test bed; line generation with known garbage; spawning the real worker
+ * process; and content checks run in ClickHouse.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import { CompressionTypes, Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
+import type { WorkerConfig } from '../consumer/src/config';
+import { SECRET_ENV } from '../consumer/src/config';
+import { registerLz4Codec } from '../consumer/src/delivery/lz4-codec';
+import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
+import { generateSampleLines } from '../consumer/src/parse/samples';
+import type { TestBed } from './env/testbed';
+
+/** Everything one test pipeline owns on the bed. */
+export interface Pipeline {
+  name: string;
+  topic: string;
+  dlqTopic: string;
+  groupId: string;
+  database: string;
+  table: string;
+  dlqTable: string;
+  partitions: number;
+}
+
+/** Names for a fresh pipeline (unique per call). */
+export function newPipeline(prefix: string, partitions: number): Pipeline {
+  const id = `${prefix}_${process.pid}_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6).toString(36)}`;
+  return {
+    name: id,
+    topic: `lp.${id}`,
+    dlqTopic: `lp.${id}.dlq`,
+    groupId: `logpipeline.test.${id}`,
+    database: 'default',
+    table: id,
+    dlqTable: `${id}_dlq`,
+    partitions,
+  };
+}
+
+/** A ClickHouse client on the bed. */
+export function chClient(bed: TestBed): ClickHouseClient {
+  const ch = bed.clickhouse;
+  if (!ch) throw new Error('the test bed has no ClickHouse part');
+  return createClient({ url: ch.url, username: ch.username, password: ch.password, log: { level: ClickHouseLogLevel.OFF }, request_timeout: 120_000 });
+}
+
+/** A kafkajs client on the bed (LZ4 registered). */
+export function kafkaClient(bed: TestBed, clientId = 'worker-test'): Kafka {
+  if (!bed.kafka) throw new Error('the test bed has no Kafka part');
+  registerLz4Codec();
+  return new Kafka({ clientId, brokers: [bed.kafka.bootstrap], logLevel: logLevel.NOTHING });
+}
+
+const DEDUP_WINDOW = 1000;
+
+/** Creates the topics and the data + dead-letter tables of `p`. */
+export async function createPipeline(bed: TestBed, p: Pipeline): Promise<void> {
+  const admin = kafkaClient(bed).admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        { topic: p.topic, numPartitions: p.partitions, configEntries: [{ name: 'compression.type', value: 'lz4' }] },
+        { topic: p.dlqTopic, numPartitions: p.partitions },
+      ],
+    });
+  } finally {
+    await admin.disconnect();
+  }
+  const ch = chClient(bed);
+  try {
+    const cols = REFERENCE_COLUMNS.map((c) => `\`${c.name}\` ${c.type}`).join(', ');
+    await ch.command({
+      query: `CREATE TABLE ${p.database}.\`${p.table}\` (${cols}) ENGINE = MergeTree ORDER BY (kafka_partition, kafka_offset)
+              SETTINGS non_replicated_deduplication_window = ${DEDUP_WINDOW}`,
+    });
+    await ch.command({
+      query: `CREATE TABLE ${p.database}.\`${p.dlqTable}\` (ts DateTime64(3, 'UTC'), reason LowCardinality(String), raw String,
+              topic LowCardinality(String), \`partition\` UInt32, \`offset\` UInt64) ENGINE = MergeTree ORDER BY (\`partition\`, \`offset\`)
+              SETTINGS non_replicated_deduplication_window = ${DEDUP_WINDOW}`,
+    });
+  } finally {
+    await ch.close();
+  }
+}
+
+/** Deletes the topics, tables and consumer group of `p` (best effort). */
+export async function dropPipeline(bed: TestBed, p: Pipeline): Promise<void> {
+  const admin = kafkaClient(bed).admin();
+  await admin.connect().catch(() => undefined);
+  await admin.deleteGroups([p.groupId]).catch(() => undefined);
+  await admin.deleteTopics({ topics: [p.topic, p.dlqTopic] }).catch(() => undefined);
+  await admin.disconnect().catch(() => undefined);
+  const ch = chClient(bed);
+  await ch.command({ query: `DROP TABLE IF EXISTS ${p.database}.\`${p.table}\`` }).catch(() => undefined);
+  await ch.command({ query: `DROP TABLE IF EXISTS ${p.database}.\`${p.dlqTable}\`` }).catch(() => undefined);
+  await ch.close();
+}
+
+/** The worker config of `p` on the bed. */
+export function workerConfig(bed: TestBed, p: Pipeline, overrides: Partial<WorkerConfig> = {}): WorkerConfig {
+  return {
+    pipeline: { namespace: 'test', name: p.name, uid: `uid-${p.name}` },
+    kafka: { brokers: [bed.kafka!.bootstrap], topic: p.topic, groupId: p.groupId, clientId: `worker-${p.name}` },
+    parser: { format: 'auto', timezone: 'UTC', maxLineBytes: 65536, staticFields: {} },
+    clickhouse: {
+      url: bed.clickhouse!.url,
+      database: p.database,
+      table: p.table,
+      columns: REFERENCE_COLUMNS.map((c) => ({ name: c.name, type: c.type, source: c.source! })),
+    },
+    batch: { maxRows: 5_000, maxBytes: 4 * 1024 * 1024, maxDelayMs: 200 },
+    deadLetter: { enabled: true, topic: p.dlqTopic, table: p.dlqTable },
+    integrity: { enabled: false, table: `${p.table}_integrity`, checkpointTable: `${p.table}_checkpoints`, checkpointIntervalMs: 300_000 },
+    httpPort: 0,
+    ...overrides,
+  };
+}
+
+/** Test traffic: valid lines of the vendor mix with every `garbageEvery`-th line replaced by garbage. */
+export interface Traffic {
+  lines: Buffer[];
+  garbage: number;
+}
+
+/** `count` lines; line i is garbage when (i % garbageEvery) === garbageEvery - 1 (0: none). */
+export function makeTraffic(count: number, garbageEvery: number, seed = 7): Traffic {
+  const lines = generateSampleLines('mix', count, { seed });
+  let garbage = 0;
+  for (let i = 0; i < count; i++) {
+    if (garbageEvery > 0 && i % garbageEvery === garbageEvery - 1) {
+      // Not a log line in any supported format (and not valid UTF-8): the parser must refuse it.
+      lines[i] = Buffer.concat([Buffer.from(`garbage #${i} `), Buffer.from([0xff, 0xfe, 0x00, 0x7f])]);
+      garbage++;
+    }
+  }
+  return { lines, garbage };
+}
+
+/** Produces lines round-robin over partitions, `perMessage` lines joined by LF per message. */
+export async function produceLines(producer: Producer, topic: string, partitions: number, lines: Buffer[], perMessage: number): Promise<number> {
+  let messages = 0;
+  const chunk: Array<{ partition: number; value: Buffer }> = [];
+  const flush = async () => {
+    if (chunk.length === 0) return;
+    await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages: chunk.splice(0) });
+  };
+  for (let i = 0; i < lines.length; i += perMessage) {
+    const group = lines.slice(i, i + perMessage);
+    const value = group.length === 1 ? group[0] : Buffer.concat(group.flatMap((l, j) => (j === 0 ? [l] : [Buffer.from('\n'), l])));
+    chunk.push({ partition: messages % partitions, value });
+    messages++;
+    if (chunk.length >= 500) await flush();
+  }
+  await flush();
+  return messages;
+}
+
+/** A connected producer for test traffic. */
+export async function testProducer(bed: TestBed): Promise<Producer> {
+  const producer = kafkaClient(bed, 'worker-test-producer').producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  return producer;
+}
+
+/** A worker process started from the compiled entry point. */
+export interface WorkerProcess {
+  child: ChildProcess;
+  logFile: string;
+  port: number;
+  exited: Promise<number | null>;
+}
+
+/** Spawns `node dist/consumer/src/main.js --config <file>` with the bed's credentials in SECRET_ENV. */
+export function spawnWorker(bed: TestBed, cfg: WorkerConfig, port: number, tag: string): WorkerProcess {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-worker-'));
+  const configFile = path.join(dir, 'config.json');
+  fs.writeFileSync(configFile, JSON.stringify({ ...cfg, httpPort: port }));
+  const logFile = path.join(dir, `${tag}.log`);
+  const out = fs.openSync(logFile, 'a');
+  // From test/ (ts-jest/swc) or dist/test/ (compiled scripts): both resolve to the compiled entry point.
+  const root = path.basename(path.resolve(__dirname, '..')) === 'dist' ? path.resolve(__dirname, '../..') : path.resolve(__dirname, '..');
+  const main = path.join(root, 'dist/consumer/src/main.js');
+  if (!fs.existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first`);
+  const child = spawn(process.execPath, [main, '--config', configFile], {
+    stdio: ['ignore', out, out],
+    env: {
+      ...process.env,
+      [SECRET_ENV.clickhouseUser]: bed.clickhouse!.username,
+      [SECRET_ENV.clickhousePassword]: bed.clickhouse!.password,
+      LP_CONFIG: configFile,
+    },
+  });
+  fs.closeSync(out);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, logFile, port, exited };
+}
+
+/** Fetches a worker endpoint; resolves with status and body (status 0 when unreachable). */
+export async function workerGet(port: number, urlPath: string): Promise<{ status: number; body: string }> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${urlPath}`, { signal: AbortSignal.timeout(3000) });
+    return { status: res.status, body: await res.text() };
+  } catch {
+    return { status: 0, body: '' };
+  }
+}
+
+/** Sum of a metric's samples in Prometheus text (all label sets). */
+export function metricSum(text: string, name: string): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+/** Counts in ClickHouse that prove exactly-once: rows, distinct (partition, offset, raw), DLQ rows. */
+export interface StoredCounts {
+  rows: number;
+  distinct: number;
+  dlq: number;
+  dlqDistinct: number;
+}
+
+/** Reads StoredCounts of `p`. */
+export async function storedCounts(ch: ClickHouseClient, p: Pipeline): Promise<StoredCounts> {
+  const [d] = await (
+    await ch.query({ query: `SELECT count() AS c, uniqExact(kafka_partition, kafka_offset, raw) AS u FROM ${p.database}.\`${p.table}\``, format: 'JSONEachRow' })
+  ).json<{ c: string; u: string }>();
+  const [q] = await (
+    await ch.query({ query: `SELECT count() AS c, uniqExact(\`partition\`, \`offset\`, raw) AS u FROM ${p.database}.\`${p.dlqTable}\``, format: 'JSONEachRow' })
+  ).json<{ c: string; u: string }>();
+  return { rows: Number(d.c), distinct: Number(d.u), dlq: Number(q.c), dlqDistinct: Number(q.u) };
+}
+
+/** Polls until `check` holds or `timeoutMs` passes; returns the last value seen. */
+export async function pollUntil<T>(read: () => Promise<T>, check: (v: T) => boolean, timeoutMs: number, intervalMs = 500): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let v = await read();
+  while (!check(v) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, intervalMs));
+    v = await read();
+  }
+  return v;
+}
