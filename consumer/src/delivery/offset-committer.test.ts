@@ -1,0 +1,97 @@
+import { AbortError } from '../sink/batch-delivery';
+import { OffsetCommitter } from './offset-committer';
+import type { PartitionCommit } from './partition-state';
+import { PartitionState } from './partition-state';
+
+const limits = { maxRows: 10, maxBytes: 1000, maxDelayMs: 100 };
+
+function loaded(partition: number, committed = 0): PartitionState {
+  const s = new PartitionState('t', partition, limits);
+  s.load(committed, []);
+  return s;
+}
+
+describe('OffsetCommitter', () => {
+  it('journals a cut batch before it is acknowledged and commits the watermark after', async () => {
+    const sent: PartitionCommit[][] = [];
+    const c = new OffsetCommitter(async (o) => void sent.push(o));
+    c.unfence();
+    const s = loaded(0, 100);
+    s.tracker.register(100, 149, 1_700_000_000_000);
+    s.version++;
+    await c.flush(s);
+    expect(sent).toEqual([[{ topic: 't', partition: 0, offset: '100', metadata: 'lp1;100-149@1700000000000' }]]);
+    s.tracker.ack(100);
+    s.version++;
+    await c.flush(s);
+    expect(sent[1]).toEqual([{ topic: 't', partition: 0, offset: '150', metadata: 'lp1;' }]);
+    // Nothing changed: no new commit.
+    await c.flush(s);
+    expect(sent).toHaveLength(2);
+  });
+
+  it('coalesces concurrent flushes of several partitions into one commit', async () => {
+    const sent: PartitionCommit[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const c = new OffsetCommitter(async (o) => {
+      sent.push(o);
+      if (sent.length === 1) await gate;
+    });
+    c.unfence();
+    const [a, b, d] = [loaded(0), loaded(1), loaded(2)];
+    for (const s of [a, b, d]) s.version++;
+    const first = c.flush(a);
+    const rest = [c.flush(b), c.flush(d)];
+    release();
+    await Promise.all([first, ...rest]);
+    expect(sent).toHaveLength(2);
+    expect(sent[1].map((x) => x.partition)).toEqual([1, 2]);
+  });
+
+  it('sends nothing while fenced and drops revoked partitions', async () => {
+    const sent: PartitionCommit[][] = [];
+    const c = new OffsetCommitter(async (o) => void sent.push(o));
+    const s = loaded(0);
+    s.version++;
+    const pending = c.flush(s);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(sent).toHaveLength(0);
+    s.kill();
+    c.unfence();
+    await expect(pending).rejects.toBeInstanceOf(AbortError);
+    expect(sent).toHaveLength(0);
+    await expect(c.flush(s)).rejects.toBeInstanceOf(AbortError);
+  });
+
+  it('fences itself on a generation error and retries after the next unfence', async () => {
+    let fail = true;
+    const sent: PartitionCommit[][] = [];
+    const c = new OffsetCommitter(async (o) => {
+      if (fail) throw Object.assign(new Error('rebalance'), { type: 'REBALANCE_IN_PROGRESS' });
+      sent.push(o);
+    });
+    c.unfence();
+    const s = loaded(3);
+    s.version++;
+    const pending = c.flush(s);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(sent).toHaveLength(0);
+    fail = false;
+    c.unfence();
+    await pending;
+    expect(sent).toHaveLength(1);
+  });
+
+  it('retries other failures with backoff', async () => {
+    let attempts = 0;
+    const c = new OffsetCommitter(async () => {
+      if (++attempts < 3) throw new Error('coordinator moved');
+    });
+    c.unfence();
+    const s = loaded(0);
+    s.version++;
+    await c.flush(s);
+    expect(attempts).toBe(3);
+  });
+});
