@@ -14,8 +14,10 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # No production dependency has an install script; skipping them keeps dev-only downloads (chdb's
-# ClickHouse library, swc's binary check) out of the build. tsc needs none of them.
-RUN npm ci --ignore-scripts --no-audit --no-fund
+# ClickHouse library, swc's binary check) out of the build. tsc needs none of them, nor any
+# platform binary (--omit=optional). `npm install` honours the lockfile; `npm ci` refuses it
+# because the lock lacks chdb's other-platform optional packages (see scripts/setup.sh).
+RUN npm install --omit=optional --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY operator/src operator/src
 COPY consumer/src consumer/src
@@ -25,7 +27,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 # --- runtime: what both images share ---
 FROM ${RUNTIME_IMAGE} AS runtime

@@ -2,13 +2,22 @@
 // tests under test/ share one real test bed (etcd + kube-apiserver, Kafka, ClickHouse engine)
 // started once per run by globalSetup. A missing component makes globalSetup throw, so
 // integration tests fail rather than skip.
-const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] };
+const transform = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
+  // @kubernetes/client-node 2.x and a few of its dependencies ship only ES modules; Node 20 loads
+  // them with require(esm), jest's module system does not, so they are compiled to CommonJS here.
+  '^.+\\.m?js$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs' } }],
+};
+const transformIgnorePatterns = [
+  '/node_modules/(?!(@kubernetes/client-node|openid-client|oauth4webapi|jose|agent-base|socks-proxy-agent|jsep|@jsep-plugin|jsonpath-plus|rfc4648)/)',
+];
 
 module.exports = {
   projects: [
     {
       displayName: 'unit',
       transform,
+      transformIgnorePatterns,
       testEnvironment: 'node',
       roots: ['<rootDir>/operator/src', '<rootDir>/consumer/src', '<rootDir>/bench', '<rootDir>/scripts', '<rootDir>/test/env'],
       testMatch: ['**/*.test.ts'],
@@ -16,6 +25,7 @@ module.exports = {
     {
       displayName: 'integration',
       transform,
+      transformIgnorePatterns,
       testEnvironment: 'node',
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.test.ts'],

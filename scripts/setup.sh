@@ -24,11 +24,15 @@ fi
 java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/.*java.specification.version = //p')
 if [ "${java_major:-0}" -lt 17 ]; then echo "setup: Java 17+ is required (found ${java_major:-none})" >&2; exit 1; fi
 
-# npm ci only when the lock changed since the last install (it wipes node_modules otherwise).
+# Install only when the lock changed since the last install. `npm install` (which honours the
+# lockfile and leaves it unchanged) rather than `npm ci`: chdb lists per-platform engine packages as
+# optional dependencies, the registry here serves only the linux-x64 one, so the lock cannot hold
+# the others and `npm ci` refuses it as out of sync.
 stamp=node_modules/.setup-lock-hash
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  npm ci --no-audit --no-fund
+  npm install --no-audit --no-fund
+  git diff --quiet -- package-lock.json 2>/dev/null || echo "setup: warning: npm changed package-lock.json" >&2
   echo "$want" > "$stamp"
 fi
 
