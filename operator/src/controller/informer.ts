@@ -166,6 +166,7 @@ export class Informer<T extends CachedObject> {
   }
 
   private async watchUntilEnd(): Promise<void> {
+    if (this.abort.signal.aborted) return;
     this.stats.watches++;
     this.eventsThisWatch = 0;
     let failure: Error | undefined;
