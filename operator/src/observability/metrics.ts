@@ -53,13 +53,13 @@ export class OperatorMetrics {
       labelNames: ['namespace', 'name', 'type'],
       registers,
     });
-    const self = this;
+    const src = (): MetricSources | undefined => this.sources;
     new Gauge({
       name: 'logpipeline_operator_queue_depth',
       help: 'Keys ready to reconcile.',
       registers,
       collect() {
-        this.set(self.sources?.queueDepth() ?? 0);
+        this.set(src()?.queueDepth() ?? 0);
       },
     });
     new Gauge({
@@ -67,7 +67,7 @@ export class OperatorMetrics {
       help: 'Keys scheduled for later (requeueAfter, backoff).',
       registers,
       collect() {
-        this.set(self.sources?.queueWaiting() ?? 0);
+        this.set(src()?.queueWaiting() ?? 0);
       },
     });
     new Gauge({
@@ -75,7 +75,7 @@ export class OperatorMetrics {
       help: '1 while this instance is the leader.',
       registers,
       collect() {
-        this.set(self.sources?.isLeader() ? 1 : 0);
+        this.set(src()?.isLeader() ? 1 : 0);
       },
     });
     new Gauge({
@@ -84,8 +84,7 @@ export class OperatorMetrics {
       labelNames: ['informer'],
       registers,
       collect() {
-        for (const [informer, n] of Object.entries(self.sources?.informerErrors() ?? {}))
-          this.set({ informer }, n);
+        for (const [informer, n] of Object.entries(src()?.informerErrors() ?? {})) this.set({ informer }, n);
       },
     });
   }

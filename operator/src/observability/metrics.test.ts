@@ -1,0 +1,89 @@
+import { startHttpServer } from './http';
+import { createLogger } from './log';
+import { OperatorMetrics } from './metrics';
+
+const cond = (type: string, status: 'True' | 'False' | 'Unknown') => ({
+  type,
+  status,
+  reason: 'R',
+  message: '',
+  lastTransitionTime: 'T',
+});
+
+describe('OperatorMetrics', () => {
+  it('exposes reconcile counters, queue gauges and one condition series per pipeline condition', async () => {
+    const m = new OperatorMetrics();
+    m.setSources({
+      queueDepth: () => 7,
+      queueWaiting: () => 3,
+      isLeader: () => true,
+      informerErrors: () => ({ deployments: 2 }),
+    });
+    m.observeReconcile('success', 0.01);
+    m.observeReconcile('error', 0.2);
+    m.setConditions('ns', 'fw', [
+      cond('Ready', 'True'),
+      cond('TableReady', 'Unknown'),
+      cond('Scaling', 'False'),
+    ]);
+    const text = await m.registry.metrics();
+    expect(text).toContain('logpipeline_operator_reconcile_total{result="success"} 1');
+    expect(text).toContain('logpipeline_operator_reconcile_errors_total 1');
+    expect(text).toContain('logpipeline_operator_reconcile_duration_seconds_count 2');
+    expect(text).toContain('logpipeline_operator_queue_depth 7');
+    expect(text).toContain('logpipeline_operator_queue_waiting 3');
+    expect(text).toContain('logpipeline_operator_leader 1');
+    expect(text).toContain('logpipeline_operator_informer_errors{informer="deployments"} 2');
+    expect(text).toContain('logpipeline_condition{namespace="ns",name="fw",type="Ready"} 1');
+    expect(text).toContain('logpipeline_condition{namespace="ns",name="fw",type="TableReady"} -1');
+    expect(text).toContain('logpipeline_condition{namespace="ns",name="fw",type="Scaling"} 0');
+    m.setConditions('ns', 'fw', [cond('Ready', 'False')]);
+    const fewer = await m.registry.metrics();
+    expect(fewer).toContain('logpipeline_condition{namespace="ns",name="fw",type="Ready"} 0');
+    expect(fewer).not.toContain('type="Scaling"');
+    m.forgetPipeline('ns', 'fw');
+    expect(await m.registry.metrics()).not.toContain('name="fw"');
+  });
+});
+
+describe('HTTP endpoint', () => {
+  it('serves /metrics, /healthz and /readyz', async () => {
+    const m = new OperatorMetrics();
+    let ready = false;
+    const server = await startHttpServer(0, {
+      registry: m.registry,
+      healthy: () => true,
+      ready: () => ready,
+    });
+    try {
+      const get = (p: string) => fetch(`http://127.0.0.1:${server.port}${p}`);
+      expect((await get('/healthz')).status).toBe(200);
+      expect((await get('/readyz')).status).toBe(503);
+      ready = true;
+      expect((await get('/readyz')).status).toBe(200);
+      const metrics = await get('/metrics');
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain('logpipeline_operator_reconcile_total');
+      expect((await get('/nope')).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('logger', () => {
+  it('writes one JSON object per line with child fields and level filtering', () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: 'info', base: { component: 'operator' }, write: (l) => lines.push(l) });
+    log.debug('hidden');
+    log.child({ namespace: 'ns' }).warn('reconcile failed', { err: new Error('boom') });
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toMatchObject({
+      level: 'warn',
+      msg: 'reconcile failed',
+      component: 'operator',
+      namespace: 'ns',
+      err: 'boom',
+    });
+  });
+});
