@@ -1,0 +1,61 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { stringify } from 'yaml';
+import { validPipeline } from '../api/validate-cases';
+import { planPipeline, runPlan } from './plan';
+
+function collect(): { stream: PassThrough; text: () => string } {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+}
+
+describe('planPipeline', () => {
+  it('prints the topic, DDL and Kubernetes objects of a valid pipeline', () => {
+    const plan = planPipeline(validPipeline());
+    expect(plan.valid).toBe(true);
+    expect(plan.topic).toMatchObject({ topic: 'firewall.logs', numPartitions: 12 });
+    expect(plan.clickhouse?.some((s) => s.startsWith('CREATE TABLE IF NOT EXISTS `logs`.`firewall`'))).toBe(true);
+    const kinds = (plan.kubernetes as Array<{ kind: string }>).map((o) => o.kind);
+    expect(kinds).toEqual(['ConfigMap', 'Deployment', 'PodDisruptionBudget']);
+  });
+
+  it('reports admission errors with the field and reason', () => {
+    const lp = validPipeline();
+    lp.spec.clickhouse.table = 'fw; DROP TABLE x';
+    const plan = planPipeline(lp);
+    expect(plan.valid).toBe(false);
+    expect(plan.errors.join('\n')).toMatch(/spec\.clickhouse\.table/);
+  });
+});
+
+describe('runPlan', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plan-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('exits 0 with JSON output for valid input and 1 for invalid input', async () => {
+    const good = path.join(dir, 'good.yaml');
+    fs.writeFileSync(good, stringify(validPipeline()));
+    const out = collect();
+    const err = collect();
+    expect(await runPlan(['-f', good, '-o', 'json'], out.stream, err.stream)).toBe(0);
+    expect(JSON.parse(out.text())[0]).toMatchObject({ pipeline: 'default/fw', valid: true });
+
+    const lp = validPipeline();
+    lp.spec.workers = { autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 2 } };
+    const bad = path.join(dir, 'bad.yaml');
+    fs.writeFileSync(bad, stringify(lp));
+    const out2 = collect();
+    expect(await runPlan(['-f', bad], out2.stream, err.stream)).toBe(1);
+    expect(out2.text()).toMatch(/invalid/);
+  });
+
+  it('exits 2 on usage errors', async () => {
+    const err = collect();
+    expect(await runPlan([], collect().stream, err.stream)).toBe(2);
+    expect(err.text()).toMatch(/-f <file>/);
+  });
+});

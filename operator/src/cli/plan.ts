@@ -1,0 +1,112 @@
+/**
+ * `logpipeline plan -f pipeline.yaml [--output json|yaml]`: validates LogPipelines offline with the
+ * admission rules and prints what the operator would create — the topic spec, the ClickHouse DDL
+ * and the ConfigMap/Deployment/PodDisruptionBudget — without a cluster. For GitOps CI: exit 1 on
+ * invalid input, 2 on usage errors.
+ */
+import fs from 'node:fs';
+import { parseAllDocuments, stringify } from 'yaml';
+import { resolveSpec } from '../api/defaults';
+import { KIND, type LogPipeline } from '../api/types';
+import { formatValidationError, validatePipeline } from '../api/validate';
+import { buildTableDDL, buildWorkerColumns, ddlStatements } from '../desired/clickhouse';
+import { renderWorkerConfig, buildConfigMap } from '../desired/configmap';
+import { buildDeployment } from '../desired/deployment';
+import { buildPodDisruptionBudget } from '../desired/pdb';
+import { buildDeadLetterTopicSpec, buildTopicSpec } from '../desired/topic';
+
+/** What `plan` prints for one pipeline. */
+export interface PipelinePlan {
+  pipeline: string;
+  valid: boolean;
+  errors: string[];
+  topic?: unknown;
+  deadLetterTopic?: unknown;
+  clickhouse?: string[];
+  kubernetes?: unknown[];
+}
+
+/** Builds the plan of one LogPipeline document (pure). */
+export function planPipeline(doc: unknown): PipelinePlan {
+  const lp = doc as LogPipeline;
+  const id = `${lp?.metadata?.namespace ?? 'default'}/${lp?.metadata?.name ?? '?'}`;
+  const errors = validatePipeline(doc).map(formatValidationError);
+  if (errors.length > 0) return { pipeline: id, valid: false, errors };
+  const withNs: LogPipeline = { ...lp, metadata: { ...lp.metadata, namespace: lp.metadata.namespace ?? 'default' } };
+  const spec = resolveSpec(withNs);
+  const ddl = buildTableDDL(spec);
+  const topic = buildTopicSpec(spec);
+  const problems = [ddl, topic].filter((r) => !r.ok).map((r) => (r.ok ? '' : `${r.reason}: ${r.message}`));
+  if (!ddl.ok || !topic.ok) return { pipeline: id, valid: false, errors: problems };
+  const dlq = buildDeadLetterTopicSpec(spec);
+  const config = renderWorkerConfig(spec, buildWorkerColumns(ddl.value.tables[0].schema));
+  return {
+    pipeline: id,
+    valid: true,
+    errors: [],
+    topic: topic.value,
+    deadLetterTopic: dlq?.ok ? dlq.value : undefined,
+    clickhouse: ddlStatements(ddl.value),
+    kubernetes: [buildConfigMap(spec, config), buildDeployment(spec, config), buildPodDisruptionBudget(spec)],
+  };
+}
+
+function parseArgs(argv: string[]): { files: string[]; output: 'text' | 'json' | 'yaml' } {
+  const files: string[] = [];
+  let output: 'text' | 'json' | 'yaml' = 'text';
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-f' || a === '--file') files.push(argv[++i] ?? '');
+    else if (a === '-o' || a === '--output') output = argv[++i] as typeof output;
+    else throw new Error(`unknown argument ${a}`);
+  }
+  if (files.length === 0 || files.some((f) => !f)) throw new Error('plan needs -f <file> (use - for stdin)');
+  if (!['text', 'json', 'yaml'].includes(output)) throw new Error('--output must be text, json or yaml');
+  return { files, output };
+}
+
+function renderText(p: PipelinePlan): string {
+  if (!p.valid) return `✗ ${p.pipeline} is invalid:\n${p.errors.map((e) => `  - ${e}`).join('\n')}\n`;
+  return [
+    `✓ ${p.pipeline}`,
+    '--- Kafka topic',
+    stringify(p.topic).trimEnd(),
+    ...(p.deadLetterTopic ? ['--- Dead-letter topic', stringify(p.deadLetterTopic).trimEnd()] : []),
+    '--- ClickHouse DDL',
+    ...(p.clickhouse ?? []).map((s) => `${s};`),
+    '--- Kubernetes objects',
+    (p.kubernetes ?? []).map((o) => stringify(o).trimEnd()).join('\n---\n'),
+    '',
+  ].join('\n');
+}
+
+/** Runs `plan`; resolves to the exit code (0 valid, 1 invalid input, 2 usage). */
+export async function runPlan(argv: string[], stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Promise<number> {
+  let args: ReturnType<typeof parseArgs>;
+  try {
+    args = parseArgs(argv);
+  } catch (err) {
+    stderr.write(`logpipeline plan: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const plans: PipelinePlan[] = [];
+  for (const file of args.files) {
+    const text = fs.readFileSync(file === '-' ? 0 : file, 'utf8');
+    for (const doc of parseAllDocuments(text)) {
+      if (doc.errors.length > 0) {
+        plans.push({ pipeline: file, valid: false, errors: doc.errors.map((e) => `YAML: ${e.message}`) });
+        continue;
+      }
+      const obj = doc.toJSON();
+      if (obj?.kind === KIND) plans.push(planPipeline(obj));
+    }
+  }
+  if (plans.length === 0) {
+    stderr.write(`logpipeline plan: no ${KIND} found in ${args.files.join(', ')}\n`);
+    return 1;
+  }
+  if (args.output === 'json') stdout.write(`${JSON.stringify(plans, null, 2)}\n`);
+  else if (args.output === 'yaml') stdout.write(stringify(plans));
+  else stdout.write(plans.map(renderText).join('\n'));
+  return plans.every((p) => p.valid) ? 0 : 1;
+}
