@@ -252,3 +252,50 @@ export async function pollUntil<T>(read: () => Promise<T>, check: (v: T) => bool
   }
   return v;
 }
+
+/** Where each produced line landed (`partition:offset:line`), for produceLines calls in order on a fresh topic. */
+export function expectedKeys(batches: Array<{ lines: Buffer[]; perMessage: number }>, partitions: number): string[] {
+  const next = new Array<number>(partitions).fill(0);
+  const keys: string[] = [];
+  for (const { lines, perMessage } of batches) {
+    // produceLines restarts its round-robin at partition 0 on every call.
+    let message = 0;
+    for (let i = 0; i < lines.length; i += perMessage) {
+      const partition = message % partitions;
+      const offset = next[partition]++;
+      for (const line of lines.slice(i, i + perMessage)) keys.push(`${partition}:${offset}:${line.toString('latin1')}`);
+      message++;
+    }
+  }
+  return keys;
+}
+
+/** Every stored row of the data table as a `partition:offset:raw` key (raw as latin1 bytes). */
+export async function storedKeys(ch: ClickHouseClient, p: Pipeline, table = p.table, cols = ['kafka_partition', 'kafka_offset']): Promise<string[]> {
+  const rs = await ch.query({
+    query: `SELECT ${cols[0]} AS p, ${cols[1]} AS o, hex(raw) AS h FROM ${p.database}.\`${table}\``,
+    format: 'JSONCompactEachRow',
+  });
+  const rows = await rs.json<[number, string, string]>();
+  return rows.map(([part, off, hex]) => `${part}:${off}:${Buffer.from(hex, 'hex').toString('latin1')}`);
+}
+
+/** Resident set size of a process in MiB (Linux /proc), or 0 when it is gone. */
+export function rssMiB(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Sends SIGTERM and waits for exit (SIGKILL after `graceMs`); resolves with the exit code. */
+export async function stopWorker(w: WorkerProcess, graceMs = 40_000): Promise<number | null> {
+  if (w.child.exitCode !== null || w.child.signalCode !== null) return w.child.exitCode;
+  w.child.kill('SIGTERM');
+  const timer = setTimeout(() => w.child.kill('SIGKILL'), graceMs);
+  const code = await w.exited;
+  clearTimeout(timer);
+  return code;
+}
