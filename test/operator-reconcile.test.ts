@@ -298,3 +298,48 @@ describe('LogPipeline reconcile', () => {
     expect(dep.metadata!.ownerReferences![0].uid).toBe(uid);
   });
 });
+
+describe('external parts (extension point)', () => {
+  it('records part outcomes in status and calls delete with the recorded identity on deletionPolicy Delete', async () => {
+    // A trivial registered part (not a stand-in for Kafka: it only records what the reconciler
+    // hands it), to check the contract between the reconciler and the parts the lead wires in.
+    const deleted: unknown[] = [];
+    manager.reconciler.registerPart({
+      name: 'Topic',
+      ensure: async (spec) => ({
+        status: 'True',
+        reason: 'TopicReady',
+        message: `topic ${spec.kafka.topic.name} ready`,
+        observed: { name: spec.kafka.topic.name, partitions: 6, clusterId: 'cluster-1' },
+      }),
+      delete: async (spec, recorded) => {
+        deleted.push({ topic: spec.kafka.topic.name, recorded: recorded?.topic });
+      },
+    });
+    await createPipeline({
+      ...pipeline(ns, 'parts'),
+      spec: { ...pipeline(ns, 'parts').spec, deletionPolicy: 'Delete' },
+    });
+    const lp = await waitFor('TopicReady from the part', async () => {
+      const p = await getPipeline(ns, 'parts');
+      return condition(p, 'TopicReady')?.status === 'True' ? p : undefined;
+    });
+    expect(condition(lp, 'TopicReady')).toMatchObject({
+      reason: 'TopicReady',
+      message: `topic ${ns}.parts ready`,
+    });
+    expect(lp.status?.topic).toEqual({ name: `${ns}.parts`, partitions: 6, clusterId: 'cluster-1' });
+    expect(condition(lp, 'TableReady')).toMatchObject({ status: 'Unknown', reason: 'NotConfigured' });
+
+    await deletePipeline(ns, 'parts');
+    await waitFor('pipeline gone', async () => (await getPipeline(ns, 'parts')) === undefined);
+    expect(deleted).toEqual([
+      { topic: `${ns}.parts`, recorded: { name: `${ns}.parts`, partitions: 6, clusterId: 'cluster-1' } },
+    ]);
+    const events = await apis().core.listNamespacedEvent({
+      namespace: ns,
+      fieldSelector: 'involvedObject.name=parts',
+    });
+    expect(events.items.map((e) => e.reason)).toContain('TopicDeleted');
+  });
+});

@@ -8,6 +8,7 @@
  */
 import type { ResolvedSpec } from '../api/defaults';
 import type { Condition, LogPipeline, LogPipelineStatus } from '../api/types';
+import type { PipelineEvent } from '../apply/kube';
 import type { Logger } from '../observability/log';
 import type { DeploymentView } from './views';
 
@@ -27,6 +28,8 @@ export interface PartOutcome {
   requeueAfterMs?: number;
   /** A transient failure: retry with the per-pipeline exponential backoff. */
   retry?: boolean;
+  /** Significant things this call did or refused (e.g. "partitions 6 -> 12"), recorded as Events. */
+  events?: PipelineEvent[];
 }
 
 /** What the reconciler gives a part besides the resolved spec. */
@@ -41,8 +44,15 @@ export interface PartContext {
 export interface ExternalPart {
   name: PartName;
   ensure(spec: ResolvedSpec, ctx: PartContext): Promise<PartOutcome>;
-  /** Deletes what `recorded` (the status written from earlier outcomes) identifies; throws to retry. */
-  delete(spec: ResolvedSpec, recorded: LogPipelineStatus | undefined, ctx: PartContext): Promise<void>;
+  /**
+   * Deletes what `recorded` (the status written from earlier outcomes) identifies; throws to
+   * retry. May return an Event to record (e.g. "cluster id mismatch: topic left in place").
+   */
+  delete(
+    spec: ResolvedSpec,
+    recorded: LogPipelineStatus | undefined,
+    ctx: PartContext,
+  ): Promise<PipelineEvent | void>;
 }
 
 /** What the autoscaler decided in one evaluation. */

@@ -8,7 +8,7 @@ import type { WorkerColumn } from '../../../consumer/src/config';
 import { resolveSpec, type ResolvedSpec } from '../api/defaults';
 import type { LogPipeline, LogPipelineStatus } from '../api/types';
 import { applyReplicasAsAutoscaler, patchFinalizers, readSecretKey } from '../apply/kube';
-import { isStatus, KubeApiError, type KubeClient } from '../apply/kube-rest';
+import { KubeApiError, type KubeClient } from '../apply/kube-rest';
 import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
 import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
 import { selectorString, workerName } from '../desired/labels';
@@ -29,12 +29,10 @@ import type {
   ScalingOutcome,
   ScalingPart,
 } from './external';
+import { FINALIZER, finalizePipeline } from './finalize';
 import { referencedSecrets } from './secrets';
 import { StatusWriter, type StatusObserver } from './status-writer';
 import type { DeploymentView, SecretView } from './views';
-
-/** Finalizer that guards the external resources (topic, tables) of a pipeline. */
-export const FINALIZER = 'logpipeline.io/external-resources';
 
 /** What the work loop does after a reconcile. */
 export interface ReconcileResult {
@@ -309,35 +307,17 @@ export class Reconciler {
   }
 
   private async finalize(lp: LogPipeline): Promise<ReconcileResult> {
-    const finalizers = lp.metadata.finalizers ?? [];
-    if (!finalizers.includes(FINALIZER)) return {};
-    const { namespace, name } = lp.metadata;
-    if ((lp.spec?.deletionPolicy ?? 'Retain') === 'Delete' && this.parts.size > 0) {
-      const ctx = this.partContext(lp);
-      const spec = resolveSpec(lp);
-      for (const part of this.parts.values()) await part.delete(spec, lp.status, ctx);
-      await this.status.event(lp, {
-        type: 'Normal',
-        reason: 'ExternalResourcesDeleted',
-        message: `deleted ${[...this.parts.keys()].join(' and ').toLowerCase()} (deletionPolicy Delete)`,
-      });
+    const deps = {
+      client: this.opts.client,
+      parts: this.parts,
+      status: this.status,
+      log: this.log,
+      partContext: (p: LogPipeline) => this.partContext(p),
+    };
+    if (await finalizePipeline(deps, lp)) {
+      this.childApplier.forget(lp.metadata.namespace, lp.metadata.name);
+      this.status.forget(lp.metadata.namespace, lp.metadata.name);
     }
-    try {
-      await patchFinalizers(
-        this.opts.client,
-        lp,
-        finalizers.filter((f) => f !== FINALIZER),
-      );
-    } catch (err) {
-      if (!isStatus(err, 404)) throw err;
-    }
-    this.log.info('finalizer released', {
-      namespace,
-      name,
-      deletionPolicy: lp.spec?.deletionPolicy ?? 'Retain',
-    });
-    this.childApplier.forget(namespace, name);
-    this.status.forget(namespace, name);
     return {};
   }
 }
