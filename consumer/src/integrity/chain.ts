@@ -90,7 +90,8 @@ export const LINK_COLUMNS = [
   'inserted_at',
 ] as const;
 
-function tsvText(text: string): string {
+/** TSV-escapes a text value (backslash, tab, newline, carriage return). */
+export function tsvText(text: string): string {
   return text.replace(/[\\\t\n\r]/g, (c) =>
     c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r',
   );

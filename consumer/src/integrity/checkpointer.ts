@@ -1,0 +1,152 @@
+/**
+ * Writes signed checkpoints of the chain heads every `checkpointIntervalMs`: canonical JSON of the
+ * owned partitions' heads, an Ed25519 signature, optionally an RFC 3161 token for its SHA-256, one
+ * row in `<table>_checkpoints`. A checkpoint whose heads did not move since the previous one is
+ * skipped. A TSA outage never blocks the pipeline: the checkpoint is stored without a token and the
+ * failure is counted (verify reports checkpoints without tokens when asked to check them).
+ */
+import { createHash, type KeyObject } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { quoteIdentifier } from '../sink/clickhouse-sink';
+import type { CanonicalColumn } from './canonical';
+import { msText, tsvText } from './chain';
+import type { ChainState } from './chain-state';
+import {
+  buildCheckpointPayload,
+  canonicalJson,
+  checkpointDigest,
+  keyFingerprint,
+  signCheckpoint,
+} from './checkpoint';
+import { qualified, type IntegrityTarget } from './link-store';
+import { requestTimeStamp } from './tsa-request';
+
+/** Column order of `<table>_checkpoints` inserts. */
+export const CHECKPOINT_COLUMNS = ['created_at', 'heads', 'signature', 'public_key', 'tsa_token'] as const;
+
+/** Settings of the checkpoint writer. */
+export interface CheckpointerOptions {
+  client: ClickHouseClient;
+  target: IntegrityTarget;
+  state: ChainState;
+  key: KeyObject;
+  columns: readonly CanonicalColumn[];
+  timeColumn: string;
+  intervalMs: number;
+  tsaUrl?: string;
+  tsaTimeoutMs?: number;
+  now?: () => number;
+  /** Called with a one-line message on TSA or insert failures (never with secrets). */
+  warn?: (message: string) => void;
+}
+
+/** What one checkpoint attempt did. */
+export interface CheckpointResult {
+  createdAtMs: number;
+  heads: number;
+  timestamped: boolean;
+  text: string;
+}
+
+/** Counters for metrics. */
+export interface CheckpointerStats {
+  written: number;
+  skippedUnchanged: number;
+  tsaFailures: number;
+  insertFailures: number;
+}
+
+/** Periodic signer of chain heads. */
+export class Checkpointer {
+  readonly stats: CheckpointerStats = { written: 0, skippedUnchanged: 0, tsaFailures: 0, insertFailures: 0 };
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+  private lastHeads = '';
+
+  /** Creates the writer (no I/O until start() or checkpointNow()). */
+  constructor(private readonly opts: CheckpointerOptions) {}
+
+  /** Starts the interval timer (unref'd: it never keeps the process alive). */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.checkpointNow().catch(() => undefined), this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and writes a last checkpoint (call on shutdown and before revoking partitions). */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.checkpointNow().catch(() => undefined);
+  }
+
+  /** Signs and stores the current heads now (serialised with the timer); null when nothing moved. */
+  checkpointNow(): Promise<CheckpointResult | null> {
+    const next = this.running.then(() => this.write());
+    this.running = next.catch(() => undefined);
+    return next;
+  }
+
+  private async write(): Promise<CheckpointResult | null> {
+    const o = this.opts;
+    const heads = o.state.heads();
+    const headsKey = JSON.stringify(heads);
+    if (heads.length === 0 || headsKey === this.lastHeads) {
+      this.stats.skippedUnchanged++;
+      return null;
+    }
+    const createdAtMs = (o.now ?? Date.now)();
+    const payload = buildCheckpointPayload({
+      ...o.target,
+      createdAtMs,
+      key: o.key,
+      columns: o.columns,
+      timeColumn: o.timeColumn,
+      heads,
+    });
+    const text = canonicalJson(payload);
+    const signature = signCheckpoint(text, o.key);
+    const token = await this.timestamp(text);
+    const row = [
+      msText(createdAtMs),
+      text,
+      signature,
+      keyFingerprint(o.key),
+      token?.toString('base64') ?? '',
+    ];
+    try {
+      await o.client.insert({
+        table: qualified(o.target, 'checkpointTable'),
+        columns: CHECKPOINT_COLUMNS.map((c) => quoteIdentifier(c)) as [string, ...string[]],
+        values: Readable.from([Buffer.from(row.map(tsvText).join('\t') + '\n', 'utf8')], {
+          objectMode: false,
+        }),
+        format: 'TabSeparated',
+        clickhouse_settings: {
+          insert_deduplication_token: `checkpoint/${createHash('sha256').update(text).digest('hex')}`,
+          insert_deduplicate: 1,
+        },
+      });
+    } catch (err) {
+      this.stats.insertFailures++;
+      o.warn?.(`checkpoint insert failed: ${(err as Error).message}`);
+      throw err;
+    }
+    this.lastHeads = headsKey;
+    this.stats.written++;
+    return { createdAtMs, heads: heads.length, timestamped: token !== undefined, text };
+  }
+
+  private async timestamp(text: string): Promise<Buffer | undefined> {
+    const o = this.opts;
+    if (!o.tsaUrl) return undefined;
+    try {
+      return (await requestTimeStamp(o.tsaUrl, checkpointDigest(text), o.tsaTimeoutMs)).token;
+    } catch (err) {
+      this.stats.tsaFailures++;
+      o.warn?.(`timestamp request failed, checkpoint stored without a token: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * The row pass of `verify`: merges the canonical row stream (ordered by partition, offset, line)
+ * with the link stream (ordered by partition, first_offset), recomputes each batch's digest and row
+ * count, and classifies every mismatch by batch range. Rows are processed synchronously block by
+ * block; links are pulled asynchronously only as far as the current block needs, so memory stays
+ * bounded by one block of rows plus the links it spans.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import type { LinkRecord } from '../../../consumer/src/integrity/chain';
+import type { LineBlock } from './line-stream';
+import type { FindingSink } from './verify-report';
+
+/** Pulls links in order, skipping exact duplicates (a link row stored twice). */
+export class LinkQueue {
+  private readonly buf: LinkRecord[] = [];
+  private head = 0;
+  private done = false;
+  private last: LinkRecord | undefined;
+
+  /** Wraps an ordered link iterator. */
+  constructor(private readonly source: AsyncIterator<LinkRecord>) {}
+
+  private async pull(): Promise<boolean> {
+    for (;;) {
+      const r = await this.source.next();
+      if (r.done) {
+        this.done = true;
+        return false;
+      }
+      const l = r.value;
+      const p = this.last;
+      if (
+        p &&
+        p.partition === l.partition &&
+        p.firstOffset === l.firstOffset &&
+        p.lastOffset === l.lastOffset &&
+        p.link === l.link
+      )
+        continue;
+      this.last = l;
+      if (this.head > 1024 && this.head * 2 > this.buf.length) {
+        this.buf.splice(0, this.head);
+        this.head = 0;
+      }
+      this.buf.push(l);
+      return true;
+    }
+  }
+
+  /** Buffers links until one starts after (partition, offset) or the stream ends. */
+  async fillThrough(partition: number, offset: number): Promise<void> {
+    while (!this.done) {
+      const l = this.buf[this.buf.length - 1];
+      if (
+        this.head < this.buf.length &&
+        (l.partition > partition || (l.partition === partition && l.firstOffset > offset))
+      )
+        return;
+      await this.pull();
+    }
+  }
+
+  /** The next buffered link, or undefined (sync: call fillThrough/fillOne first). */
+  shift(): LinkRecord | undefined {
+    return this.head < this.buf.length ? this.buf[this.head++] : undefined;
+  }
+
+  /** Buffers at least one more link unless the stream ended; false when none is left. */
+  async fillOne(): Promise<boolean> {
+    return this.head < this.buf.length || (await this.pull());
+  }
+}
+
+const EMPTY_DIGEST = createHash('sha256').digest('hex');
+
+/** Row-pass counters. */
+export interface RowPassStats {
+  rows: number;
+  bytes: number;
+  batchesVerified: number;
+}
+
+/** Verifies rows against links; feed() blocks in order, then finish(). */
+export class RowChecker {
+  readonly stats: RowPassStats = { rows: 0, bytes: 0, batchesVerified: 0 };
+  private cur: LinkRecord | undefined;
+  private hash: Hash | undefined;
+  private count = 0;
+  private extra: { partition: number; first: number; last: number; rows: number } | undefined;
+
+  /** `horizonMs`: rows older than this may have been removed by TTL (undefined: no retention known). */
+  constructor(
+    private readonly links: LinkQueue,
+    private readonly sink: FindingSink,
+    private readonly horizonMs: number | undefined,
+  ) {}
+
+  /** Verifies one block of whole lines `partition\toffset\tcanonical-row\n`. */
+  async feed(block: LineBlock): Promise<void> {
+    const { buf, start, end } = block;
+    const lastStart = buf.lastIndexOf(10, end - 2) + 1;
+    const lastKey = parseKey(buf, Math.max(lastStart, start), end);
+    await this.links.fillThrough(lastKey.partition, lastKey.offset);
+    let p = start;
+    while (p < end) {
+      const nl = buf.indexOf(10, p);
+      const key = parseKey(buf, p, nl + 1);
+      this.row(key.partition, key.offset, buf, key.rowStart, nl + 1);
+      p = nl + 1;
+    }
+    this.stats.bytes += end - start;
+  }
+
+  private row(partition: number, offset: number, buf: Buffer, s: number, e: number): void {
+    this.stats.rows++;
+    let cur = this.cur ?? this.next();
+    while (cur && (cur.partition < partition || (cur.partition === partition && cur.lastOffset < offset))) {
+      this.finalize(cur);
+      cur = this.next();
+    }
+    if (cur && cur.partition === partition && cur.firstOffset <= offset && offset <= cur.lastOffset) {
+      this.flushExtra();
+      if (!this.hash) this.hash = createHash('sha256');
+      this.hash.update(buf.subarray(s, e));
+      this.count++;
+      return;
+    }
+    const x = this.extra;
+    if (x && x.partition === partition) {
+      x.last = offset;
+      x.rows++;
+    } else {
+      this.flushExtra();
+      this.extra = { partition, first: offset, last: offset, rows: 1 };
+    }
+  }
+
+  private next(): LinkRecord | undefined {
+    this.cur = this.links.shift();
+    this.hash = undefined;
+    this.count = 0;
+    return this.cur;
+  }
+
+  private flushExtra(): void {
+    const x = this.extra;
+    if (!x) return;
+    this.extra = undefined;
+    this.sink.finding({
+      kind: 'uncovered-rows',
+      partition: x.partition,
+      firstOffset: x.first,
+      lastOffset: x.last,
+      foundRows: x.rows,
+      detail:
+        'rows whose offsets no integrity link covers (inserted outside the pipeline, or their link was removed)',
+    });
+  }
+
+  /** Finalises the open batch and every remaining link (those have no rows in the window). */
+  async finish(): Promise<void> {
+    this.flushExtra();
+    if (this.cur) this.finalize(this.cur);
+    for (;;) {
+      if (!(await this.links.fillOne())) break;
+      const l = this.next();
+      if (l) this.finalize(l);
+    }
+    this.cur = undefined;
+  }
+
+  private finalize(l: LinkRecord): void {
+    const found = this.count;
+    const digest = this.hash ? this.hash.digest('hex') : EMPTY_DIGEST;
+    this.hash = undefined;
+    this.count = 0;
+    this.cur = undefined;
+    if (found === l.rowCount && digest === l.batchDigest) {
+      this.stats.batchesVerified++;
+      return;
+    }
+    const base = {
+      partition: l.partition,
+      firstOffset: l.firstOffset,
+      lastOffset: l.lastOffset,
+      expectedRows: l.rowCount,
+      foundRows: found,
+    };
+    const h = this.horizonMs;
+    if (h !== undefined && l.minTsMs < h && found < l.rowCount) {
+      const whole = l.maxTsMs < h;
+      this.sink.notice({
+        ...base,
+        kind: 'expired',
+        detail: whole
+          ? 'batch is past the retention horizon; its rows were removed by TTL'
+          : 'batch straddles the retention horizon; rows older than it were removed by TTL (digest not checkable)',
+      });
+    } else if (found === 0) {
+      this.sink.finding({ ...base, kind: 'deleted', detail: 'all rows of the batch are missing' });
+    } else if (found < l.rowCount) {
+      this.sink.finding({ ...base, kind: 'deleted', detail: 'rows of the batch are missing' });
+    } else if (found > l.rowCount) {
+      this.sink.finding({
+        ...base,
+        kind: 'extra-rows',
+        detail: 'the batch holds more rows than its link counts',
+      });
+    } else {
+      this.sink.finding({
+        ...base,
+        kind: 'modified',
+        detail: 'row count matches but the batch digest differs: rows were altered',
+      });
+    }
+  }
+}
+
+/** Parses `partition\toffset\t` at [s, e); throws with the line text when it is not a row (e.g. a server error). */
+function parseKey(
+  buf: Buffer,
+  s: number,
+  e: number,
+): { partition: number; offset: number; rowStart: number } {
+  let i = s;
+  let partition = 0;
+  while (i < e && buf[i] >= 48 && buf[i] <= 57) partition = partition * 10 + (buf[i++] - 48);
+  const mid = i;
+  if (i === s || buf[i++] !== 9) throw streamError(buf, s, e);
+  let offset = 0;
+  while (i < e && buf[i] >= 48 && buf[i] <= 57) offset = offset * 10 + (buf[i++] - 48);
+  if (i === mid + 1 || buf[i++] !== 9) throw streamError(buf, s, e);
+  return { partition, offset, rowStart: i };
+}
+
+function streamError(buf: Buffer, s: number, e: number): Error {
+  return new Error(
+    `unexpected line in the row stream (server error?): ${buf.toString('utf8', s, Math.min(e, s + 500)).trim()}`,
+  );
+}

@@ -1,0 +1,236 @@
+/**
+ * `logpipeline verify`, the engine: re-derives every batch digest of a time window from the rows
+ * ClickHouse holds and checks the hash chain and the signed checkpoints (docs/compliance.md,
+ * "Verification"). Three streamed passes — checkpoints, links (+ signed heads), rows — each with
+ * bounded memory on both sides (the server sorts with external sorting; this process keeps one
+ * block of rows and the links it spans).
+ */
+import type { KeyObject, X509Certificate } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { CanonicalColumn } from '../../../consumer/src/integrity/canonical';
+import type { LinkRecord } from '../../../consumer/src/integrity/chain';
+import { linkFromRow, type LinkRow } from '../../../consumer/src/integrity/link-store';
+import { buildCanonicalRowsQuery, type TimeWindow } from './canonical-sql';
+import { lineBlocks, textLines } from './line-stream';
+import { checkCheckpoints, type CheckpointRow } from './verify-checkpoints';
+import { checkLinks, type SignedHead } from './verify-links';
+import * as Q from './verify-queries';
+import { FindingSink, type VerifyReport } from './verify-report';
+import { LinkQueue, RowChecker } from './verify-rows';
+import { describeTable, type TableDescription } from './verify-table';
+
+/** What to verify and against which trust anchors. */
+export interface VerifyOptions {
+  database: string;
+  table: string;
+  /** Defaults `<table>_integrity` / `<table>_checkpoints`. */
+  integrityTable?: string;
+  checkpointTable?: string;
+  pipeline?: string;
+  /** Requested window on the time column (epoch ms); both undefined = everything. */
+  window: TimeWindow;
+  publicKey?: KeyObject;
+  tsaCAs?: X509Certificate[];
+  requireTimestamps?: boolean;
+  /** Overrides the retention read from the table's TTL. */
+  retentionMs?: number;
+  /** Overrides the canonical column list (otherwise: the signed checkpoint's, else the table's). */
+  columns?: string[];
+  timeColumn?: string;
+  nowMs?: number;
+  /** Checkpoints created up to this long after the window's last link are checked too. Default 1 h. */
+  checkpointSlackMs?: number;
+}
+
+async function stream(client: ClickHouseClient, query: string): Promise<Readable> {
+  return (await client.exec({ query })).stream as Readable;
+}
+
+/** Parses a TabSeparated line of LINK_SELECT. */
+export function parseLinkLine(line: string): LinkRecord {
+  const f = line.split('\t');
+  if (f.length !== 12) throw new Error(`unexpected line in the link stream: ${line.slice(0, 300)}`);
+  const names = [
+    'pipeline',
+    'table_name',
+    'partition',
+    'first_offset',
+    'last_offset',
+    'row_count',
+    'min_ts_ms',
+    'max_ts_ms',
+    'batch_digest',
+    'prev_link',
+    'link',
+    'inserted_at_ms',
+  ];
+  return linkFromRow(Object.fromEntries(names.map((n, i) => [n, f[i]])) as unknown as LinkRow);
+}
+
+async function* links(client: ClickHouseClient, query: string): AsyncGenerator<LinkRecord> {
+  for await (const line of textLines(await stream(client, query))) yield parseLinkLine(line);
+}
+
+async function* heads(client: ClickHouseClient, query: string): AsyncGenerator<SignedHead> {
+  for await (const line of textLines(await stream(client, query))) {
+    const [p, o, link, at] = line.split('\t');
+    yield { partition: Number(p), lastOffset: Number(o), link, createdAtMs: Number(at) };
+  }
+}
+
+async function* checkpoints(client: ClickHouseClient, query: string): AsyncGenerator<CheckpointRow> {
+  for await (const line of textLines(await stream(client, query))) yield JSON.parse(line) as CheckpointRow;
+}
+
+async function firstLine(client: ClickHouseClient, query: string): Promise<string[]> {
+  for await (const line of textLines(await stream(client, query))) return line.split('\t');
+  return [];
+}
+
+interface Hull {
+  window: TimeWindow;
+  links: number;
+  pipelines: number;
+  insertedFromMs?: number;
+  insertedToMs?: number;
+}
+
+/** Widens the window until every batch intersecting it lies wholly inside (batches are checked whole). */
+async function expandWindow(
+  client: ClickHouseClient,
+  t: Q.IntegrityTables,
+  requested: TimeWindow,
+): Promise<Hull> {
+  let w = requested;
+  for (let i = 0; i < 16; i++) {
+    const [lo, hi, count, pipelines, insLo, insHi] = (await firstLine(client, Q.buildHullQuery(t, w))).map(
+      Number,
+    );
+    if (!count) return { window: w, links: 0, pipelines: 0 };
+    const next = {
+      fromMs: w.fromMs === undefined ? undefined : Math.min(w.fromMs, lo),
+      toMs: w.toMs === undefined ? undefined : Math.max(w.toMs, hi),
+    };
+    if (next.fromMs === w.fromMs && next.toMs === w.toMs)
+      return { window: w, links: count, pipelines, insertedFromMs: insLo, insertedToMs: insHi };
+    w = next;
+  }
+  throw new Error('time window did not converge while widening it to whole batches');
+}
+
+function canonicalColumns(
+  desc: TableDescription,
+  override: string[] | undefined,
+  signed: CanonicalColumn[] | undefined,
+): CanonicalColumn[] {
+  if (!override) return signed ?? desc.columns;
+  return override.map((name) => {
+    const c = desc.columns.find((x) => x.name === name);
+    if (!c) throw new Error(`--columns names ${name}, which the table does not have`);
+    return c;
+  });
+}
+
+/** Verifies one table over a window; never throws for findings (they are in the report), only for I/O or usage errors. */
+export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions): Promise<VerifyReport> {
+  const started = Date.now();
+  const t: Q.IntegrityTables = {
+    database: opts.database,
+    table: opts.table,
+    integrityTable: opts.integrityTable ?? `${opts.table}_integrity`,
+    checkpointTable: opts.checkpointTable ?? `${opts.table}_checkpoints`,
+    pipeline: opts.pipeline,
+  };
+  const sink = new FindingSink();
+  const desc = await describeTable(client, opts.database, opts.table);
+  const retentionMs = opts.retentionMs ?? desc.retentionMs;
+  const horizonMs = retentionMs === undefined ? undefined : (opts.nowMs ?? Date.now()) - retentionMs;
+  const hull = await expandWindow(client, t, opts.window);
+  if (hull.pipelines > 1 && opts.pipeline === undefined)
+    throw new Error(`${hull.pipelines} pipelines write ${opts.table}: choose one with --pipeline`);
+  const all = opts.window.fromMs === undefined && opts.window.toMs === undefined;
+  const slack = opts.checkpointSlackMs ?? 3_600_000;
+  const created: TimeWindow =
+    all || hull.links === 0
+      ? opts.window
+      : { fromMs: hull.insertedFromMs, toMs: (hull.insertedToMs ?? 0) + slack };
+  const cp = await checkCheckpoints(
+    checkpoints(client, Q.buildCheckpointsQuery(t, created)),
+    { ...opts, database: t.database, table: t.table },
+    sink,
+  );
+  const columns = canonicalColumns(desc, opts.columns, cp.columns);
+  const timeColumn = opts.timeColumn ?? cp.timeColumn ?? 'ts';
+  const linkStats = await checkLinks(
+    {
+      links: links(client, Q.buildLinksQuery(t, hull.window)),
+      heads: heads(client, Q.buildHeadsQuery(t, created)),
+      predecessor: async (p, first) =>
+        (await collect(links(client, Q.buildPredecessorQuery(t, p, first))))[0],
+      between: (p, after, before) => collect(links(client, Q.buildBetweenQuery(t, p, after, before))),
+      lookup: async (hs) => {
+        const found = new Map<string, string[]>();
+        for await (const line of textLines(await stream(client, Q.buildHeadLookupQuery(t, hs)))) {
+          const [p, o, link] = line.split('\t');
+          found.set(`${p}:${o}`, [...(found.get(`${p}:${o}`) ?? []), link]);
+        }
+        return found;
+      },
+    },
+    sink,
+    horizonMs,
+  );
+  const rowsStarted = Date.now();
+  let peakRss = process.memoryUsage.rss();
+  const checker = new RowChecker(
+    new LinkQueue(links(client, Q.buildLinksQuery(t, hull.window))),
+    sink,
+    horizonMs,
+  );
+  const rowsQuery = buildCanonicalRowsQuery({
+    database: t.database,
+    table: t.table,
+    columns,
+    timeColumn,
+    window: hull.window,
+    hasLine: desc.hasLine,
+  });
+  for await (const block of lineBlocks(await stream(client, rowsQuery))) {
+    await checker.feed(block);
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+  }
+  await checker.finish();
+  const rowSeconds = Math.max(1, Date.now() - rowsStarted) / 1000;
+  return {
+    database: t.database,
+    table: t.table,
+    window: { ...hull.window, requestedFromMs: opts.window.fromMs, requestedToMs: opts.window.toMs },
+    retentionMs,
+    horizonMs,
+    columns: columns.map((c) => c.name),
+    findings: sink.findings,
+    notices: sink.notices,
+    findingsDropped: sink.dropped,
+    stats: {
+      rowsRead: checker.stats.rows,
+      bytesRead: checker.stats.bytes,
+      links: linkStats.links,
+      batchesVerified: checker.stats.batchesVerified,
+      checkpoints: cp.checkpoints,
+      checkpointsVerified: cp.verified,
+      timestampsVerified: cp.timestamps,
+      elapsedMs: Date.now() - started,
+      rowsPerSecond: checker.stats.rows / rowSeconds,
+      megabytesPerSecond: checker.stats.bytes / 1e6 / rowSeconds,
+      peakRssMB: Math.round(peakRss / 1048576),
+    },
+    ok: sink.total === 0,
+  };
+}
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
