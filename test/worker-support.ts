@@ -121,6 +121,8 @@ export function workerConfig(bed: TestBed, p: Pipeline, overrides: Partial<Worke
     deadLetter: { enabled: true, topic: p.dlqTopic, table: p.dlqTable },
     integrity: { enabled: false, table: `${p.table}_integrity`, checkpointTable: `${p.table}_checkpoints`, checkpointIntervalMs: 300_000 },
     httpPort: 0,
+    // A killed worker stays a group member until its session times out; keep that short in tests.
+    tuning: { sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500, rebalanceTimeoutMs: 15_000 },
     ...overrides,
   };
 }
