@@ -170,6 +170,10 @@ export class RowChecker {
   }
 
   private finalize(l: LinkRecord): void {
+    const x = this.extra;
+    // Report in offset order: uncovered rows seen before this batch's range come first.
+    if (x && (x.partition < l.partition || (x.partition === l.partition && x.last < l.firstOffset)))
+      this.flushExtra();
     const found = this.count;
     const digest = this.hash ? this.hash.digest('hex') : EMPTY_DIGEST;
     this.hash = undefined;
