@@ -78,51 +78,12 @@ export class Manager {
     this.log = opts.log ?? silentLogger;
     this.client = createKubeClient(opts.kubeConfig);
     this.queue = new WorkQueue(opts.queue);
-    const enqueue = (key: string | undefined) => key && this.queue.add(key);
-    const childHandlers = {
-      add: (o: ChildView) => enqueue(ownerKey(o.metadata)),
-      update: (_: ChildView, o: ChildView) => enqueue(ownerKey(o.metadata)),
-      delete: (o: ChildView) => enqueue(ownerKey(o.metadata)),
-    };
-    const common = { client: this.client, namespaces: opts.namespaces, onError: this.informerError };
-    const owned = { ...common, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, handlers: childHandlers };
-    this.pipelines = new InformerSet<LogPipeline>({
-      ...common,
-      name: 'logpipelines',
-      kind: 'LogPipeline',
-      transform: toPipelineView,
-      handlers: this.pipelineHandlers(),
-    });
-    this.deployments = new InformerSet<DeploymentView>({
-      ...owned,
-      name: 'deployments',
-      kind: 'Deployment',
-      transform: toDeploymentView,
-    });
-    this.configMaps = new InformerSet<ChildView>({
-      ...owned,
-      name: 'configmaps',
-      kind: 'ConfigMap',
-      transform: toConfigMapView,
-    });
-    this.pdbs = new InformerSet<ChildView>({
-      ...owned,
-      name: 'poddisruptionbudgets',
-      kind: 'PodDisruptionBudget',
-      transform: toPdbView,
-    });
-    const onSecret = (s: CachedObject) => {
-      for (const key of this.secretIndex.pipelinesFor(s.metadata.namespace ?? '', s.metadata.name))
-        this.queue.add(key);
-    };
-    this.secrets = new InformerSet<SecretView>({
-      ...common,
-      name: 'secrets',
-      kind: 'Secret',
-      metadataOnly: true,
-      transform: toSecretView,
-      handlers: { add: onSecret, delete: onSecret },
-    });
+    const informers = this.buildInformers();
+    this.pipelines = informers.pipelines;
+    this.deployments = informers.deployments;
+    this.configMaps = informers.configMaps;
+    this.pdbs = informers.pdbs;
+    this.secrets = informers.secrets;
     const metrics = opts.metrics;
     this.reconciler = new Reconciler({
       client: this.client,
@@ -145,6 +106,56 @@ export class Manager {
       informerErrors: () =>
         Object.fromEntries(this.informerSets().map((s) => [s.opts.name, s.stats().errors])),
     });
+  }
+
+  /** Informers of pipelines, owned children (label-selected) and Secret metadata; handlers only enqueue. */
+  private buildInformers() {
+    const enqueue = (key: string | undefined) => key && this.queue.add(key);
+    const childHandlers = {
+      add: (o: ChildView) => enqueue(ownerKey(o.metadata)),
+      update: (_: ChildView, o: ChildView) => enqueue(ownerKey(o.metadata)),
+      delete: (o: ChildView) => enqueue(ownerKey(o.metadata)),
+    };
+    const common = { client: this.client, namespaces: this.opts.namespaces, onError: this.informerError };
+    const owned = { ...common, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, handlers: childHandlers };
+    const pipelines = new InformerSet<LogPipeline>({
+      ...common,
+      name: 'logpipelines',
+      kind: 'LogPipeline',
+      transform: toPipelineView,
+      handlers: this.pipelineHandlers(),
+    });
+    const deployments = new InformerSet<DeploymentView>({
+      ...owned,
+      name: 'deployments',
+      kind: 'Deployment',
+      transform: toDeploymentView,
+    });
+    const configMaps = new InformerSet<ChildView>({
+      ...owned,
+      name: 'configmaps',
+      kind: 'ConfigMap',
+      transform: toConfigMapView,
+    });
+    const pdbs = new InformerSet<ChildView>({
+      ...owned,
+      name: 'poddisruptionbudgets',
+      kind: 'PodDisruptionBudget',
+      transform: toPdbView,
+    });
+    const onSecret = (s: CachedObject) => {
+      for (const key of this.secretIndex.pipelinesFor(s.metadata.namespace ?? '', s.metadata.name))
+        this.queue.add(key);
+    };
+    const secrets = new InformerSet<SecretView>({
+      ...common,
+      name: 'secrets',
+      kind: 'Secret',
+      metadataOnly: true,
+      transform: toSecretView,
+      handlers: { add: onSecret, delete: onSecret },
+    });
+    return { pipelines, deployments, configMaps, pdbs, secrets };
   }
 
   private informerError = (err: Error, attempt: number, retryInMs: number) => {

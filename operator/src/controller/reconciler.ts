@@ -6,20 +6,15 @@
  */
 import type { WorkerColumn } from '../../../consumer/src/config';
 import { resolveSpec, type ResolvedSpec } from '../api/defaults';
-import type { LogPipeline, LogPipelineStatus } from '../api/types';
+import type { LogPipeline } from '../api/types';
 import { applyReplicasAsAutoscaler, patchFinalizers, readSecretKey } from '../apply/kube';
 import { KubeApiError, type KubeClient } from '../apply/kube-rest';
 import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
 import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
-import { selectorString, workerName } from '../desired/labels';
+import { workerName } from '../desired/labels';
 import { silentLogger, type Logger } from '../observability/log';
-import {
-  NOT_CONFIGURED,
-  readyCondition,
-  scalingCondition,
-  workersCondition,
-  type ConditionInput,
-} from '../status/conditions';
+import { NOT_CONFIGURED, readyCondition, workersCondition, type ConditionInput } from '../status/conditions';
+import { computeStatus } from '../status/compute';
 import { ChildApplier, clampReplicas, type ChildCaches, type Lookup } from './children';
 import type {
   ExternalPart,
@@ -158,18 +153,39 @@ export class Reconciler {
     const missing = referencedSecrets(spec).filter((r) => !this.opts.secrets.get(spec.namespace, r.name));
     if (missing.length > 0) return this.reportMissingSecrets(lp, spec, missing);
 
-    let deployment: DeploymentView;
+    let deployment = await this.applyChildren(lp, spec, config);
+    if (!deployment) return {};
+    const ctx = this.partContext(lp);
+    const topic = await this.runPart('Topic', spec, ctx);
+    const table = await this.runPart('Table', spec, ctx);
+    const scaling = await this.runAutoscaler(spec, deployment, ctx);
+    deployment = scaling.deployment;
+    const { conditions, extra } = computeStatus(spec, deployment, topic, table, scaling.outcome);
+    await this.status.write(lp, conditions, extra);
+    if (topic.retry || table.retry) return { requeue: true };
+    const delays = [
+      this.opts.resyncMs ?? 600_000,
+      topic.requeueAfterMs,
+      table.requeueAfterMs,
+      scaling.outcome?.requeueAfterMs,
+    ];
+    return { requeueAfterMs: Math.min(...delays.filter((d): d is number => typeof d === 'number' && d > 0)) };
+  }
+
+  /** Applies the children; undefined when the apiserver refused them (reported as a condition). */
+  private async applyChildren(
+    lp: LogPipeline,
+    spec: ResolvedSpec,
+    config: RenderedConfig,
+  ): Promise<DeploymentView | undefined> {
     try {
       const children = await this.childApplier.apply(spec, config);
-      deployment = children.deployment;
       for (const child of children.repaired) {
         this.log.info('child repaired', { namespace: spec.namespace, name: spec.name, child });
-        await this.status.event(lp, {
-          type: 'Warning',
-          reason: 'ChildRepaired',
-          message: `${child} was changed or deleted outside the operator; restored`,
-        });
+        const message = `${child} was changed or deleted outside the operator; restored`;
+        await this.status.event(lp, { type: 'Warning', reason: 'ChildRepaired', message });
       }
+      return children.deployment;
     } catch (err) {
       // 400/422: the apiserver refuses what the spec asks for (e.g. a bad resource quantity).
       if (!(err instanceof KubeApiError) || (err.status !== 400 && err.status !== 422)) throw err;
@@ -180,50 +196,8 @@ export class Reconciler {
         message: err.message,
       };
       await this.status.write(lp, [readyCondition([failed]), failed], {});
-      return {};
+      return undefined;
     }
-    const ctx = this.partContext(lp);
-    const topic = await this.runPart('Topic', spec, ctx);
-    const table = await this.runPart('Table', spec, ctx);
-    const scaling = await this.runAutoscaler(spec, deployment, ctx);
-    if (scaling.outcome?.replicas !== undefined) deployment = scaling.deployment;
-    const desired = spec.workers.autoscaling.enabled ? deployment.replicas : spec.workers.replicas;
-    const workers = workersCondition(deployment, desired, workerName(spec.name));
-    const scalingCond: ConditionInput = scaling.outcome
-      ? {
-          type: 'Scaling',
-          status: scaling.outcome.status,
-          reason: scaling.outcome.reason,
-          message: scaling.outcome.message,
-        }
-      : scalingCondition(deployment, spec.workers.autoscaling.enabled, desired);
-    const conditions = [
-      readyCondition([topic.condition, table.condition, workers]),
-      topic.condition,
-      table.condition,
-      workers,
-      scalingCond,
-    ];
-    const extra: LogPipelineStatus = {
-      workers: {
-        desired,
-        current: deployment.status.replicas ?? 0,
-        ready: deployment.status.readyReplicas ?? 0,
-        selector: selectorString(spec.name),
-      },
-      ...(topic.observed ? { topic: topic.observed } : {}),
-      ...(table.observed ? { table: table.observed } : {}),
-      ...(scaling.outcome?.lag ? { lag: scaling.outcome.lag } : {}),
-    };
-    await this.status.write(lp, conditions, extra);
-    if (topic.retry || table.retry) return { requeue: true };
-    const delays = [
-      this.opts.resyncMs ?? 600_000,
-      topic.requeueAfterMs,
-      table.requeueAfterMs,
-      scaling.outcome?.requeueAfterMs,
-    ];
-    return { requeueAfterMs: Math.min(...delays.filter((d): d is number => typeof d === 'number' && d > 0)) };
   }
 
   private async runPart(name: PartName, spec: ResolvedSpec, ctx: PartContext) {
