@@ -1,0 +1,78 @@
+import { LineParser } from './parser';
+import { generateSampleLines } from './samples';
+import { parseLine } from './test-support';
+import { FORMAT_NAMES } from './record';
+
+describe('auto detection', () => {
+  it.each([
+    ['CEF:0|V|P|1|1|n|3|src=10.0.0.1', 'cef'],
+    ['{"src_ip":"10.0.0.1"}', 'json'],
+    ['%ASA-4-106023: Deny tcp src outside:1.2.3.4/1 dst inside:10.0.0.1/2 by access-group "X"', 'cisco-asa'],
+    [
+      '1,2024/01/15 10:23:45,0123,TRAFFIC,end,1,2024/01/15 10:23:45,10.0.0.1,10.0.0.2,,,r,,,app,vsys1,a,b,e1,e2,F,2024/01/15 10:23:45,1,1,1,2,0,0,0x0,tcp,allow',
+      'paloalto',
+    ],
+    ['date=2024-01-15 time=10:00:00 srcip=10.0.0.1', 'fortigate'],
+    ['logver=700 itime=1705303425 devid=FG srcip=10.0.0.1', 'fortigate'],
+    ['[UFW BLOCK] IN=eth0 OUT= SRC=10.0.0.1 DST=10.0.0.2', 'iptables'],
+    ['<13>Jan 15 10:00:00 host app: hello', 'rfc3164'],
+    ['<13>1 2024-01-15T10:00:00Z host app - - - hello', 'rfc5424'],
+  ])('%s -> %s', (line, vendor) => {
+    expect(parseLine('auto', line).vendor).toBe(vendor);
+  });
+
+  it('dead-letters unknown bare lines and keeps unknown syslog payloads as syslog', () => {
+    expect(parseLine('auto', 'random text without structure')).toEqual({ deadLetter: 'unknown_format' });
+    expect(parseLine('auto', '<13>Jan 15 10:00:00 host random text').message).toBe('random text');
+  });
+
+  it('detects every generated sample format', () => {
+    for (const format of FORMAT_NAMES) {
+      for (const line of generateSampleLines(format, 200, { seed: 3 })) {
+        const row = parseLine('auto', line, { timezone: 'Europe/Istanbul' });
+        expect([format, row.deadLetter ?? row.vendor]).toEqual([format, format]);
+      }
+    }
+  });
+});
+
+describe('line-level edge cases', () => {
+  it('dead-letters empty and whitespace-only lines', () => {
+    expect(parseLine('auto', '')).toEqual({ deadLetter: 'empty_line' });
+    expect(parseLine('fortigate', '  \t ')).toEqual({ deadLetter: 'empty_line' });
+  });
+
+  it('dead-letters lines over the configured limit (default 64 KiB)', () => {
+    const long = `date=2024-01-15 time=10:00:00 msg="${'x'.repeat(70_000)}"`;
+    expect(parseLine('fortigate', long)).toEqual({ deadLetter: 'line_too_long' });
+    expect(parseLine('fortigate', long, { maxLineBytes: 100_000 }).vendor).toBe('fortigate');
+    expect(parseLine('fortigate', 'srcip=10.0.0.1 msg="0123456789"', { maxLineBytes: 20 })).toEqual({
+      deadLetter: 'line_too_long',
+    });
+  });
+
+  it('dead-letters invalid UTF-8 (overlong, lone continuation, truncated sequence)', () => {
+    for (const bad of [[0xc0, 0xaf], [0x80], [0xe2, 0x82], [0xed, 0xa0, 0x80]]) {
+      const line = Buffer.concat([Buffer.from('srcip=10.0.0.1 msg="'), Buffer.from(bad), Buffer.from('"')]);
+      expect(parseLine('fortigate', line)).toEqual({ deadLetter: 'invalid_utf8' });
+    }
+    expect(parseLine('fortigate', 'srcip=10.0.0.1 msg="çağrı ✓ 😀"').message).toBe('çağrı ✓ 😀');
+  });
+
+  it('keeps NUL and control bytes inside values', () => {
+    expect(parseLine('fortigate', 'srcip=10.0.0.1 msg="a\u0000b\u0001c"').message).toBe('a\u0000b\u0001c');
+  });
+
+  it('only looks at [s, e) of a shared buffer', () => {
+    const buf = Buffer.from('XXdate=2024-01-15 time=10:00:00 srcip=10.0.0.1\nCEF:0|should|not|be|read');
+    const parser = new LineParser({ format: 'auto' });
+    expect(parser.parse(buf, 2, buf.indexOf(10))).toBeNull();
+    expect(parser.record.srcIpVersion).toBe(4);
+  });
+
+  it('rejects unknown formats, zones and required sources at construction', () => {
+    expect(() => new LineParser({ format: 'xml' })).toThrow(/unknown parser format/);
+    expect(() => new LineParser({ format: 'auto', timezone: 'Mars/Olympus' })).toThrow(/unknown timezone/);
+    expect(() => new LineParser({ format: 'auto', required: ['raw'] })).toThrow(/cannot require/);
+  });
+});

@@ -1,0 +1,48 @@
+/**
+ * Cheap per-line payload detection for `auto` (and for the payload behind a syslog header): looks
+ * only at the first bytes, except iptables which scans at most the prefix window for ` IN=`.
+ * Order: CEF, JSON, ASA, PAN-OS CSV, FortiGate, netfilter.
+ */
+import { isDigit, skipSpaces } from './bytes';
+import { isCef } from './cef';
+import { isAsaTag } from './cisco-asa';
+import { findNetfilterStart } from './iptables';
+import { KeywordTable } from './keywords';
+import { F_ASA, F_CEF, F_FORTIGATE, F_IPTABLES, F_JSON, F_PALOALTO } from './record';
+
+/** Keys a FortiOS log line starts with (date= for FortiOS 5+, the others for FortiAnalyzer forwards). */
+const FORTI_FIRST_KEYS = new KeywordTable(
+  ['date', 'logver', 'itime', 'devname', 'devid', 'eventtime', 'logid', 'logdesc', 'tz'].map(
+    (k) => [k, 1] as [string, number],
+  ),
+);
+
+/** PAN-OS CSV: `<digits>,YYYY/MM/DD `. */
+function isPanCsv(buf: Uint8Array, p: number, e: number): boolean {
+  let i = p;
+  while (i < e && i - p < 4 && isDigit(buf[i])) i++;
+  if (i === p || i + 12 > e || buf[i] !== 44) return false;
+  return isDigit(buf[i + 1]) && isDigit(buf[i + 4]) && buf[i + 5] === 47 && buf[i + 8] === 47;
+}
+
+function isFortigate(buf: Uint8Array, p: number, e: number): boolean {
+  let i = p;
+  while (i < e && i - p < 10 && buf[i] !== 61) i++;
+  return i < e && buf[i] === 61 && FORTI_FIRST_KEYS.lookup(buf, p, i) > 0;
+}
+
+/** Format id of the payload starting at `p`, or -1 when nothing matches. */
+export function detectPayload(buf: Uint8Array, p: number, e: number): number {
+  if (p >= e) return -1;
+  const c = buf[p];
+  if (c === 67 && isCef(buf, p, e)) return F_CEF;
+  if (c === 123) return F_JSON;
+  if (c === 37 || c === 58) {
+    const q = c === 58 ? skipSpaces(buf, p + 1, e) : p;
+    if (isAsaTag(buf, q, e)) return F_ASA;
+  }
+  if (isDigit(c) && isPanCsv(buf, p, e)) return F_PALOALTO;
+  if (isFortigate(buf, p, e)) return F_FORTIGATE;
+  if (findNetfilterStart(buf, p, e) >= 0) return F_IPTABLES;
+  return -1;
+}

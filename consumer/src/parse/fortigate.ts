@@ -1,0 +1,223 @@
+/**
+ * FortiGate (FortiOS) key=value logs: `date=2024-01-15 time=10:23:45 devname="FG100F" … srcip=…`.
+ * Values are bare tokens or double-quoted with backslash escapes. The clock is `eventtime` (epoch in
+ * s/ms/µs/ns, UTC) when present, else `date` + `time` read in `tz` (e.g. "+0300") or the configured
+ * zone. One pass over the bytes; known keys dispatch through a KeywordTable.
+ */
+import type { ParseContext } from './context';
+import { fixedDigits } from './bytes';
+import { KeywordTable } from './keywords';
+import { actionOf, addBytes, setIp, setPort, setProto, severityOfWord } from './normalize';
+import { BAD_KV, BAD_TIMESTAMP, INVALID_IP, INVALID_PORT } from './reasons';
+import { F_FORTIGATE, ParsedRecord, UNESCAPE_BACKSLASH, VAL_SCRATCH } from './record';
+import { civilToMs, parseEpochDigits, parseOffset } from './time';
+import { fixedOffsetZone } from './timezone';
+
+const K = {
+  date: 1,
+  time: 2,
+  tz: 3,
+  eventtime: 4,
+  devname: 5,
+  srcip: 6,
+  dstip: 7,
+  srcport: 8,
+  dstport: 9,
+  proto: 10,
+  action: 11,
+  sentbyte: 12,
+  rcvdbyte: 13,
+  policyid: 14,
+  level: 15,
+  msg: 16,
+  logdesc: 17,
+  devid: 18,
+} as const;
+const KEYS = new KeywordTable(Object.entries(K));
+
+/** Clock parts seen on the line, kept as spans until the whole line is read. */
+const clock = {
+  dateS: -1,
+  dateE: -1,
+  timeS: -1,
+  timeE: -1,
+  tzS: -1,
+  tzE: -1,
+  evS: -1,
+  evE: -1,
+  escaped: false,
+};
+
+/** Parses a FortiGate key=value payload into `rec`. */
+export function parseFortigate(
+  buf: Buffer,
+  s: number,
+  e: number,
+  rec: ParsedRecord,
+  ctx: ParseContext,
+): string | null {
+  rec.format = F_FORTIGATE;
+  clock.dateS = clock.timeS = clock.tzS = clock.evS = -1;
+  clock.escaped = false;
+  const collect = rec.collectFields;
+  let p = s;
+  let pairs = 0;
+  while (p < e) {
+    while (p < e && buf[p] === 32) p++;
+    if (p >= e) break;
+    const ks = p;
+    while (p < e && buf[p] !== 61 && buf[p] !== 32) p++;
+    if (p >= e || buf[p] !== 61 || p === ks) return BAD_KV;
+    const ke = p++;
+    let vs = p;
+    let ve: number;
+    let vBuf = buf;
+    let inScratch = false;
+    if (p < e && buf[p] === 34) {
+      vs = ++p;
+      let escaped = false;
+      if (rec.srcClean) {
+        // No backslash anywhere on the line: the closing quote is simply the next quote.
+        while (p < e && buf[p] !== 34) p++;
+      } else {
+        while (p < e && buf[p] !== 34) {
+          if (buf[p] === 92) {
+            escaped = true;
+            p++;
+          }
+          p++;
+        }
+      }
+      if (p >= e) return BAD_KV;
+      ve = p++;
+      if (escaped) {
+        vs = rec.unescapeToScratch(buf, vs, ve, UNESCAPE_BACKSLASH);
+        ve = rec.scratchLen;
+        vBuf = rec.scratch;
+        inScratch = true;
+      }
+    } else {
+      while (p < e && buf[p] !== 32) p++;
+      ve = p;
+    }
+    pairs++;
+    if (collect) rec.addField(ks, ke, vs, ve, inScratch ? VAL_SCRATCH : 0);
+    const key = KEYS.lookup(buf, ks, ke);
+    if (key < 0) continue;
+    const reason = applyKey(key, rec, vBuf, vs, ve, inScratch);
+    if (reason !== null) return reason;
+  }
+  if (pairs === 0) return BAD_KV;
+  return applyClock(buf, rec, ctx);
+}
+
+function applyKey(
+  key: number,
+  rec: ParsedRecord,
+  b: Buffer,
+  vs: number,
+  ve: number,
+  inScratch: boolean,
+): string | null {
+  switch (key) {
+    case K.srcip:
+      return setIp(rec, 0, b, vs, ve, inScratch) ? null : INVALID_IP;
+    case K.dstip:
+      return setIp(rec, 1, b, vs, ve, inScratch) ? null : INVALID_IP;
+    case K.srcport:
+      return setPort(rec, 0, b, vs, ve) ? null : INVALID_PORT;
+    case K.dstport:
+      return setPort(rec, 1, b, vs, ve) ? null : INVALID_PORT;
+    case K.proto:
+      setProto(rec, b, vs, ve);
+      break;
+    case K.action:
+      rec.action = actionOf(b, vs, ve);
+      break;
+    case K.sentbyte:
+    case K.rcvdbyte:
+      addBytes(rec, b, vs, ve);
+      break;
+    case K.level:
+      rec.severity = severityOfWord(b, vs, ve);
+      break;
+    default:
+      applySpanKey(key, rec, vs, ve, inScratch);
+  }
+  return null;
+}
+
+function applySpanKey(key: number, rec: ParsedRecord, vs: number, ve: number, inScratch: boolean): void {
+  // Clock values are read from the source line later; an escaped one cannot be a valid clock.
+  if (inScratch && key >= K.date && key <= K.eventtime) clock.escaped = true;
+  switch (key) {
+    case K.devname:
+      setSpan(rec.device, vs, ve, inScratch);
+      break;
+    case K.devid:
+      if (rec.device.start < 0) setSpan(rec.device, vs, ve, inScratch);
+      break;
+    case K.policyid:
+      setSpan(rec.rule, vs, ve, inScratch);
+      break;
+    case K.msg:
+      setSpan(rec.message, vs, ve, inScratch);
+      break;
+    case K.logdesc:
+      if (rec.message.start < 0) setSpan(rec.message, vs, ve, inScratch);
+      break;
+    case K.date:
+      clock.dateS = vs;
+      clock.dateE = ve;
+      break;
+    case K.time:
+      clock.timeS = vs;
+      clock.timeE = ve;
+      break;
+    case K.tz:
+      clock.tzS = vs;
+      clock.tzE = ve;
+      break;
+    case K.eventtime:
+      clock.evS = vs;
+      clock.evE = ve;
+      break;
+  }
+}
+
+function setSpan(span: ParsedRecord['device'], s: number, e: number, inScratch: boolean): void {
+  if (inScratch) span.setScratch(s, e);
+  else span.set(s, e);
+}
+
+/** eventtime wins (UTC epoch); else date+time in the line's tz or the configured zone. */
+function applyClock(buf: Buffer, rec: ParsedRecord, ctx: ParseContext): string | null {
+  if (clock.escaped) return BAD_TIMESTAMP;
+  if (clock.evS >= 0) {
+    const ms = parseEpochDigits(buf, clock.evS, clock.evE);
+    if (ms !== ms) return BAD_TIMESTAMP;
+    rec.timestamp = ms;
+    return null;
+  }
+  if (clock.dateS < 0 && clock.timeS < 0) return null;
+  const ds = clock.dateS;
+  const ts = clock.timeS;
+  if (ds < 0 || ts < 0 || clock.dateE - ds !== 10 || clock.timeE - ts !== 8) return BAD_TIMESTAMP;
+  const local = civilToMs(
+    fixedDigits(buf, ds, 4, clock.dateE),
+    fixedDigits(buf, ds + 5, 2, clock.dateE),
+    fixedDigits(buf, ds + 8, 2, clock.dateE),
+    fixedDigits(buf, ts, 2, clock.timeE),
+    fixedDigits(buf, ts + 3, 2, clock.timeE),
+    fixedDigits(buf, ts + 6, 2, clock.timeE),
+    0,
+  );
+  if (local !== local || buf[ds + 4] !== 45 || buf[ts + 2] !== 58) return BAD_TIMESTAMP;
+  let zone = ctx.tz;
+  if (clock.tzS >= 0) {
+    const minutes = parseOffset(buf, clock.tzS, clock.tzE);
+    if (minutes === minutes) zone = fixedOffsetZone(minutes);
+  }
+  rec.timestamp = zone.localToUtc(local);
+  return null;
+}

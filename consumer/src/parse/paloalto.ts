@@ -1,0 +1,170 @@
+/**
+ * Palo Alto Networks PAN-OS syslog CSV (TRAFFIC and THREAT by column position, as in the PAN-OS
+ * "Syslog Field Descriptions"); other log types keep only the common leading columns. Fields may be
+ * double-quoted with `""` escapes. Times (`2024/01/15 10:23:45`) are firewall-local and read in the
+ * configured zone. Columns become `field:<pan field name>` (e.g. field:natsrc, field:app).
+ */
+import type { ParseContext } from './context';
+import { fixedDigits, spanEquals, ascii } from './bytes';
+import { actionOf, addBytes, setIp, setPort, setProto, severityOfWord } from './normalize';
+import { BAD_CSV, BAD_TIMESTAMP, INVALID_IP, INVALID_PORT } from './reasons';
+import { F_PALOALTO, KEY_STATIC, ParsedRecord, Span, UNESCAPE_DOUBLED_QUOTE, VAL_SCRATCH } from './record';
+import { civilToMs } from './time';
+import { PAN_COMMON, PAN_THREAT, PAN_TRAFFIC, PanLayout, R } from './paloalto-fields';
+
+const TRAFFIC = ascii('TRAFFIC');
+const THREAT = ascii('THREAT');
+/** Fewest columns a TRAFFIC/THREAT line must have: up to and including `action`. */
+const MIN_FIELDS = 31;
+
+/** Per-line state: which layout applies and where the clock is. */
+const st = { layout: PAN_COMMON as PanLayout, timeS: -1, timeE: -1, timeEscaped: false };
+
+/** Parses a PAN-OS CSV payload into `rec`. */
+export function parsePaloAlto(
+  buf: Buffer,
+  s: number,
+  e: number,
+  rec: ParsedRecord,
+  ctx: ParseContext,
+): string | null {
+  rec.format = F_PALOALTO;
+  st.layout = PAN_COMMON;
+  st.timeS = -1;
+  st.timeEscaped = false;
+  let p = s;
+  let i = 0;
+  for (;;) {
+    let vs = p;
+    let ve: number;
+    let vBuf = buf;
+    let inScratch = false;
+    if (p < e && buf[p] === 34) {
+      vs = ++p;
+      let doubled = false;
+      for (;;) {
+        while (p < e && buf[p] !== 34) p++;
+        if (p >= e) return BAD_CSV;
+        if (p + 1 < e && buf[p + 1] === 34) {
+          doubled = true;
+          p += 2;
+          continue;
+        }
+        break;
+      }
+      ve = p++;
+      if (p < e && buf[p] !== 44) return BAD_CSV;
+      if (doubled) {
+        vs = rec.unescapeToScratch(buf, vs, ve, UNESCAPE_DOUBLED_QUOTE);
+        ve = rec.scratchLen;
+        vBuf = rec.scratch;
+        inScratch = true;
+      }
+    } else {
+      while (p < e && buf[p] !== 44) p++;
+      ve = p;
+    }
+    const reason = onField(i, rec, vBuf, vs, ve, inScratch);
+    if (reason !== null) return reason;
+    i++;
+    if (p >= e) break;
+    p++; // the comma
+  }
+  if (st.layout !== PAN_COMMON && i < MIN_FIELDS) return BAD_CSV;
+  return applyClock(buf, rec, ctx);
+}
+
+function onField(
+  i: number,
+  rec: ParsedRecord,
+  b: Buffer,
+  vs: number,
+  ve: number,
+  inScratch: boolean,
+): string | null {
+  if (i === 3)
+    st.layout = spanEquals(b, vs, ve, TRAFFIC)
+      ? PAN_TRAFFIC
+      : spanEquals(b, vs, ve, THREAT)
+        ? PAN_THREAT
+        : PAN_COMMON;
+  const layout = st.layout;
+  if (i >= layout.names.length) return null;
+  const key = layout.keys[i];
+  if (key < 0) return null;
+  if (rec.collectFields && ve > vs) rec.addField(key, 0, vs, ve, KEY_STATIC | (inScratch ? VAL_SCRATCH : 0));
+  switch (layout.roles[i]) {
+    case R.TIME:
+      st.timeS = vs;
+      st.timeE = ve;
+      st.timeEscaped = inScratch;
+      break;
+    case R.SRC:
+      return setIp(rec, 0, b, vs, ve, inScratch) ? null : INVALID_IP;
+    case R.DST:
+      return setIp(rec, 1, b, vs, ve, inScratch) ? null : INVALID_IP;
+    case R.SPORT:
+      return setPort(rec, 0, b, vs, ve) ? null : INVALID_PORT;
+    case R.DPORT:
+      return setPort(rec, 1, b, vs, ve) ? null : INVALID_PORT;
+    case R.PROTO:
+      setProto(rec, b, vs, ve);
+      break;
+    case R.ACTION:
+      rec.action = actionOf(b, vs, ve);
+      break;
+    case R.BYTES:
+      addBytes(rec, b, vs, ve);
+      break;
+    case R.SEVERITY:
+      rec.severity = severityOfWord(b, vs, ve);
+      break;
+    case R.RULE:
+      setSpan(rec.rule, vs, ve, inScratch);
+      break;
+    case R.MESSAGE:
+      setSpan(rec.message, vs, ve, inScratch);
+      break;
+    case R.DEVICE:
+      setSpan(rec.device, vs, ve, inScratch);
+      break;
+    case R.SERIAL:
+      if (rec.device.start < 0) setSpan(rec.device, vs, ve, inScratch);
+      break;
+  }
+  return null;
+}
+
+function setSpan(span: Span, s: number, e: number, inScratch: boolean): void {
+  if (e <= s) return;
+  if (inScratch) span.setScratch(s, e);
+  else span.set(s, e);
+}
+
+/** Generated time `YYYY/MM/DD hh:mm:ss`, firewall-local. */
+function applyClock(buf: Buffer, rec: ParsedRecord, ctx: ParseContext): string | null {
+  const ts = st.timeS;
+  if (ts < 0 || st.timeE === ts) return null;
+  if (
+    st.timeEscaped ||
+    st.timeE - ts !== 19 ||
+    buf[ts + 4] !== 47 ||
+    buf[ts + 7] !== 47 ||
+    buf[ts + 10] !== 32
+  ) {
+    return BAD_TIMESTAMP;
+  }
+  const end = st.timeE;
+  const local = civilToMs(
+    fixedDigits(buf, ts, 4, end),
+    fixedDigits(buf, ts + 5, 2, end),
+    fixedDigits(buf, ts + 8, 2, end),
+    fixedDigits(buf, ts + 11, 2, end),
+    fixedDigits(buf, ts + 14, 2, end),
+    fixedDigits(buf, ts + 17, 2, end),
+    0,
+  );
+  if (local !== local) return BAD_TIMESTAMP;
+  rec.timestamp = ctx.tz.localToUtc(local);
+  return null;
+}
