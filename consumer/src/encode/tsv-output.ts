@@ -1,0 +1,176 @@
+/**
+ * One growable output buffer for TabSeparated rows, reused across batches. Writes digits, epoch
+ * times and escaped byte spans straight into the buffer; no intermediate strings.
+ * TSV escaping: tab, line feed, carriage return and backslash become `\t`, `\n`, `\r`, `\\`
+ * (ClickHouse rejects a raw CR at a row end); `\N` is NULL.
+ */
+
+const ESCAPE = new Uint8Array(256);
+ESCAPE[9] = 116; // \t
+ESCAPE[10] = 110; // \n
+ESCAPE[13] = 114; // \r
+ESCAPE[92] = 92; // \\
+
+/** Spans at least this long are copied natively; shorter ones with a JS loop (cheaper than the call). */
+const NATIVE_COPY_MIN = 48;
+
+/** Growable byte buffer with TSV-aware writers. */
+export class TsvOutput {
+  buf: Buffer;
+  pos = 0;
+
+  /** Allocates the initial buffer (it grows by doubling and is never shrunk). */
+  constructor(initialBytes = 1 << 20) {
+    this.buf = Buffer.allocUnsafe(initialBytes);
+  }
+
+  /** Guarantees room for `n` more bytes. */
+  ensure(n: number): void {
+    if (this.pos + n > this.buf.length) this.grow(n);
+  }
+
+  private grow(n: number): void {
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  /** Appends one byte (room must have been ensured). */
+  byte(c: number): void {
+    this.buf[this.pos++] = c;
+  }
+
+  /** Appends `\N`. */
+  nullValue(): void {
+    this.ensure(2);
+    this.buf[this.pos++] = 92;
+    this.buf[this.pos++] = 78;
+  }
+
+  /** Appends a non-negative integer (< 2^53) in decimal. */
+  uint(n: number): void {
+    this.ensure(16);
+    if (n < 1e9) {
+      this.smallUint(n);
+      return;
+    }
+    // Split so each half fits int32 arithmetic: high part, then nine zero-padded digits.
+    const low = n % 1e9;
+    const high = (n - low) / 1e9;
+    this.smallUint(high);
+    this.padded(low, 9);
+  }
+
+  private smallUint(n: number): void {
+    const len =
+      n < 10
+        ? 1
+        : n < 100
+          ? 2
+          : n < 1e3
+            ? 3
+            : n < 1e4
+              ? 4
+              : n < 1e5
+                ? 5
+                : n < 1e6
+                  ? 6
+                  : n < 1e7
+                    ? 7
+                    : n < 1e8
+                      ? 8
+                      : 9;
+    const b = this.buf;
+    let o = this.pos + len;
+    while (n >= 10) {
+      const q = (n / 10) | 0;
+      b[--o] = 48 + (n - q * 10);
+      n = q;
+    }
+    b[--o] = 48 + n;
+    this.pos += len;
+  }
+
+  /** Appends exactly `width` digits of `n`, zero-padded (for fractions). */
+  padded(n: number, width: number): void {
+    this.ensure(width);
+    const b = this.buf;
+    for (let o = this.pos + width - 1; o >= this.pos; o--) {
+      const q = (n / 10) | 0;
+      b[o] = 48 + (n - q * 10);
+      n = q;
+    }
+    this.pos += width;
+  }
+
+  /** Appends epoch ms as `seconds[.fraction]` with `precision` fraction digits (DateTime64 input). */
+  epochSeconds(ms: number, precision: number): void {
+    const frac = ms % 1000;
+    this.uint((ms - frac) / 1000);
+    if (precision === 0) return;
+    this.ensure(precision + 1);
+    this.buf[this.pos++] = 46;
+    if (precision <= 3) {
+      this.padded((frac / 10 ** (3 - precision)) | 0, precision);
+    } else {
+      this.padded(frac, 3);
+      this.buf.fill(48, this.pos, this.pos + precision - 3);
+      this.pos += precision - 3;
+    }
+  }
+
+  /** Appends [s, e) of `src` escaping TSV specials. */
+  escaped(src: Uint8Array, s: number, e: number): void {
+    this.ensure((e - s) * 2);
+    const b = this.buf;
+    let o = this.pos;
+    for (let i = s; i < e; i++) {
+      const c = src[i];
+      const x = ESCAPE[c];
+      if (x === 0) {
+        b[o++] = c;
+      } else {
+        b[o++] = 92;
+        b[o++] = x;
+      }
+    }
+    this.pos = o;
+  }
+
+  /** Appends [s, e) of `src` verbatim: the caller knows it holds no TSV specials. */
+  verbatim(src: Buffer, s: number, e: number): void {
+    const n = e - s;
+    this.ensure(n);
+    if (n >= NATIVE_COPY_MIN) {
+      src.copy(this.buf, this.pos, s, e);
+      this.pos += n;
+      return;
+    }
+    const b = this.buf;
+    let o = this.pos;
+    for (let i = s; i < e; i++) b[o++] = src[i];
+    this.pos = o;
+  }
+
+  /** Appends a short Latin-1 string (protocol names), escaping TSV specials. */
+  latin1Text(text: string): void {
+    this.ensure(text.length * 2);
+    const b = this.buf;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i) & 0xff;
+      const x = ESCAPE[c];
+      if (x === 0) {
+        b[this.pos++] = c;
+      } else {
+        b[this.pos++] = 92;
+        b[this.pos++] = x;
+      }
+    }
+  }
+}
+
+/** True when [s, e) contains a byte TSV must escape (used for scratch and unknown spans). */
+export function needsEscape(src: Uint8Array, s: number, e: number): boolean {
+  for (let i = s; i < e; i++) if (ESCAPE[src[i]] !== 0) return true;
+  return false;
+}
