@@ -1,0 +1,102 @@
+/**
+ * The demo's traffic: Kafka message values of LF-joined firewall lines in the vendor mix of the
+ * sample generator (FortiGate, PAN-OS, Cisco ASA, iptables, CEF, JSON, RFC 5424/3164), stamped
+ * with the current time, a share of them mutated into malformed lines. Pure and deterministic
+ * from the seed and the clock it is given; it also picks the IP the closing legal query asks for.
+ */
+import { generateSampleLines, mutateLine, Rng } from '../../consumer/src/parse/samples';
+
+/** How traffic is shaped. */
+export interface TrafficOptions {
+  linesPerMessage: number;
+  malformedRatio: number;
+  seed: number;
+}
+
+/** Messages made by one `next` call and what they contain. */
+export interface TrafficChunk {
+  messages: Buffer[];
+  lines: number;
+  /** Lines mutated (most of them cannot be parsed and end in the dead-letter queue). */
+  malformed: number;
+  bytes: number;
+}
+
+const LF = Buffer.from('\n');
+const SRC_IP_RE = /srcip=(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}) /;
+
+/** True for ASCII digits and dots, the bytes that would extend an IPv4 literal. */
+function extendsIp(byte: number | undefined): boolean {
+  return byte !== undefined && ((byte >= 0x30 && byte <= 0x39) || byte === 0x2e);
+}
+
+/** True when `line` holds `ip` as a whole token (not as a prefix of a longer address). */
+export function mentionsIp(line: Buffer, ip: Buffer): boolean {
+  for (let at = line.indexOf(ip); at >= 0; at = line.indexOf(ip, at + 1)) {
+    if (!extendsIp(line[at - 1]) && !extendsIp(line[at + ip.length])) return true;
+  }
+  return false;
+}
+
+/** A malformed line never holds LF (it would split into two lines) and is never empty. */
+function malformed(line: Buffer, r: Rng): Buffer {
+  const bad = mutateLine(line, r, false);
+  // An empty last line of a message would vanish with its trailing LF and break the line count.
+  return bad.length > 0 ? bad : line.subarray(0, 1);
+}
+
+/** Stateful generator of demo traffic; one instance per run. */
+export class TrafficGenerator {
+  private readonly mutations: Rng;
+  private messageIndex = 0;
+  private ip?: string;
+  private ipBytes?: Buffer;
+  private mentions = 0;
+
+  /** Uses `opts` for every chunk. */
+  constructor(private readonly opts: TrafficOptions) {
+    this.mutations = new Rng(opts.seed ^ 0x5eed);
+  }
+
+  /** The subject IP of the legal query (a source IP of an unmutated FortiGate line), once seen. */
+  get queryIp(): string | undefined {
+    return this.ip;
+  }
+
+  /** Unmutated lines that carry the query IP as a token, counted since it was picked. */
+  get queryIpMentions(): number {
+    return this.mentions;
+  }
+
+  /** `messageCount` messages whose lines are stamped from `nowMs` on (about 1 ms apart). */
+  next(messageCount: number, nowMs: number): TrafficChunk {
+    const chunk: TrafficChunk = { messages: [], lines: 0, malformed: 0, bytes: 0 };
+    for (let m = 0; m < messageCount; m++) {
+      const seed = (Math.imul(this.opts.seed + 1, 0x9e3779b1) + this.messageIndex++) >>> 0;
+      const lines = generateSampleLines('mix', this.opts.linesPerMessage, { seed, startMs: nowMs });
+      const parts: Buffer[] = [];
+      for (const line of lines) {
+        const bad = this.opts.malformedRatio > 0 && this.mutations.chance(this.opts.malformedRatio);
+        if (bad) chunk.malformed++;
+        else this.observe(line);
+        if (parts.length > 0) parts.push(LF);
+        parts.push(bad ? malformed(line, this.mutations) : line);
+      }
+      const value = Buffer.concat(parts);
+      chunk.messages.push(value);
+      chunk.lines += lines.length;
+      chunk.bytes += value.length;
+    }
+    return chunk;
+  }
+
+  private observe(line: Buffer): void {
+    if (!this.ipBytes) {
+      const m = SRC_IP_RE.exec(line.toString('latin1'));
+      if (!m) return;
+      this.ip = m[1];
+      this.ipBytes = Buffer.from(m[1], 'latin1');
+    }
+    if (mentionsIp(line, this.ipBytes)) this.mentions++;
+  }
+}
