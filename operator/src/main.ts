@@ -11,6 +11,7 @@
 import os from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Manager } from './controller/manager';
+import { registerExternalParts } from './controller/parts';
 import { startHttpServer } from './observability/http';
 import { createLogger, type LogLevel } from './observability/log';
 import { OperatorMetrics } from './observability/metrics';
@@ -81,6 +82,7 @@ async function main(): Promise<void> {
     log,
     metrics,
   });
+  const external = registerExternalParts(manager);
   const server = await startHttpServer(cfg.metricsPort, {
     registry: metrics.registry,
     healthy: () => true,
@@ -101,6 +103,7 @@ async function main(): Promise<void> {
     force.unref();
     manager
       .stop()
+      .then(() => external.close())
       .then(() => server.close())
       .then(
         () => process.exit(0),

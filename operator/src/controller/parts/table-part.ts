@@ -1,0 +1,78 @@
+/**
+ * The ClickHouse tables as an external part: ensures the data, dead-letter and integrity tables
+ * (applying only real differences), warns when retention is below the legal minimum, and drops
+ * them for deletionPolicy Delete only on the server recorded at creation. One HTTP client per
+ * (URL, user) is shared by all pipelines.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import { MIN_COMPLIANT_RETENTION_MS, type ResolvedSpec } from '../../api/defaults';
+import type { LogPipelineStatus } from '../../api/types';
+import { dropTable, ensureTable } from '../../apply/clickhouse';
+import { ClickHouseApplyError, createClickHouseClient } from '../../apply/clickhouse-client';
+import type { PipelineEvent } from '../../apply/kube';
+import type { ExternalPart, PartContext, PartOutcome } from '../external';
+
+/** Shared ClickHouse clients keyed by URL and user (passwords are compared, never logged). */
+export class ClickHousePool {
+  private readonly clients = new Map<string, { password: string; client: ClickHouseClient }>();
+
+  /** The client for a spec's server and credentials, created on first use. */
+  async client(spec: ResolvedSpec, ctx: PartContext): Promise<ClickHouseClient> {
+    const creds = spec.clickhouse.credentials;
+    const username = creds ? ((await ctx.readSecretKey(creds.secretName, creds.usernameKey)) ?? 'default') : 'default';
+    const password = creds ? ((await ctx.readSecretKey(creds.secretName, creds.passwordKey)) ?? '') : '';
+    const key = `${spec.clickhouse.url}|${username}`;
+    const cached = this.clients.get(key);
+    if (cached && cached.password === password) return cached.client;
+    if (cached) void cached.client.close();
+    const client = createClickHouseClient({ url: spec.clickhouse.url, username, password });
+    this.clients.set(key, { password, client });
+    return client;
+  }
+
+  /** Closes every client (operator shutdown). */
+  async close(): Promise<void> {
+    await Promise.all([...this.clients.values()].map((c) => c.client.close()));
+    this.clients.clear();
+  }
+}
+
+/** Creates the Table part. */
+export function createTablePart(pool: ClickHousePool): ExternalPart {
+  return {
+    name: 'Table',
+    async ensure(spec: ResolvedSpec, ctx: PartContext): Promise<PartOutcome> {
+      try {
+        const out = await ensureTable(await pool.client(spec, ctx), spec);
+        const observed = {
+          database: spec.clickhouse.database,
+          table: spec.clickhouse.table,
+          serverIdentity: out.identity,
+          serverVersion: out.version,
+        };
+        const events: PipelineEvent[] = out.applied.map((s) => ({ type: 'Normal', reason: 'TableChanged', message: s.slice(0, 500) }));
+        for (const r of out.refusals) events.push({ type: 'Warning', reason: 'DestructiveChangeRefused', message: r.message });
+        if (out.ready && spec.clickhouse.retention.deleteAfterMs < MIN_COMPLIANT_RETENTION_MS) {
+          // Ready, but say loudly that the retention is below Law 5651's six-month minimum.
+          return {
+            status: 'True',
+            reason: 'RetentionBelowMinimum',
+            message: `table ready, but rows are deleted after ${spec.clickhouse.retention.deleteAfter}, below the 180-day legal minimum`,
+            observed,
+            events,
+          };
+        }
+        return { status: out.ready ? 'True' : 'False', reason: out.reason, message: out.message, observed, events };
+      } catch (err) {
+        if (err instanceof ClickHouseApplyError) return { status: 'False', reason: err.reason, message: err.message, retry: true };
+        throw err;
+      }
+    },
+    async delete(spec: ResolvedSpec, recorded: LogPipelineStatus | undefined, ctx: PartContext): Promise<PipelineEvent | void> {
+      const identity = recorded?.table?.serverIdentity;
+      if (!identity) return { type: 'Warning', reason: 'TableNotDropped', message: 'no ClickHouse server identity was recorded; tables left in place' };
+      const out = await dropTable(await pool.client(spec, ctx), spec, identity);
+      return { type: out.dropped ? 'Normal' : 'Warning', reason: out.reason, message: out.message };
+    },
+  };
+}
