@@ -70,7 +70,8 @@ export class BatchPipeline {
         this.deps.budget.release(pending);
         continue;
       }
-      const cut = s.cutter.poll(Number.MAX_SAFE_INTEGER);
+      // The real clock: the cut fixes this batch's ingest time for good (it is journaled).
+      const cut = s.cutter.flush(nowMs);
       if (cut) this.launch(s, cut);
     }
   }

@@ -71,4 +71,12 @@ describe('BatchCutter', () => {
     expect(c.poll(PLAN_STALL_MS - 1)).toBeNull();
     expect(c.poll(PLAN_STALL_MS)).toMatchObject({ firstOffset: 0, lastOffset: 0, replayed: false });
   });
+
+  it('flushes the open batch on demand with the given clock as its ingest time', () => {
+    const c = new BatchCutter(limits);
+    expect(c.flush(5)).toBeNull();
+    c.add(m(0, 1), 1, 0);
+    expect(c.flush(1234)).toMatchObject({ firstOffset: 0, lastOffset: 0, ingestMs: 1234, replayed: false });
+    expect(c.pendingBytes()).toBe(0);
+  });
 });

@@ -89,6 +89,12 @@ export class BatchCutter {
     return waited >= this.limits.maxDelayMs ? this.close(nowMs) : null;
   }
 
+  /** Closes the open batch now whatever its age (drain); null when nothing is open. */
+  flush(nowMs: number): CutBatch | null {
+    if (this.messages.length === 0) return null;
+    return this.close(nowMs, this.plan.length > 0);
+  }
+
   /** Milliseconds until poll() would close the open batch; null when nothing is open. */
   dueInMs(nowMs: number): number | null {
     if (this.messages.length === 0) return null;
