@@ -118,7 +118,7 @@ export interface BatchPlan {
 /** The fixture's pipeline on the bed. */
 export class CompliancePipeline {
   readonly spec: ResolvedSpec;
-  readonly columns: Array<{ name: string; type: string }>;
+  readonly columns: Array<{ name: string; type: string; source?: string }>;
   readonly keys = generateKeyPairSync('ed25519');
   readonly publicKeyPem: string;
   private readonly salt = 'testsalt';
@@ -134,6 +134,7 @@ export class CompliancePipeline {
     this.columns = buildWorkerColumns(ddl.value.tables[0].schema).map((c) => ({
       name: c.name,
       type: c.type,
+      source: c.source,
     }));
     this.publicKeyPem = this.keys.publicKey.export({ type: 'spki', format: 'pem' }).toString();
   }
@@ -144,8 +145,8 @@ export class CompliancePipeline {
     await createTables(this.client, this.spec);
   }
 
-  /** A recorder as the worker builds it (signing key, optional TSA). */
-  recorder(tsaUrl?: string, keyPem?: string): IntegrityRecorder {
+  /** A recorder as the worker builds it (signing key, optional TSA; the INSERT columns by default). */
+  recorder(tsaUrl?: string, keyPem?: string, columns = this.columns): IntegrityRecorder {
     return new IntegrityRecorder({
       client: this.client,
       target: {
@@ -155,7 +156,7 @@ export class CompliancePipeline {
         pipeline: 'isp/fw',
         table: 'fw',
       },
-      columns: this.columns,
+      columns,
       signingKeyPem: keyPem ?? this.keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
       checkpointIntervalMs: 3_600_000,
       tsaUrl,
@@ -178,20 +179,30 @@ export class CompliancePipeline {
 
   /** Seals, inserts the rows with the batch token, then the link — the worker's sequence. */
   async insertBatch(recorder: IntegrityRecorder, b: BatchPlan): Promise<SealedBatch> {
+    return this.insertPayload(recorder, b, this.payload(b));
+  }
+
+  /** The worker's sequence for a given payload (e.g. from the real encoder) and column list. */
+  async insertPayload(
+    recorder: IntegrityRecorder,
+    b: BatchPlan,
+    tsv: Buffer,
+    columns: ReadonlyArray<{ name: string }> = this.columns,
+  ): Promise<SealedBatch> {
     const token = batchToken('isp.fw', b.partition, b.first, b.last, this.salt);
-    const tsv = this.payload(b);
+    const insertedAtMs = b.insertedAtMs ?? b.tsMs + 60_000;
     const sealed = recorder.seal({
       partition: b.partition,
       firstOffset: b.first,
       lastOffset: b.last,
-      insertedAtMs: b.insertedAtMs ?? b.tsMs + 60_000,
+      insertedAtMs,
       batchToken: token,
       tsv,
     });
     if (typeof sealed === 'string') throw new Error(sealed);
     await this.client.insert({
       table: `${quoteIdentifier(this.database)}.\`fw\``,
-      columns: this.columns.map((c) => quoteIdentifier(c.name)) as [string, ...string[]],
+      columns: columns.map((c) => quoteIdentifier(c.name)) as [string, ...string[]],
       values: Readable.from([tsv], { objectMode: false }),
       format: 'TabSeparated',
       clickhouse_settings: { insert_deduplication_token: token, insert_deduplicate: 1 },

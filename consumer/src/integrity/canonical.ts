@@ -31,6 +31,12 @@ import { writeCanonicalIp } from './canonical-ip';
 export interface CanonicalColumn {
   name: string;
   type: string;
+  /**
+   * The worker's source of the column, when known. Integers from the parser's own outputs are
+   * written by the encoder's integer writer (never with leading zeros), so they are canonical
+   * already and copied unparsed; `field:`/`static:` integers are normalised.
+   */
+  source?: string;
 }
 
 /** What a finished batch digest reports: hex SHA-256, row count and the time column's range. */
@@ -66,6 +72,7 @@ function opFor(col: CanonicalColumn, isTime: boolean): Op {
     case T_ENUM:
       return { ...base, kind: OP_COPY };
     case T_INT:
+      return { ...base, kind: canonicalInts(col.source) && !isTime ? OP_COPY : OP_INT };
     case T_DATETIME:
       return { ...base, kind: OP_INT };
     case T_DATETIME64:
@@ -76,6 +83,11 @@ function opFor(col: CanonicalColumn, isTime: boolean): Op {
     default:
       throw new RangeError(`column ${col.name}: type ${col.type} has no canonical form`);
   }
+}
+
+/** True when the encoder writes this source's integers in canonical decimal already. */
+function canonicalInts(source: string | undefined): boolean {
+  return source !== undefined && !source.startsWith('field:') && !source.startsWith('static:');
 }
 
 /** Compiles columns into ops, merging adjacent copy columns (fewer separator scans per row). */
@@ -180,12 +192,18 @@ export class BatchDigester {
     for (let k = 0; k <= last; k++) {
       const op = ops[k];
       let fe = rowEnd;
-      if (k < last) {
+      if (k < last && op.kind === OP_COPY) {
+        // Copy runs may hold long strings: native scans find their separators.
         fe = p - 1;
         for (let c = 0; c < op.count; c++) {
           fe = b.indexOf(9, fe + 1);
           if (fe < 0 || fe > rowEnd) return `column ${op.column}: too few columns`;
         }
+      } else if (k < last) {
+        // Typed values are short: a JS scan is cheaper than a native call.
+        fe = p;
+        while (fe < rowEnd && b[fe] !== 9) fe++;
+        if (fe >= rowEnd) return `column ${op.column}: too few columns`;
       }
       if (op.kind === OP_COPY) {
         // The separator (or the row's newline) is copied with the span.

@@ -38,6 +38,11 @@ export interface SealInput {
   tsv: Buffer;
   start?: number;
   end?: number;
+  /**
+   * Row indices (0-based, ascending) of the payload that ClickHouse rejected and the worker
+   * dead-lettered: they are not in the table, so they are not in the digest either.
+   */
+  skipRows?: readonly number[];
 }
 
 /**
@@ -116,7 +121,7 @@ export class ChainState {
     if (!st) return `partition ${input.partition} has no restored chain state`;
     const d = this.digester;
     d.reset();
-    const err = d.addTsv(input.tsv, input.start ?? 0, input.end ?? input.tsv.length);
+    const err = feed(d, input);
     if (err !== null) return err;
     const sum = d.finish();
     const token = linkToken(input.batchToken);
@@ -148,4 +153,28 @@ export class ChainState {
     if (st.recent.size > this.keep) st.recent.delete(st.recent.keys().next().value as string);
     return { status, record, token };
   }
+}
+
+/** Feeds the payload to the digester, leaving out skipped rows. */
+function feed(d: BatchDigester, input: SealInput): string | null {
+  const start = input.start ?? 0;
+  const end = input.end ?? input.tsv.length;
+  const skip = input.skipRows ?? [];
+  if (skip.length === 0) return d.addTsv(input.tsv, start, end);
+  let from = start;
+  let row = 0;
+  let k = 0;
+  for (let p = start; p < end && k < skip.length; row++) {
+    const nl = input.tsv.indexOf(10, p);
+    if (nl < 0 || nl >= end) return `row ${row}: not newline-terminated`;
+    if (row === skip[k]) {
+      const err = d.addTsv(input.tsv, from, p);
+      if (err !== null) return err;
+      from = nl + 1;
+      k++;
+    }
+    p = nl + 1;
+  }
+  if (k < skip.length) return `skipRows names row ${skip[k]} beyond the payload`;
+  return d.addTsv(input.tsv, from, end);
 }

@@ -142,6 +142,48 @@ describe('ChainState', () => {
     expect(sealOk(s, 0, 5, 14).status).toBe('overlap');
   });
 
+  it('leaves rows ClickHouse rejected out of the digest', () => {
+    const s = newState();
+    s.restore(0, []);
+    const payload = tsv(0, 0, 4);
+    const sealed = s.seal({
+      partition: 0,
+      firstOffset: 0,
+      lastOffset: 4,
+      insertedAtMs: 1,
+      batchToken: 'x',
+      tsv: payload,
+      skipRows: [1, 4],
+    });
+    const lines = payload.toString().split('\n');
+    const kept = Buffer.from([lines[0], lines[2], lines[3]].join('\n') + '\n');
+    const expected = newState();
+    expected.restore(0, []);
+    const direct = expected.seal({
+      partition: 0,
+      firstOffset: 0,
+      lastOffset: 4,
+      insertedAtMs: 1,
+      batchToken: 'x',
+      tsv: kept,
+    });
+    expect(typeof sealed !== 'string' && sealed.record).toEqual(typeof direct !== 'string' && direct.record);
+    expect(typeof sealed !== 'string' && sealed.record?.rowCount).toBe(3);
+    const bad = newState();
+    bad.restore(0, []);
+    expect(
+      bad.seal({
+        partition: 0,
+        firstOffset: 0,
+        lastOffset: 4,
+        insertedAtMs: 1,
+        batchToken: 'x',
+        tsv: payload,
+        skipRows: [9],
+      }),
+    ).toMatch(/beyond/);
+  });
+
   it('refuses partitions it has not restored and writes no link for empty batches', () => {
     const s = newState();
     expect(

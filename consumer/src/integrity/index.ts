@@ -80,7 +80,7 @@ export class IntegrityRecorder {
         pipeline: `${cfg.pipeline.namespace}/${cfg.pipeline.name}`,
         table: cfg.clickhouse.table,
       },
-      columns: cfg.clickhouse.columns.map((c) => ({ name: c.name, type: c.type })),
+      columns: cfg.clickhouse.columns.map((c) => ({ name: c.name, type: c.type, source: c.source })),
       signingKeyPem: env[SECRET_ENV.signingKey] || undefined,
       checkpointIntervalMs: cfg.integrity.checkpointIntervalMs,
       tsaUrl: cfg.integrity.tsaUrl,

@@ -1,0 +1,96 @@
+/**
+ * Cost of tamper evidence on the worker's hot path: `node dist/bench/integrity-digest.js
+ * [--lines N] [--batch N] [--passes N]`. Encodes generated firewall traffic with the worker's
+ * encoder and the firewall preset's columns, then computes each batch's canonical digest the way
+ * ChainState.seal does, and prints JSON with medians per CPU-second (process.cpuUsage): CPU
+ * seconds per million rows for encoding and for digesting, the digest's overhead relative to the
+ * encoding, and plain SHA-256 over the same payload bytes as the floor.
+ */
+import { createHash } from 'node:crypto';
+import { BatchEncoder, type MessageInput } from '../consumer/src/encode/batch';
+import { BatchDigester } from '../consumer/src/integrity/canonical';
+import { generateSampleLines } from '../consumer/src/parse/samples';
+import { buildTableDDL, buildWorkerColumns } from '../operator/src/desired/clickhouse';
+import { resolved } from '../operator/src/desired/clickhouse/testing';
+
+function cpu(since: NodeJS.CpuUsage): number {
+  const u = process.cpuUsage(since);
+  return (u.user + u.system) / 1e6;
+}
+
+function median(values: number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  const mid = v.length >> 1;
+  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+function option(argv: string[], name: string, fallback: number): number {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(argv[i + 1]) : fallback;
+}
+
+/** Runs the benchmark and returns the JSON-able result. */
+export function runDigestBench(argv: string[]): Record<string, unknown> {
+  const lines = option(argv, 'lines', 500_000);
+  const batch = option(argv, 'batch', 100_000);
+  const passes = option(argv, 'passes', 5);
+  const ddl = buildTableDDL(resolved());
+  if (!ddl.ok) throw new Error(ddl.message);
+  const columns = buildWorkerColumns(ddl.value.tables[0].schema).filter((c) => c.source !== 'kafka_line');
+  const encoder = new BatchEncoder({ parser: { format: 'auto', timezone: 'UTC' }, columns });
+  const messages: MessageInput[] = generateSampleLines('mix', lines, { seed: 7 }).map((value, i) => ({
+    value,
+    topic: 'bench',
+    partition: 0,
+    offset: i,
+  }));
+  const digester = new BatchDigester(columns.map((c) => ({ name: c.name, type: c.type, source: c.source })));
+  const ingestMs = Date.UTC(2026, 0, 15, 12);
+  const encodeSec: number[] = [];
+  const digestSec: number[] = [];
+  const shaSec: number[] = [];
+  let rows = 0;
+  let bytes = 0;
+  for (let pass = 0; pass < passes; pass++) {
+    rows = 0;
+    bytes = 0;
+    let enc = 0;
+    let dig = 0;
+    let sha = 0;
+    for (let from = 0; from < messages.length; from += batch) {
+      let t = process.cpuUsage();
+      const out = encoder.encode(messages, ingestMs, from, Math.min(messages.length, from + batch));
+      enc += cpu(t);
+      rows += out.rows;
+      bytes += out.data.length;
+      t = process.cpuUsage();
+      digester.reset();
+      const err = digester.addTsv(out.data);
+      if (err !== null) throw new Error(err);
+      digester.finish();
+      dig += cpu(t);
+      t = process.cpuUsage();
+      createHash('sha256').update(out.data).digest();
+      sha += cpu(t);
+    }
+    encodeSec.push(enc);
+    digestSec.push(dig);
+    shaSec.push(sha);
+  }
+  const perMillion = (sec: number[]) => Math.round((median(sec) / rows) * 1e6 * 1000) / 1000;
+  return {
+    rows,
+    payloadBytes: bytes,
+    bytesPerRow: Math.round(bytes / rows),
+    passes,
+    encodeCpuSecondsPerMillionRows: perMillion(encodeSec),
+    digestCpuSecondsPerMillionRows: perMillion(digestSec),
+    plainSha256CpuSecondsPerMillionRows: perMillion(shaSec),
+    digestRowsPerCpuSecond: Math.round(rows / median(digestSec)),
+    digestMBPerCpuSecond: Math.round(bytes / 1e6 / median(digestSec)),
+    digestOverheadVsEncode: Math.round((median(digestSec) / median(encodeSec)) * 1000) / 1000,
+  };
+}
+
+if (require.main === module)
+  process.stdout.write(JSON.stringify(runDigestBench(process.argv.slice(2)), null, 2) + '\n');
