@@ -17,7 +17,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './process';
 
-const WORKER_MAIN = path.resolve(__dirname, fs.existsSync(path.join(__dirname, '../../dist')) ? '../../dist' : '../../../dist', 'consumer/src/main.js');
+const WORKER_MAIN = path.resolve(
+  __dirname,
+  fs.existsSync(path.join(__dirname, '../../dist')) ? '../../dist' : '../../../dist',
+  'consumer/src/main.js',
+);
 const SELECTOR = 'app.kubernetes.io/name=logpipeline-worker';
 
 interface LocalPod {
@@ -108,8 +112,13 @@ export class PodRunner {
 
   private async reconcileDeployment(key: string, d: V1Deployment): Promise<void> {
     const want = d.spec?.replicas ?? 1;
-    const hash = crypto.createHash('sha256').update(JSON.stringify(d.spec?.template ?? {})).digest('hex');
-    let pods = (this.pods.get(key) ?? []).filter((p) => p.child.exitCode === null && p.child.signalCode === null);
+    const hash = crypto
+      .createHash('sha256')
+      .update(JSON.stringify(d.spec?.template ?? {}))
+      .digest('hex');
+    let pods = (this.pods.get(key) ?? []).filter(
+      (p) => p.child.exitCode === null && p.child.signalCode === null,
+    );
     const stale = pods.filter((p) => p.templateHash !== hash);
     if (stale.length > 0) {
       await Promise.all(stale.map((p) => killPod(p)));
@@ -124,25 +133,37 @@ export class PodRunner {
 
   private async startPod(d: V1Deployment, hash: string, index: number): Promise<LocalPod> {
     const ns = d.metadata!.namespace!;
-    const podDir = path.join(this.dir, `${ns}-${d.metadata!.name}-${hash.slice(0, 8)}-${index}-${Date.now()}`);
+    const podDir = path.join(
+      this.dir,
+      `${ns}-${d.metadata!.name}-${hash.slice(0, 8)}-${index}-${Date.now()}`,
+    );
     fs.mkdirSync(podDir, { recursive: true });
     const container = d.spec!.template.spec!.containers[0];
     const env: Record<string, string> = {};
+    const mounts: Array<[string, string]> = [];
     for (const mount of container.volumeMounts ?? []) {
       const volume = d.spec!.template.spec!.volumes?.find((v) => v.name === mount.name);
       if (!volume?.configMap) continue;
       const cm = await this.core.readNamespacedConfigMap({ name: volume.configMap.name!, namespace: ns });
       const target = path.join(podDir, mount.mountPath);
       fs.mkdirSync(target, { recursive: true });
-      for (const [file, content] of Object.entries(cm.data ?? {})) fs.writeFileSync(path.join(target, file), content);
-      if (fs.existsSync(path.join(target, 'config.json'))) env.LP_CONFIG = path.join(target, 'config.json');
+      for (const [file, content] of Object.entries(cm.data ?? {}))
+        fs.writeFileSync(path.join(target, file), content);
+      mounts.push([mount.mountPath, target]);
     }
-    for (const e of container.env ?? []) env[e.name] = await this.resolveEnv(ns, e);
+    const podName = `${d.metadata!.name}-${hash.slice(0, 8)}-${index}`;
+    for (const e of container.env ?? [])
+      env[e.name] = localPath(await this.resolveEnv(ns, e, podName), mounts);
+    const configFile = mounts.map(([, t]) => path.join(t, 'config.json')).find((f) => fs.existsSync(f));
+    // The container sees its files under the mount paths; here they live in the pod's directory.
+    if (configFile && (env.LP_CONFIG === undefined || !fs.existsSync(env.LP_CONFIG)))
+      env.LP_CONFIG = configFile;
+    const args = (container.args ?? []).map((a) => localPath(a, mounts));
     const port = await freePort();
     env.LP_HTTP_PORT = String(port);
     const logFile = path.join(podDir, 'worker.log');
     const log = fs.openSync(logFile, 'a');
-    const child = spawn(process.execPath, [WORKER_MAIN], {
+    const child = spawn(process.execPath, [WORKER_MAIN, ...args], {
       env: { ...process.env, ...env, ...(this.opts.env ?? {}) },
       stdio: ['ignore', log, log],
     });
@@ -150,8 +171,11 @@ export class PodRunner {
     return { child, port, ready: false, templateHash: hash, logFile };
   }
 
-  private async resolveEnv(ns: string, e: V1EnvVar): Promise<string> {
+  private async resolveEnv(ns: string, e: V1EnvVar, podName: string): Promise<string> {
     if (e.value !== undefined) return e.value;
+    const field = e.valueFrom?.fieldRef?.fieldPath;
+    if (field === 'metadata.name') return podName;
+    if (field === 'metadata.namespace') return ns;
     const ref = e.valueFrom?.secretKeyRef;
     if (ref) {
       const secret = await this.core.readNamespacedSecret({ name: ref.name!, namespace: ns });
@@ -172,7 +196,11 @@ export class PodRunner {
       unavailableReplicas: pods.length - ready,
     };
     const current = d.status ?? {};
-    const same = Object.entries(status).every(([k, v]) => (current as Record<string, unknown>)[k] === v || (v === 0 && (current as Record<string, unknown>)[k] === undefined));
+    const same = Object.entries(status).every(
+      ([k, v]) =>
+        (current as Record<string, unknown>)[k] === v ||
+        (v === 0 && (current as Record<string, unknown>)[k] === undefined),
+    );
     if (same) return;
     await this.apps.replaceNamespacedDeploymentStatus({
       name: d.metadata!.name!,
@@ -180,6 +208,15 @@ export class PodRunner {
       body: { ...d, status: { ...current, ...status } },
     });
   }
+}
+
+/** Maps a path inside the container (under a mount path) to where the runner put the files. */
+function localPath(value: string, mounts: ReadonlyArray<[string, string]>): string {
+  for (const [mountPath, local] of mounts) {
+    if (value === mountPath || value.startsWith(`${mountPath}/`))
+      return local + value.slice(mountPath.length);
+  }
+  return value;
 }
 
 async function probe(p: LocalPod): Promise<void> {
