@@ -54,7 +54,12 @@ export interface LagTrend {
  * Folds a new snapshot into the trend with an EWMA whose time constant is `tauMs`: noisy instant
  * lag (KEDA #1556) is damped, while a sustained rise still shows within a few polls.
  */
-export function updateTrend(prev: LagTrend | undefined, snap: LagSnapshot, now: number, tauMs: number): LagTrend {
+export function updateTrend(
+  prev: LagTrend | undefined,
+  snap: LagSnapshot,
+  now: number,
+  tauMs: number,
+): LagTrend {
   if (!prev || now <= prev.at) {
     return { at: now, smoothedLag: snap.total, rate: 0, consumedPosition: snap.consumedPosition };
   }

@@ -3,6 +3,10 @@
  * scale-up window and down to the HIGHEST within the scale-down window, then limit the step. A
  * spike must persist for the whole window before it moves replicas, so noisy steady load never
  * flaps.
+ *
+ * Only the newest occurrence of each recommended value matters for "seen within the window", so
+ * the history keeps one sample per distinct value: at most maxReplicas + 1 entries per pipeline,
+ * whatever the window and poll interval (operator memory stays flat with many pipelines).
  */
 
 /** One past recommendation. */
@@ -20,9 +24,14 @@ export interface Behavior {
 }
 
 /** Returns the stabilized replica count and the history to keep (pruned to the longest window). */
-export function stabilize(history: Sample[], next: Sample, current: number, b: Behavior): { replicas: number; history: Sample[] } {
+export function stabilize(
+  history: Sample[],
+  next: Sample,
+  current: number,
+  b: Behavior,
+): { replicas: number; history: Sample[] } {
   const horizon = next.at - Math.max(b.scaleUpWindowMs, b.scaleDownWindowMs);
-  const kept = history.filter((s) => s.at >= horizon);
+  const kept = history.filter((s) => s.at >= horizon && s.replicas !== next.replicas);
   kept.push(next);
   let upCandidate = next.replicas;
   let downCandidate = next.replicas;
@@ -32,6 +41,7 @@ export function stabilize(history: Sample[], next: Sample, current: number, b: B
   }
   let replicas = current;
   if (upCandidate > current) replicas = Math.min(upCandidate, current + Math.max(1, b.maxScaleUpStep));
-  else if (downCandidate < current) replicas = Math.max(downCandidate, current - Math.max(1, b.maxScaleDownStep));
+  else if (downCandidate < current)
+    replicas = Math.max(downCandidate, current - Math.max(1, b.maxScaleDownStep));
   return { replicas, history: kept };
 }
