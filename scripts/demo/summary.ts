@@ -104,7 +104,7 @@ function legalLines(f: SummaryFacts): string[] {
   if (!lq) return [`legal query    failed: ${f.legalQueryError ?? 'not run'}`];
   return [
     `legal query    all records of ${lq.ip} between ${lq.from} and ${lq.to}`,
-    `               ${formatInt(lq.rows)} records in ${lq.latencyMs.toFixed(1)} ms` +
+    `               ${formatInt(lq.rows)} record${lq.rows === 1 ? '' : 's'} in ${lq.latencyMs.toFixed(1)} ms` +
       (f.queryIpMentions === undefined
         ? ''
         : ` (the generator wrote it into ${formatInt(f.queryIpMentions)} well-formed lines)`),

@@ -83,7 +83,7 @@ describe('demo traffic', () => {
     expect(gen.queryIp).toBeUndefined();
     const lines = split(gen.next(200, NOW).messages);
     const ip = gen.queryIp!;
-    expect(ip).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(ip).toMatch(/^192\.168\.\d+\.\d+$/);
     const first = lines.findIndex((l) => l.toString('latin1').includes(`srcip=${ip} `));
     const expected = lines.slice(first).filter((l) => mentionsIp(l, Buffer.from(ip))).length;
     expect(gen.queryIpMentions).toBe(expected);

@@ -1,0 +1,196 @@
+/**
+ * One demo run once the pipeline is Ready: produce for the duration while the view refreshes,
+ * stop producing, wait until every line is stored or dead-lettered (bounded), ask the legal query.
+ */
+import { Collector, type Observed } from './collector';
+import type { Display } from './display';
+import { runLegalQuery } from './legal-query';
+import { TrafficProducer } from './producer';
+import { StatsTracker, type DemoView } from './stats';
+import type { SummaryFacts } from './summary';
+import { TrafficGenerator } from './traffic';
+
+/** What the run needs to know about the pipeline and the user's wishes. */
+export interface RunContext {
+  pipeline: string;
+  collector: Collector;
+  display: Display;
+  produce: { bootstrap: string; topic: string; partitions: number };
+  database: string;
+  table: string;
+  timeColumn: string;
+  rate: number;
+  linesPerMessage: number;
+  malformedRatio: number;
+  seed: number;
+  durationMs: number;
+  drainTimeoutMs: number;
+  /** How many times the user interrupted (1: stop producing; 2: skip the drain). */
+  interrupts: () => number;
+}
+
+const REFRESH_MS = 500;
+const POLL_MS = 1_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls the collector in the background, at most one poll at a time. */
+class Poller {
+  latest: Observed = {};
+  private timer?: NodeJS.Timeout;
+  private busy = false;
+
+  constructor(private readonly collector: Collector) {}
+
+  start(): void {
+    const tick = () => {
+      if (this.busy) return;
+      this.busy = true;
+      this.collector
+        .poll()
+        .then((o) => void (this.latest = o))
+        .finally(() => (this.busy = false));
+    };
+    tick();
+    this.timer = setInterval(tick, POLL_MS);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+}
+
+function sample(tracker: StatsTracker, producer: TrafficProducer, observed: Observed): void {
+  const c = producer.counters;
+  tracker.add({
+    atMs: Date.now(),
+    producedLines: c.lines,
+    producedMessages: c.messages,
+    producedBytes: c.bytes,
+    ...observed,
+  });
+}
+
+/** Produces until the duration ends or the user interrupts, refreshing the view. */
+async function produce(
+  ctx: RunContext,
+  tracker: StatsTracker,
+  producer: TrafficProducer,
+  poller: Poller,
+): Promise<void> {
+  const started = Date.now();
+  await producer.start();
+  while (Date.now() - started < ctx.durationMs && ctx.interrupts() === 0) {
+    await sleep(Math.min(REFRESH_MS, Math.max(1, ctx.durationMs - (Date.now() - started))));
+    sample(tracker, producer, poller.latest);
+    ctx.display.show(tracker.view('producing', Date.now()));
+  }
+  await producer.stop();
+}
+
+/** Waits until rows + dead letters reach what was produced; returns when that was seen (or undefined). */
+async function drain(
+  ctx: RunContext,
+  tracker: StatsTracker,
+  producer: TrafficProducer,
+): Promise<number | undefined> {
+  const deadline = Date.now() + ctx.drainTimeoutMs;
+  const produced = producer.counters.lines;
+  for (;;) {
+    const counts = await ctx.collector.counts().catch(() => undefined);
+    const now = Date.now();
+    if (counts)
+      tracker.add({
+        atMs: now,
+        producedLines: produced,
+        producedMessages: producer.counters.messages,
+        producedBytes: producer.counters.bytes,
+        ...counts,
+      });
+    const view: DemoView = tracker.view('draining', now);
+    ctx.display.show(view);
+    if (counts && counts.insertedRows + counts.deadLetters >= produced) return now;
+    if (now >= deadline || ctx.interrupts() >= 2) return undefined;
+    await sleep(250);
+  }
+}
+
+/** The whole run; returns the facts of the summary. */
+export async function runDemo(ctx: RunContext): Promise<SummaryFacts> {
+  const traffic = new TrafficGenerator({
+    linesPerMessage: ctx.linesPerMessage,
+    malformedRatio: ctx.malformedRatio,
+    seed: ctx.seed,
+  });
+  const producer = new TrafficProducer(
+    { ...ctx.produce, rate: ctx.rate, linesPerMessage: ctx.linesPerMessage },
+    traffic,
+  );
+  const tracker = new StatsTracker(Date.now(), {
+    durationMs: ctx.durationMs,
+    targetRate: ctx.rate,
+    linesPerMessage: ctx.linesPerMessage,
+    historyLength: 30,
+  });
+  const poller = new Poller(ctx.collector);
+  poller.start();
+  try {
+    await produce(ctx, tracker, producer, poller);
+  } finally {
+    poller.stop();
+  }
+  const c = producer.counters;
+  const storedAt = await drain(ctx, tracker, producer);
+  const final = await ctx.collector.poll();
+  sample(tracker, producer, final);
+  const view = tracker.view('done', Date.now());
+  ctx.display.show(view, true);
+  ctx.display.close();
+  const facts: SummaryFacts = {
+    pipeline: ctx.pipeline,
+    targetRate: ctx.rate,
+    linesPerMessage: ctx.linesPerMessage,
+    producedLines: c.lines,
+    producedMessages: c.messages,
+    producedBytes: c.bytes,
+    malformedLines: c.malformed,
+    failedSends: c.failedSends,
+    insertedRows: view.insertedRows,
+    deadLetters: view.deadLetters,
+    productionMs: (c.lastAckMs ?? 0) - (c.firstSendMs ?? 0),
+    endToEndMs: storedAt !== undefined && c.firstSendMs !== undefined ? storedAt - c.firstSendMs : undefined,
+    drainMs:
+      storedAt !== undefined && c.lastAckMs !== undefined ? Math.max(0, storedAt - c.lastAckMs) : undefined,
+    maxReplicas: view.maxReplicasSeen,
+    interrupted: ctx.interrupts() > 0,
+  };
+  await legalQuery(ctx, traffic, c, facts);
+  return facts;
+}
+
+async function legalQuery(
+  ctx: RunContext,
+  traffic: TrafficGenerator,
+  c: TrafficProducer['counters'],
+  facts: SummaryFacts,
+): Promise<void> {
+  const ip = traffic.queryIp;
+  if (!ip || c.firstSendMs === undefined) {
+    facts.legalQueryError = 'no traffic was produced';
+    return;
+  }
+  facts.queryIpMentions = traffic.queryIpMentions;
+  try {
+    facts.legalQuery = await runLegalQuery(ctx.collector.clickhouse, {
+      database: ctx.database,
+      table: ctx.table,
+      timeColumn: ctx.timeColumn,
+      ip,
+      // The window of the run with a minute's margin: device clocks and line stamps are not exact.
+      fromMs: c.firstSendMs - 60_000,
+      toMs: (c.lastAckMs ?? Date.now()) + 60_000,
+      limit: 100_000,
+    });
+  } catch (err) {
+    facts.legalQueryError = (err as Error).message.split('\n')[0];
+  }
+}
