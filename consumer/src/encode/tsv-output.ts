@@ -11,13 +11,23 @@ ESCAPE[10] = 110; // \n
 ESCAPE[13] = 114; // \r
 ESCAPE[92] = 92; // \\
 
+/** "00".."99" as bytes: digit pairs for two-at-a-time decimal formatting. */
+const DIGIT_PAIRS = new Uint8Array(200);
+for (let i = 0; i < 100; i++) {
+  DIGIT_PAIRS[i * 2] = 48 + ((i / 10) | 0);
+  DIGIT_PAIRS[i * 2 + 1] = 48 + (i % 10);
+}
+
 /** Spans at least this long are copied natively; shorter ones with a JS loop (cheaper than the call). */
-const NATIVE_COPY_MIN = 48;
+const NATIVE_COPY_MIN = 96;
 
 /** Growable byte buffer with TSV-aware writers. */
 export class TsvOutput {
   buf: Buffer;
   pos = 0;
+  private cachedSecond = -1;
+  private cachedSecondLen = 0;
+  private readonly cachedSecondDigits = new Uint8Array(16);
 
   /** Allocates the initial buffer (it grows by doubling and is never shrunk). */
   constructor(initialBytes = 1 << 20) {
@@ -50,44 +60,34 @@ export class TsvOutput {
   /** Appends a non-negative integer (< 2^53) in decimal. */
   uint(n: number): void {
     this.ensure(16);
-    if (n < 1e9) {
+    if (n <= 0x7fffffff) {
       this.smallUint(n);
       return;
     }
-    // Split so each half fits int32 arithmetic: high part, then nine zero-padded digits.
-    const low = n % 1e9;
-    const high = (n - low) / 1e9;
+    // Split so each part fits int32 arithmetic: high part, then nine zero-padded digits.
+    const high = Math.floor(n / 1e9);
     this.smallUint(high);
-    this.padded(low, 9);
+    this.padded(n - high * 1e9, 9);
   }
 
+  /** Decimal digits of 0 <= n < 2^31, two digits per (int32) division. */
   private smallUint(n: number): void {
-    const len =
-      n < 10
-        ? 1
-        : n < 100
-          ? 2
-          : n < 1e3
-            ? 3
-            : n < 1e4
-              ? 4
-              : n < 1e5
-                ? 5
-                : n < 1e6
-                  ? 6
-                  : n < 1e7
-                    ? 7
-                    : n < 1e8
-                      ? 8
-                      : 9;
+    const len = n < 1e5 ? (n < 100 ? (n < 10 ? 1 : 2) : n < 1e3 ? 3 : n < 1e4 ? 4 : 5) : n < 1e7 ? (n < 1e6 ? 6 : 7) : n < 1e8 ? 8 : n < 1e9 ? 9 : 10;
     const b = this.buf;
     let o = this.pos + len;
-    while (n >= 10) {
-      const q = (n / 10) | 0;
-      b[--o] = 48 + (n - q * 10);
+    while (n >= 100) {
+      const q = (n / 100) | 0;
+      const r = (n - q * 100) << 1;
+      b[--o] = DIGIT_PAIRS[r + 1];
+      b[--o] = DIGIT_PAIRS[r];
       n = q;
     }
-    b[--o] = 48 + n;
+    if (n >= 10) {
+      b[--o] = DIGIT_PAIRS[(n << 1) + 1];
+      b[--o] = DIGIT_PAIRS[n << 1];
+    } else {
+      b[--o] = 48 + n;
+    }
     this.pos += len;
   }
 
@@ -105,18 +105,40 @@ export class TsvOutput {
 
   /** Appends epoch ms as `seconds[.fraction]` with `precision` fraction digits (DateTime64 input). */
   epochSeconds(ms: number, precision: number): void {
-    const frac = ms % 1000;
-    this.uint((ms - frac) / 1000);
+    const sec = Math.floor(ms / 1000);
+    this.seconds(sec);
     if (precision === 0) return;
     this.ensure(precision + 1);
     this.buf[this.pos++] = 46;
-    if (precision <= 3) {
+    const frac = ms - sec * 1000;
+    if (precision === 3) {
+      this.padded(frac, 3);
+    } else if (precision < 3) {
       this.padded((frac / 10 ** (3 - precision)) | 0, precision);
     } else {
       this.padded(frac, 3);
       this.buf.fill(48, this.pos, this.pos + precision - 3);
       this.pos += precision - 3;
     }
+  }
+
+  /** Appends epoch seconds; consecutive rows mostly share a second, so its digits are cached. */
+  seconds(sec: number): void {
+    this.ensure(16);
+    const b = this.buf;
+    if (sec !== this.cachedSecond) {
+      const start = this.pos;
+      this.uint(sec);
+      this.cachedSecond = sec;
+      this.cachedSecondLen = this.pos - start;
+      for (let i = 0; i < this.cachedSecondLen; i++) this.cachedSecondDigits[i] = b[start + i];
+      return;
+    }
+    const d = this.cachedSecondDigits;
+    const n = this.cachedSecondLen;
+    const o = this.pos;
+    for (let i = 0; i < n; i++) b[o + i] = d[i];
+    this.pos = o + n;
   }
 
   /** Appends [s, e) of `src` escaping TSV specials. */

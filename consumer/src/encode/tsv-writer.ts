@@ -163,7 +163,7 @@ export class TsvRowWriter {
   private time(col: PlannedColumn, ms: number): boolean {
     const kind = col.type.kind;
     if (kind === T_DATETIME64) this.out.epochSeconds(ms, col.type.precision);
-    else if (kind === T_DATETIME) this.out.uint((ms - (ms % 1000)) / 1000);
+    else if (kind === T_DATETIME) this.out.seconds(Math.floor(ms / 1000));
     else this.out.uint(ms);
     return true;
   }

@@ -129,17 +129,33 @@ export function applyCefExtension(
     case X.BYTES:
       addBytes(rec, vb, vs, ve);
       return null;
+    default:
+      applyTextKey(key, vb, vs, ve, escaped, rec);
+      return null;
+  }
+}
+
+/** Keys whose values are kept as text: host, message, clocks and custom strings. */
+function applyTextKey(
+  key: number,
+  vb: Buffer,
+  vs: number,
+  ve: number,
+  escaped: boolean,
+  rec: ParsedRecord,
+): void {
+  switch (key) {
     case X.HOST:
       setSpan(rec.device, vs, ve, escaped);
-      return null;
+      return;
     case X.MSG:
       setSpan(rec.message, vs, ve, escaped);
-      return null;
+      return;
     case X.RT:
     case X.END:
     case X.START:
       candidateClock(key === X.RT ? 3 : key === X.END ? 2 : 1, vb, vs, ve);
-      return null;
+      return;
   }
   if (key > X.CS_LABEL) {
     if (RULE_LABELS.some((l) => spanEqualsIgnoreCase(vb, vs, ve, l))) st.ruleLabel = key - X.CS_LABEL;
@@ -150,7 +166,6 @@ export function applyCefExtension(
     st.csS[n] = vs;
     st.csE[n] = ve;
   }
-  return null;
 }
 
 function setSpan(span: ParsedRecord['device'], s: number, e: number, escaped: boolean): void {

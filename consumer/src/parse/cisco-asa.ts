@@ -8,16 +8,25 @@
 import type { ParseContext } from './context';
 import {
   ascii,
+  containsIgnoreCase,
   findSpace,
   fixedDigits,
+  parseUint,
   skipSpaces,
   spanEquals,
   spanEqualsIgnoreCase,
-  containsIgnoreCase,
 } from './bytes';
-import { ipVersion } from './ip';
-import { actionOf, protoNumberOf, setIp, setPort, setProto } from './normalize';
-import { BAD_MESSAGE, INVALID_IP, UNKNOWN_FORMAT } from './reasons';
+import {
+  after,
+  endpoint,
+  endpointAfter,
+  indexWords,
+  slashParenEndpoint,
+  swapEndpoints,
+  Word,
+} from './cisco-asa-tokens';
+import { actionOf, protoNumberOf, setProto } from './normalize';
+import { BAD_MESSAGE, UNKNOWN_FORMAT } from './reasons';
 import {
   ACTION_ALLOW,
   ACTION_CLOSE,
@@ -33,39 +42,9 @@ const K_MESSAGE_ID = staticKey('message_id');
 const K_CONNECTION_ID = staticKey('connection_id');
 const K_DURATION = staticKey('duration');
 const K_REASON = staticKey('reason');
-const W = {
-  for: ascii('for'),
-  to: ascii('to'),
-  from: ascii('from'),
-  src: ascii('src'),
-  dst: ascii('dst'),
-  bytes: ascii('bytes'),
-  duration: ascii('duration'),
-  outbound: ascii('outbound'),
-  accessGroup: ascii('access-group'),
-  protocol: ascii('protocol'),
-  reset: ascii('reset'),
-  connection: ascii('connection'),
-};
-
-/** Token scanner state (start/end of the token found last). */
-const tok = { s: 0, e: 0 };
-
-/** Finds the token equal to `word` in [p, e); returns the start of the token after it, or -1. */
-function after(buf: Buffer, p: number, e: number, word: Uint8Array): number {
-  p = skipSpaces(buf, p, e);
-  while (p < e) {
-    const end = findSpace(buf, p, e);
-    if (spanEquals(buf, p, end, word)) {
-      const next = skipSpaces(buf, end, e);
-      tok.s = next;
-      tok.e = findSpace(buf, next, e);
-      return next < e ? next : -1;
-    }
-    p = skipSpaces(buf, end, e);
-  }
-  return -1;
-}
+const OUTBOUND = ascii('outbound');
+const PROTOCOL = ascii('protocol');
+const RESET = ascii('reset');
 
 /** True when [p, e) starts with `%ASA-`, `%FTD-` or `%PIX-` and a `<digit>-<digits>:` tag. */
 export function isAsaTag(buf: Uint8Array, p: number, e: number): boolean {
@@ -119,40 +98,6 @@ export function parseAsa(
   }
 }
 
-/** `[iface:]ip[/port]` token into src (0) or dst (1). Ports that are service names are skipped. */
-function endpoint(rec: ParsedRecord, which: number, buf: Buffer, s: number, e: number): string | null {
-  let slash = -1;
-  for (let i = e - 1; i > s; i--) {
-    if (buf[i] === 47) {
-      slash = i;
-      break;
-    }
-  }
-  const ipEnd = slash >= 0 ? slash : e;
-  let ipStart = s;
-  if (ipVersion(buf, s, ipEnd) === 0) {
-    while (ipStart < ipEnd && buf[ipStart] !== 58) ipStart++;
-    if (ipStart >= ipEnd) return INVALID_IP;
-    ipStart++;
-  }
-  if (!setIp(rec, which, buf, ipStart, ipEnd, false) || ipEnd === ipStart) return INVALID_IP;
-  if (slash >= 0) setPort(rec, which, buf, slash + 1, e);
-  return null;
-}
-
-/** Endpoint following `word`, or BAD_MESSAGE when the word or its operand is missing. */
-function endpointAfter(
-  rec: ParsedRecord,
-  which: number,
-  buf: Buffer,
-  p: number,
-  e: number,
-  word: Uint8Array,
-): string | null {
-  if (after(buf, p, e, word) < 0) return BAD_MESSAGE;
-  return endpoint(rec, which, buf, tok.s, tok.e);
-}
-
 /** `Built {inbound|outbound} {TCP|UDP} connection <id> for A (…) to B (…)`. */
 function built(buf: Buffer, p: number, e: number, rec: ParsedRecord): string | null {
   const dirStart = skipSpaces(buf, findSpace(buf, p, e), e);
@@ -163,7 +108,7 @@ function built(buf: Buffer, p: number, e: number, rec: ParsedRecord): string | n
   const reason = connectionEndpoints(buf, protoStart, e, rec);
   if (reason !== null) return reason;
   // Outbound: the `for` side is the responder, so the initiator (source) is the `to` side.
-  if (spanEquals(buf, dirStart, dirEnd, W.outbound)) swapEndpoints(rec);
+  if (spanEquals(buf, dirStart, dirEnd, OUTBOUND)) swapEndpoints(rec);
   return null;
 }
 
@@ -174,14 +119,16 @@ function teardown(buf: Buffer, p: number, e: number, rec: ParsedRecord): string 
   const reason = connectionEndpoints(buf, protoStart, e, rec);
   if (reason !== null) return reason;
   rec.action = ACTION_CLOSE;
-  if (after(buf, p, e, W.duration) >= 0 && rec.collectFields)
-    rec.addField(K_DURATION, 0, tok.s, tok.e, KEY_STATIC);
-  if (after(buf, p, e, W.bytes) >= 0) {
-    const n = fixedDigitsRun(buf, tok.s, tok.e);
+  if (rec.collectFields && after.s[Word.Duration] >= 0) {
+    rec.addField(K_DURATION, 0, after.s[Word.Duration], after.e[Word.Duration], KEY_STATIC);
+  }
+  const bytesAt = after.s[Word.Bytes];
+  if (bytesAt >= 0) {
+    const n = parseUint(buf, bytesAt, after.e[Word.Bytes]);
     if (n >= 0) rec.bytes = n;
-    const why = skipSpaces(buf, tok.e, e);
+    const why = skipSpaces(buf, after.e[Word.Bytes], e);
     if (why < e) {
-      if (containsIgnoreCase(buf, why, e, W.reset)) rec.action = ACTION_RESET;
+      if (containsIgnoreCase(buf, why, e, RESET)) rec.action = ACTION_RESET;
       if (rec.collectFields) rec.addField(K_REASON, 0, why, e, KEY_STATIC);
     }
   }
@@ -190,33 +137,14 @@ function teardown(buf: Buffer, p: number, e: number, rec: ParsedRecord): string 
   return null;
 }
 
-/** Exchanges source and destination address, version and port. */
-function swapEndpoints(rec: ParsedRecord): void {
-  const { start, end, scratch } = rec.srcIp;
-  rec.srcIp.copy(rec.dstIp);
-  if (scratch) rec.dstIp.setScratch(start, end);
-  else rec.dstIp.set(start, end);
-  const version = rec.srcIpVersion;
-  rec.srcIpVersion = rec.dstIpVersion;
-  rec.dstIpVersion = version;
-  const port = rec.srcPort;
-  rec.srcPort = rec.dstPort;
-  rec.dstPort = port;
-}
-
-function fixedDigitsRun(buf: Buffer, s: number, e: number): number {
-  return e > s && e - s <= 15 ? fixedDigits(buf, s, e - s, e) : -1;
-}
-
 /** `connection <id> for A … to B`: A into src, B into dst. */
 function connectionEndpoints(buf: Buffer, p: number, e: number, rec: ParsedRecord): string | null {
-  if (rec.collectFields && after(buf, p, e, W.connection) >= 0)
-    rec.addField(K_CONNECTION_ID, 0, tok.s, tok.e, KEY_STATIC);
-  const forAt = after(buf, p, e, W.for);
-  if (forAt < 0) return BAD_MESSAGE;
-  const reason = endpoint(rec, 0, buf, tok.s, tok.e);
-  if (reason !== null) return reason;
-  return endpointAfter(rec, 1, buf, tok.e, e, W.to);
+  indexWords(buf, p, e);
+  if (rec.collectFields && after.s[Word.Connection] >= 0) {
+    rec.addField(K_CONNECTION_ID, 0, after.s[Word.Connection], after.e[Word.Connection], KEY_STATIC);
+  }
+  const reason = endpointAfter(rec, 0, buf, Word.For);
+  return reason !== null ? reason : endpointAfter(rec, 1, buf, Word.To);
 }
 
 /** `access-list <acl> {permitted|denied|est-allowed} <proto> if/ip(port) -> if/ip(port) …`. */
@@ -240,31 +168,13 @@ function accessList(buf: Buffer, p: number, e: number, rec: ParsedRecord): strin
   return reason !== null ? reason : slashParenEndpoint(rec, 1, buf, bStart, bEnd);
 }
 
-/** `iface/ip(port)` into src (0) or dst (1). */
-function slashParenEndpoint(
-  rec: ParsedRecord,
-  which: number,
-  buf: Buffer,
-  s: number,
-  e: number,
-): string | null {
-  let slash = s;
-  while (slash < e && buf[slash] !== 47) slash++;
-  let paren = slash;
-  while (paren < e && buf[paren] !== 40) paren++;
-  if (slash >= e || paren >= e || buf[e - 1] !== 41) return BAD_MESSAGE;
-  if (!setIp(rec, which, buf, slash + 1, paren, false) || paren === slash + 1) return INVALID_IP;
-  setPort(rec, which, buf, paren + 1, e - 1);
-  return null;
-}
-
 /** The Deny family: proto among the first tokens, `src …/dst …` or `from …/to …`, optional ACL. */
 function denied(buf: Buffer, p: number, e: number, rec: ParsedRecord): string | null {
   rec.action = ACTION_DENY;
   let t = p;
   for (let n = 0; n < 4 && t < e; n++) {
     const te = findSpace(buf, t, e);
-    if (spanEqualsIgnoreCase(buf, t, te, W.protocol)) {
+    if (spanEqualsIgnoreCase(buf, t, te, PROTOCOL)) {
       const ns = skipSpaces(buf, te, e);
       setProto(rec, buf, ns, findSpace(buf, ns, e));
       break;
@@ -275,18 +185,18 @@ function denied(buf: Buffer, p: number, e: number, rec: ParsedRecord): string | 
     }
     t = skipSpaces(buf, te, e);
   }
-  const bySrc = after(buf, p, e, W.src) >= 0;
-  const srcWord = bySrc ? W.src : W.from;
-  const reason = endpointAfter(rec, 0, buf, p, e, srcWord);
+  indexWords(buf, p, e);
+  const bySrc = after.s[Word.Src] >= 0;
+  const reason = endpointAfter(rec, 0, buf, bySrc ? Word.Src : Word.From);
   if (reason !== null) return reason;
-  const dstAt = after(buf, tok.e, e, bySrc ? W.dst : W.to);
-  if (dstAt >= 0) {
-    const r = endpoint(rec, 1, buf, tok.s, tok.e);
+  const dst = bySrc ? Word.Dst : Word.To;
+  if (after.s[dst] >= 0) {
+    const r = endpoint(rec, 1, buf, after.s[dst], after.e[dst]);
     if (r !== null) return r;
   }
-  if (after(buf, p, e, W.accessGroup) >= 0) {
-    let s = tok.s;
-    let te = tok.e;
+  let s = after.s[Word.AccessGroup];
+  if (s >= 0) {
+    let te = after.e[Word.AccessGroup];
     if (buf[s] === 34 && te - s >= 2 && buf[te - 1] === 34) {
       s++;
       te--;

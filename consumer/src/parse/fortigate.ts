@@ -48,6 +48,27 @@ const clock = {
   escaped: false,
 };
 
+/** Scan results of closingQuote: whether a backslash escape was seen. */
+const quoted = { escaped: false };
+
+/** Position of the quote closing a value that starts at `p`, or -1; notes escapes in `quoted`. */
+function closingQuote(buf: Buffer, p: number, e: number, clean: boolean): number {
+  quoted.escaped = false;
+  if (clean) {
+    // No backslash anywhere on the line: the closing quote is simply the next quote.
+    while (p < e && buf[p] !== 34) p++;
+  } else {
+    while (p < e && buf[p] !== 34) {
+      if (buf[p] === 92) {
+        quoted.escaped = true;
+        p++;
+      }
+      p++;
+    }
+  }
+  return p < e ? p : -1;
+}
+
 /** Parses a FortiGate key=value payload into `rec`. */
 export function parseFortigate(
   buf: Buffer,
@@ -74,23 +95,11 @@ export function parseFortigate(
     let vBuf = buf;
     let inScratch = false;
     if (p < e && buf[p] === 34) {
-      vs = ++p;
-      let escaped = false;
-      if (rec.srcClean) {
-        // No backslash anywhere on the line: the closing quote is simply the next quote.
-        while (p < e && buf[p] !== 34) p++;
-      } else {
-        while (p < e && buf[p] !== 34) {
-          if (buf[p] === 92) {
-            escaped = true;
-            p++;
-          }
-          p++;
-        }
-      }
-      if (p >= e) return BAD_KV;
-      ve = p++;
-      if (escaped) {
+      vs = p + 1;
+      ve = closingQuote(buf, vs, e, rec.srcClean);
+      if (ve < 0) return BAD_KV;
+      p = ve + 1;
+      if (quoted.escaped) {
         vs = rec.unescapeToScratch(buf, vs, ve, UNESCAPE_BACKSLASH);
         ve = rec.scratchLen;
         vBuf = rec.scratch;
@@ -107,8 +116,7 @@ export function parseFortigate(
     const reason = applyKey(key, rec, vBuf, vs, ve, inScratch);
     if (reason !== null) return reason;
   }
-  if (pairs === 0) return BAD_KV;
-  return applyClock(buf, rec, ctx);
+  return pairs === 0 ? BAD_KV : applyClock(buf, rec, ctx);
 }
 
 function applyKey(

@@ -4,7 +4,7 @@
  * and ports. Lookups go through KeywordTables over the source bytes (no strings on the hot path).
  */
 import { lowerAscii, parseUint } from './bytes';
-import { addressEnd, ipVersion } from './ip';
+import { addressEnd, isIpv4, isIpv6 } from './ip';
 import { KeywordTable } from './keywords';
 import {
   ACTION_ALERT,
@@ -148,9 +148,13 @@ export function setIp(
   scratch: boolean,
 ): boolean {
   if (e <= s) return true;
-  const end = addressEnd(buf, s, e);
-  const version = ipVersion(buf, s, end);
-  if (version === 0) return false;
+  let end = e;
+  let version = isIpv4(buf, s, e) ? 4 : 0;
+  if (version === 0) {
+    end = addressEnd(buf, s, e);
+    version = isIpv6(buf, s, end) ? 6 : 0;
+    if (version === 0) return false;
+  }
   const span = which === 0 ? rec.srcIp : rec.dstIp;
   if (scratch) span.setScratch(s, end);
   else span.set(s, end);

@@ -20,6 +20,24 @@ const MIN_FIELDS = 31;
 /** Per-line state: which layout applies and where the clock is. */
 const st = { layout: PAN_COMMON as PanLayout, timeS: -1, timeE: -1, timeEscaped: false };
 
+/** Result flag of closingCsvQuote: the field contains `""` escapes. */
+const csvQuote = { doubled: false };
+
+/** Position of the quote that closes a quoted CSV field starting at `p` (after `""` pairs), or -1. */
+function closingCsvQuote(buf: Buffer, p: number, e: number): number {
+  csvQuote.doubled = false;
+  for (;;) {
+    while (p < e && buf[p] !== 34) p++;
+    if (p >= e) return -1;
+    if (p + 1 < e && buf[p + 1] === 34) {
+      csvQuote.doubled = true;
+      p += 2;
+      continue;
+    }
+    return p;
+  }
+}
+
 /** Parses a PAN-OS CSV payload into `rec`. */
 export function parsePaloAlto(
   buf: Buffer,
@@ -40,21 +58,11 @@ export function parsePaloAlto(
     let vBuf = buf;
     let inScratch = false;
     if (p < e && buf[p] === 34) {
-      vs = ++p;
-      let doubled = false;
-      for (;;) {
-        while (p < e && buf[p] !== 34) p++;
-        if (p >= e) return BAD_CSV;
-        if (p + 1 < e && buf[p + 1] === 34) {
-          doubled = true;
-          p += 2;
-          continue;
-        }
-        break;
-      }
-      ve = p++;
-      if (p < e && buf[p] !== 44) return BAD_CSV;
-      if (doubled) {
+      vs = p + 1;
+      ve = closingCsvQuote(buf, vs, e);
+      p = ve + 1;
+      if (ve < 0 || (p < e && buf[p] !== 44)) return BAD_CSV;
+      if (csvQuote.doubled) {
         vs = rec.unescapeToScratch(buf, vs, ve, UNESCAPE_DOUBLED_QUOTE);
         ve = rec.scratchLen;
         vBuf = rec.scratch;
@@ -93,12 +101,20 @@ function onField(
   const key = layout.keys[i];
   if (key < 0) return null;
   if (rec.collectFields && ve > vs) rec.addField(key, 0, vs, ve, KEY_STATIC | (inScratch ? VAL_SCRATCH : 0));
-  switch (layout.roles[i]) {
-    case R.TIME:
-      st.timeS = vs;
-      st.timeE = ve;
-      st.timeEscaped = inScratch;
-      break;
+  const role = layout.roles[i];
+  return role === R.NONE ? null : applyRole(role, rec, b, vs, ve, inScratch);
+}
+
+/** Stores a column that feeds a standard column according to its role. */
+function applyRole(
+  role: number,
+  rec: ParsedRecord,
+  b: Buffer,
+  vs: number,
+  ve: number,
+  inScratch: boolean,
+): string | null {
+  switch (role) {
     case R.SRC:
       return setIp(rec, 0, b, vs, ve, inScratch) ? null : INVALID_IP;
     case R.DST:
@@ -109,15 +125,28 @@ function onField(
       return setPort(rec, 1, b, vs, ve) ? null : INVALID_PORT;
     case R.PROTO:
       setProto(rec, b, vs, ve);
-      break;
+      return null;
     case R.ACTION:
       rec.action = actionOf(b, vs, ve);
-      break;
+      return null;
     case R.BYTES:
       addBytes(rec, b, vs, ve);
-      break;
+      return null;
     case R.SEVERITY:
       rec.severity = severityOfWord(b, vs, ve);
+      return null;
+    default:
+      applySpanRole(role, rec, vs, ve, inScratch);
+      return null;
+  }
+}
+
+function applySpanRole(role: number, rec: ParsedRecord, vs: number, ve: number, inScratch: boolean): void {
+  switch (role) {
+    case R.TIME:
+      st.timeS = vs;
+      st.timeE = ve;
+      st.timeEscaped = inScratch;
       break;
     case R.RULE:
       setSpan(rec.rule, vs, ve, inScratch);
@@ -132,7 +161,6 @@ function onField(
       if (rec.device.start < 0) setSpan(rec.device, vs, ve, inScratch);
       break;
   }
-  return null;
 }
 
 function setSpan(span: Span, s: number, e: number, inScratch: boolean): void {

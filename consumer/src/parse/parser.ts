@@ -22,7 +22,7 @@ import {
 } from './reasons';
 import { F_RFC3164, F_RFC5424, FORMAT_NAMES, FormatName, ParsedRecord } from './record';
 import { requiredCheck, RequiredCheck } from './required';
-import { HDR_5424, HDR_NONE, parseSyslogHeader, SyslogHeader } from './syslog';
+import { HDR_5424, HDR_NONE, headerClock, parseSyslogHeader, SyslogHeader } from './syslog';
 import { isPlausibleTimestamp } from './time';
 import { createTimeZone } from './timezone';
 
@@ -118,7 +118,7 @@ export class LineParser {
   private parsePayload(buf: Buffer, s: number, e: number): string | null {
     const h = this.header;
     const rec = this.record;
-    const headerReason = parseSyslogHeader(buf, s, e, h, rec, this.ctx.tz, this.ctx.refMs);
+    const headerReason = parseSyslogHeader(buf, s, e, h, rec, this.ctx.tz);
     if (headerReason !== null) return headerReason;
     const p = h.msgStart;
     if (this.mode === 'vendor') return (this.vendor as PayloadParser)(buf, p, e, rec, this.ctx);
@@ -137,7 +137,11 @@ export class LineParser {
   /** Header fallbacks, clock range check and required columns. */
   private finish(rec: ParsedRecord): string | null {
     const h = this.header;
-    if (rec.timestamp !== rec.timestamp) rec.timestamp = h.timestamp;
+    if (rec.timestamp !== rec.timestamp) {
+      rec.timestamp = headerClock(h, this.ctx.tz, this.ctx.refMs);
+      // A header stamp that names no real date (Feb 30) is a broken clock, not a missing one.
+      if (h.clockInvalid) return BAD_TIMESTAMP;
+    }
     if (rec.device.start < 0 && h.host.start >= 0) rec.device.copy(h.host);
     if (rec.severity < 0 && h.pri >= 0) rec.severity = h.pri & 7;
     if (rec.timestamp === rec.timestamp && !isPlausibleTimestamp(rec.timestamp)) return BAD_TIMESTAMP;

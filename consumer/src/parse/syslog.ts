@@ -9,7 +9,7 @@ import { findSpace, fixedDigits, isDigit, skipSpaces } from './bytes';
 import { BAD_HEADER, BAD_TIMESTAMP } from './reasons';
 import { ParsedRecord, Span, KEY_STATIC, staticKey } from './record';
 import { parseStructuredData } from './sd';
-import { bsdToMs, parseBsdTimestamp, parseIsoTimestamp, scan, bsd } from './time';
+import { bsd, bsdToMs, loadBsd, parseBsdTimestamp, parseIsoTimestamp, saveBsd, scan } from './time';
 import type { TimeZone } from './timezone';
 
 /** No syslog envelope: the line is the payload. */
@@ -30,6 +30,11 @@ export class SyslogHeader {
   kind = HDR_NONE;
   pri = -1;
   timestamp = NaN;
+  /** A BSD stamp whose conversion to epoch is deferred until the payload turns out to lack a clock. */
+  readonly bsdStamp = new Int32Array(7);
+  bsdPending = false;
+  /** Set when the deferred stamp turned out not to be a real date. */
+  clockInvalid = false;
   readonly host = new Span();
   readonly app = new Span();
   /** Start of the payload (after header, tag and BOM). */
@@ -40,10 +45,26 @@ export class SyslogHeader {
     this.kind = HDR_NONE;
     this.pri = -1;
     this.timestamp = NaN;
+    this.bsdPending = false;
+    this.clockInvalid = false;
     this.host.clear();
     this.app.clear();
     this.msgStart = 0;
   }
+}
+
+/**
+ * The header's clock, converting a deferred BSD stamp (year inference, zone) on first use.
+ * NaN when the header has no clock or its date does not exist (e.g. Feb 30).
+ */
+export function headerClock(h: SyslogHeader, tz: TimeZone, refMs: number): number {
+  if (h.bsdPending) {
+    loadBsd(h.bsdStamp);
+    h.timestamp = bsdToMs(tz, refMs);
+    h.bsdPending = false;
+    h.clockInvalid = h.timestamp !== h.timestamp;
+  }
+  return h.timestamp;
 }
 
 /** Value of `<PRI>` at `s` (0..191) with scan.end after `>`, or -1 when malformed. */
@@ -67,7 +88,6 @@ export function parseSyslogHeader(
   h: SyslogHeader,
   rec: ParsedRecord,
   tz: TimeZone,
-  refMs: number,
 ): string | null {
   h.reset();
   let p = s;
@@ -79,8 +99,8 @@ export function parseSyslogHeader(
     if (p + 1 < e && buf[p] === 49 && buf[p + 1] === 32) return parse5424(buf, p + 2, e, h, rec, tz);
   }
   if (parseBsdTimestamp(buf, p, e)) {
-    h.timestamp = bsdToMs(tz, refMs);
-    if (h.timestamp !== h.timestamp) return BAD_TIMESTAMP; // e.g. Feb 30
+    saveBsd(h.bsdStamp);
+    h.bsdPending = true;
     return afterTimestamp(buf, bsd.end, e, h, rec);
   }
   if (isDigit(buf[p]) && p + 19 <= e && buf[p + 4] === 45) {

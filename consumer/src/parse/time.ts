@@ -202,6 +202,28 @@ export function parseBsdTimestamp(buf: Uint8Array, pos: number, end: number): bo
   return true;
 }
 
+/** Copies the civil parts of the last parsed BSD stamp into `to` (to defer its conversion). */
+export function saveBsd(to: Int32Array): void {
+  to[0] = bsd.year;
+  to[1] = bsd.month;
+  to[2] = bsd.day;
+  to[3] = bsd.hour;
+  to[4] = bsd.minute;
+  to[5] = bsd.second;
+  to[6] = bsd.ms;
+}
+
+/** Restores civil parts saved by saveBsd into `bsd`. */
+export function loadBsd(from: Int32Array): void {
+  bsd.year = from[0];
+  bsd.month = from[1];
+  bsd.day = from[2];
+  bsd.hour = from[3];
+  bsd.minute = from[4];
+  bsd.second = from[5];
+  bsd.ms = from[6];
+}
+
 /**
  * Epoch ms of the stamp in `bsd`, read in `tz`. Without a year, the year is the latest one (of the
  * reference year and its neighbours) that does not put the stamp more than 7 days after `refMs`:
@@ -254,6 +276,5 @@ export function parseEpochDigits(buf: Uint8Array, s: number, e: number): number 
   if (n <= 10) return v * 1000;
   if (n <= 13) return v;
   // v holds the leading 13 digits: microseconds drop 16-n more digits, nanoseconds 19-n.
-  const divisor = 10 ** ((n <= 16 ? 16 : 19) - n);
-  return (v - (v % divisor)) / divisor;
+  return Math.floor(v / 10 ** ((n <= 16 ? 16 : 19) - n));
 }
