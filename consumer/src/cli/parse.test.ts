@@ -1,14 +1,26 @@
 import { PassThrough, Readable } from 'node:stream';
 import { runParse } from './parse';
 
-async function run(argv: string[], input: Buffer | string[]): Promise<{ code: number; rows: Array<Record<string, unknown>> }> {
+async function run(
+  argv: string[],
+  input: Buffer | string[],
+): Promise<{ code: number; rows: Array<Record<string, unknown>> }> {
   const stdin = Readable.from(Array.isArray(input) ? input.map((c) => Buffer.from(c)) : [input]);
   const stdout = new PassThrough();
   const chunks: Buffer[] = [];
   stdout.on('data', (c: Buffer) => chunks.push(c));
   const code = await runParse(argv, stdin, stdout);
   const text = Buffer.concat(chunks).toString('utf8');
-  return { code, rows: text === '' ? [] : text.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    code,
+    rows:
+      text === ''
+        ? []
+        : text
+            .trimEnd()
+            .split('\n')
+            .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 describe('logpipeline parse', () => {
@@ -22,19 +34,35 @@ describe('logpipeline parse', () => {
     const { code, rows } = await run(['--format', 'auto', '--timezone', 'Europe/Istanbul'], input);
     expect(code).toBe(0);
     expect(rows).toHaveLength(4);
-    expect(rows[0]).toMatchObject({ vendor: 'cef', device: 'host', src_ip: '10.0.0.1', dst_ip: '2001:db8::2', action: 'drop', 'field:act': 'drop' });
-    expect(rows[0].raw).toBe('<134>Jan 15 10:23:45 host CEF:0|A|B|1|2|n|5|src=10.0.0.1 dst=2001:db8::2 act=drop');
+    expect(rows[0]).toMatchObject({
+      vendor: 'cef',
+      device: 'host',
+      src_ip: '10.0.0.1',
+      dst_ip: '2001:db8::2',
+      action: 'drop',
+      'field:act': 'drop',
+    });
+    expect(rows[0].raw).toBe(
+      '<134>Jan 15 10:23:45 host CEF:0|A|B|1|2|n|5|src=10.0.0.1 dst=2001:db8::2 act=drop',
+    );
     expect(rows[1]).toEqual({ deadLetter: 'invalid_utf8', line: 'srcip=10.0.0.1 msg="\ufffd"' });
     expect(rows[2]).toEqual({ deadLetter: 'empty_line', line: '' });
     expect(rows[3]).toEqual({ deadLetter: 'unknown_format', line: 'not a log' });
   });
 
   it('reassembles lines split across input chunks and honours --require and --max-line-bytes', async () => {
-    const { rows } = await run(['--format', 'fortigate', '--require', 'src_ip', '--max-line-bytes', '40'], [
-      'srcip=10.0.0.1 dst',
-      'ip=10.0.0.2\ntype=event msg=x\nsrcip=10.0.0.1 msg="far too long for the limit"\n',
+    const { rows } = await run(
+      ['--format', 'fortigate', '--require', 'src_ip', '--max-line-bytes', '40'],
+      [
+        'srcip=10.0.0.1 dst',
+        'ip=10.0.0.2\ntype=event msg=x\nsrcip=10.0.0.1 msg="far too long for the limit"\n',
+      ],
+    );
+    expect(rows.map((r) => r.deadLetter ?? r.dst_ip)).toEqual([
+      '10.0.0.2',
+      'missing_field:src_ip',
+      'line_too_long',
     ]);
-    expect(rows.map((r) => r.deadLetter ?? r.dst_ip)).toEqual(['10.0.0.2', 'missing_field:src_ip', 'line_too_long']);
   });
 
   it('returns 2 on usage errors', async () => {

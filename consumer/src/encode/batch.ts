@@ -156,6 +156,7 @@ export class BatchEncoder {
     result.lines++;
     const flags = (utf8 ? LINE_UTF8_VALID : 0) | (this.scanner.isClean(s, e) ? LINE_NO_SPECIALS : 0);
     let reason = this.parser.parse(value, s, e, flags);
+    this.writer.line = lineIndex;
     if (reason === null) reason = this.writer.writeRow(this.parser.record);
     if (reason === null) result.rows++;
     else this.deadLetter(result, reason, msg, value, s, e, messageIndex, lineIndex);

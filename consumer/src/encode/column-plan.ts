@@ -37,6 +37,7 @@ export const SOURCES = [
   'kafka_topic',
   'kafka_partition',
   'kafka_offset',
+  'kafka_line',
 ] as const;
 export const S = Object.fromEntries(SOURCES.map((s, i) => [s, i])) as Record<
   (typeof SOURCES)[number],
@@ -85,7 +86,14 @@ export interface ColumnPlan {
   needsFields: boolean;
 }
 
-const NUMERIC_SOURCES = new Set([S.src_port, S.dst_port, S.bytes, S.kafka_partition, S.kafka_offset]);
+const NUMERIC_SOURCES = new Set([
+  S.src_port,
+  S.dst_port,
+  S.bytes,
+  S.kafka_partition,
+  S.kafka_offset,
+  S.kafka_line,
+]);
 const TIME_SOURCES = new Set([S.timestamp, S.ingest_time]);
 
 function sourceId(source: string, name: string): number {

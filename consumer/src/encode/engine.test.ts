@@ -50,7 +50,8 @@ function expectedRows(lines: Buffer[]): RowObject[] {
     const row = recordToObject(parser.record);
     // A mutated NAT address cannot go into the IPv4 column: the encoder dead-letters that row.
     const nat = row['field:transip'];
-    if (typeof nat === 'string' && nat !== '' && !isIpv4(Buffer.from(nat), 0, Buffer.byteLength(nat))) continue;
+    if (typeof nat === 'string' && nat !== '' && !isIpv4(Buffer.from(nat), 0, Buffer.byteLength(nat)))
+      continue;
     rows.push(row);
   }
   return rows;
@@ -81,7 +82,9 @@ describe('TSV round trip through the ClickHouse engine (chdb)', () => {
     const batch = encoder.encode(messages, INGEST);
     expect(batch.rows + batch.deadLetters.length).toBe(lines.length);
     expect(batch.rows).toBeGreaterThan(2800);
-    const badValues = new Set(batch.deadLetters.filter((d) => d.reason.startsWith('bad_value')).map((d) => d.reason));
+    const badValues = new Set(
+      batch.deadLetters.filter((d) => d.reason.startsWith('bad_value')).map((d) => d.reason),
+    );
     expect([...badValues].filter((r) => r !== 'bad_value:nat_ip4')).toEqual([]);
     const summary = await session.insert({
       table: 'logs',

@@ -72,7 +72,26 @@ export class TsvOutput {
 
   /** Decimal digits of 0 <= n < 2^31, two digits per (int32) division. */
   private smallUint(n: number): void {
-    const len = n < 1e5 ? (n < 100 ? (n < 10 ? 1 : 2) : n < 1e3 ? 3 : n < 1e4 ? 4 : 5) : n < 1e7 ? (n < 1e6 ? 6 : 7) : n < 1e8 ? 8 : n < 1e9 ? 9 : 10;
+    const len =
+      n < 1e5
+        ? n < 100
+          ? n < 10
+            ? 1
+            : 2
+          : n < 1e3
+            ? 3
+            : n < 1e4
+              ? 4
+              : 5
+        : n < 1e7
+          ? n < 1e6
+            ? 6
+            : 7
+          : n < 1e8
+            ? 8
+            : n < 1e9
+              ? 9
+              : 10;
     const b = this.buf;
     let o = this.pos + len;
     while (n >= 100) {

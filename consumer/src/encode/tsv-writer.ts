@@ -33,6 +33,8 @@ export class TsvRowWriter {
   topic: Buffer = EMPTY;
   partition = 0;
   offset = 0;
+  /** Index of the current line within its (possibly packed) Kafka message: provenance and canonical order. */
+  line = 0;
 
   /** `tz` reads offset-less clocks in `field:` values written to DateTime columns. */
   constructor(plan: ColumnPlan, tz: TimeZone, initialBytes = 1 << 20) {
@@ -110,6 +112,8 @@ export class TsvRowWriter {
         return this.number(col, this.partition);
       case S.kafka_offset:
         return this.number(col, this.offset);
+      case S.kafka_line:
+        return this.number(col, this.line);
       case S_STATIC: {
         const v = col.staticValue as Buffer;
         this.out.verbatim(v, 0, v.length);
