@@ -28,6 +28,7 @@ function observedDefault(): ObservedTable {
       ['dst_port', 'UInt16'], ['proto', 'LowCardinality(String)'], ['action', FIREWALL_ACTION_TYPE], ['bytes', 'UInt64'],
       ['rule', 'String'], ['severity', 'LowCardinality(String)'], ['raw', 'String'], ['kafka_partition', 'UInt16'],
       ['kafka_offset', 'UInt64'],
+      ['kafka_line', 'UInt32'],
     ].map(([name, type]) => ({ name, type })), // prettier-ignore
   };
 }

@@ -49,6 +49,9 @@ export const FIREWALL_COLUMNS: readonly Required<Pick<ColumnSpec, 'name' | 'type
   // Provenance: which Kafka record produced the row (exactly-once audits, re-delivery checks).
   { name: 'kafka_partition', type: 'UInt16', source: 'kafka_partition', codec: TEXT },
   { name: 'kafka_offset', type: 'UInt64', source: 'kafka_offset', codec: ['Delta(8)', 'ZSTD(1)'] },
+  // Line index inside a packed message: with partition and offset it names every row exactly
+  // (provenance for legal answers) and gives the integrity digest its canonical row order.
+  { name: 'kafka_line', type: 'UInt32', source: 'kafka_line', codec: ['T64', 'ZSTD(1)'] },
 ];
 
 /** Default partitioning: one partition per day, so TTL drops and moves whole parts cheaply. */
