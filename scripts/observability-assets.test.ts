@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { parse } from 'yaml';
 import { WorkerMetrics } from '../consumer/src/observability/metrics';
+import { AutoscalerMetrics } from '../operator/src/autoscale/metrics';
 import { OperatorMetrics } from '../operator/src/observability/metrics';
 import { lintChart, renderChart } from './helm';
 import { CHART_DASHBOARD_FILE, DASHBOARD_FILE, DOCS_RULES_FILE, renderDocsRules } from './gen-observability';
@@ -49,10 +50,10 @@ const queries: Array<{ where: string; expr: string }> = [
 /** Exported metric names (histograms with their series suffixes) and each one's label names. */
 async function exportedMetrics(): Promise<Map<string, Set<string>>> {
   const out = new Map<string, Set<string>>();
-  const registries = [
-    new OperatorMetrics({ defaultMetrics: true }).registry,
-    new WorkerMetrics(true).registry,
-  ];
+  const operator = new OperatorMetrics({ defaultMetrics: true }).registry;
+  // The autoscaler registers its families on the operator's registry (controller/parts/index.ts).
+  new AutoscalerMetrics(operator);
+  const registries = [operator, new WorkerMetrics(true).registry];
   for (const registry of registries) {
     for (const json of await registry.getMetricsAsJSON()) {
       const name = json.name;
@@ -163,6 +164,10 @@ describe('metric and label names', () => {
       'logpipeline_operator_reconcile_errors_total',
       'logpipeline_operator_reconcile_duration_seconds_bucket',
       'logpipeline_condition',
+      'logpipeline_autoscaler_desired_replicas',
+      'logpipeline_autoscaler_current_replicas',
+      'logpipeline_autoscaler_lag_messages',
+      'logpipeline_autoscaler_holds_total',
     ])
       expect(used).toContain(m);
   });
