@@ -6,7 +6,7 @@ import { Collector, type Observed } from './collector';
 import type { Display } from './display';
 import { runLegalQuery } from './legal-query';
 import { TrafficProducer } from './producer';
-import { StatsTracker, type DemoView } from './stats';
+import { StatsTracker } from './stats';
 import type { SummaryFacts } from './summary';
 import { TrafficGenerator } from './traffic';
 
@@ -87,30 +87,44 @@ async function produce(
   await producer.stop();
 }
 
-/** Waits until rows + dead letters reach what was produced; returns when that was seen (or undefined). */
+/**
+ * Waits until every produced line is accounted for: rows + dead letters reach what was produced,
+ * or the group has committed everything (lag 0, so all was stored: commits follow stores) and the
+ * counts stopped moving, which ends a run with a shortfall without sitting out the timeout.
+ * Returns when the last row arrived, or undefined on timeout or a second Ctrl-C.
+ */
 async function drain(
   ctx: RunContext,
   tracker: StatsTracker,
   producer: TrafficProducer,
 ): Promise<number | undefined> {
   const deadline = Date.now() + ctx.drainTimeoutMs;
-  const produced = producer.counters.lines;
+  const c = producer.counters;
+  let last = -1;
+  let lastChangeMs = Date.now();
   for (;;) {
-    const counts = await ctx.collector.counts().catch(() => undefined);
+    const observed = await ctx.collector.poll();
     const now = Date.now();
-    if (counts)
-      tracker.add({
-        atMs: now,
-        producedLines: produced,
-        producedMessages: producer.counters.messages,
-        producedBytes: producer.counters.bytes,
-        ...counts,
-      });
-    const view: DemoView = tracker.view('draining', now);
-    ctx.display.show(view);
-    if (counts && counts.insertedRows + counts.deadLetters >= produced) return now;
+    tracker.add({
+      atMs: now,
+      producedLines: c.lines,
+      producedMessages: c.messages,
+      producedBytes: c.bytes,
+      ...observed,
+    });
+    ctx.display.show(tracker.view('draining', now));
+    const stored =
+      observed.insertedRows === undefined || observed.deadLetters === undefined
+        ? undefined
+        : observed.insertedRows + observed.deadLetters;
+    if (stored !== undefined && stored >= c.lines) return now;
+    if (stored !== undefined && stored === last && observed.lagMessages === 0) return lastChangeMs;
+    if (stored !== undefined && stored !== last) {
+      last = stored;
+      lastChangeMs = now;
+    }
     if (now >= deadline || ctx.interrupts() >= 2) return undefined;
-    await sleep(250);
+    await sleep(REFRESH_MS);
   }
 }
 

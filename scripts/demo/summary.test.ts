@@ -80,6 +80,13 @@ describe('summary', () => {
     expect(text).toContain('192.168.4.17:51000 -> 93.184.216.4:443');
   });
 
+  it('explains a shortfall when everything was processed', () => {
+    const text = summaryLines({ ...facts, insertedRows: facts.insertedRows - 1 }).join('\n');
+    expect(text).toContain('MISMATCH: 1,199,999 stored + dead-lettered vs 1,200,000 produced (-1)');
+    expect(text).toContain('the group committed every message');
+    expect(summaryLines(facts).join('\n')).not.toContain('the group committed every message');
+  });
+
   it('flags a mismatch, a drain that never finished and a failed legal query', () => {
     const bad: SummaryFacts = {
       ...facts,

@@ -127,6 +127,12 @@ export function summaryLines(f: SummaryFacts): string[] {
     `inserted       ${formatInt(f.insertedRows)} rows (${pct(f.insertedRows)}%)`,
     `dead-lettered  ${formatInt(f.deadLetters)} lines (${pct(f.deadLetters)}%)`,
     `accounting     ${verdict}`,
+    ...(!j.complete && accounted < f.producedLines && j.endToEndSeconds !== null
+      ? [
+          '               the group committed every message (commits follow stores), so the shortfall was dropped',
+          "               after the insert, e.g. by the table's TTL: a line stamped before the retention window expires at once",
+        ]
+      : []),
     j.endToEndSeconds === null
       ? `end-to-end     not everything was stored within the drain timeout`
       : `end-to-end     ${j.endToEndSeconds}s from first send to last row (drain after production: ${j.drainSeconds}s), ${formatInt(j.throughputPerSecond ?? 0)} lines/s through the pipeline`,
