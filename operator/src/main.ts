@@ -10,6 +10,7 @@
  */
 import os from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
+import { configureDefaults } from './api/defaults';
 import { Manager } from './controller/manager';
 import { registerExternalParts } from './controller/parts';
 import { startHttpServer } from './observability/http';
@@ -71,6 +72,8 @@ export function loadKubeConfig(file?: string): KubeConfig {
 
 async function main(): Promise<void> {
   const cfg = parseConfig(process.argv.slice(2), process.env);
+  // The chart passes its worker image here so `worker.image` applies to every pipeline without one.
+  configureDefaults({ workerImage: process.env.LP_WORKER_IMAGE, workerImagePullPolicy: process.env.LP_WORKER_IMAGE_PULL_POLICY });
   const log = createLogger({ level: cfg.logLevel, base: { component: 'operator', instance: cfg.identity } });
   const metrics = new OperatorMetrics({ defaultMetrics: true });
   const manager = new Manager({

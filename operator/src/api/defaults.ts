@@ -7,6 +7,15 @@ import { durationMs } from './duration';
 
 /** The worker image the chart builds; overridable per pipeline. */
 export const DEFAULT_WORKER_IMAGE = 'ghcr.io/logpipeline/logpipeline-worker:0.1.0';
+
+/** Operator-wide defaults set once at start (the chart's worker image), before any reconcile. */
+const operatorDefaults = { workerImage: DEFAULT_WORKER_IMAGE, workerImagePullPolicy: 'IfNotPresent' };
+
+/** Sets the operator-wide worker image defaults (from LP_WORKER_IMAGE / LP_WORKER_IMAGE_PULL_POLICY). */
+export function configureDefaults(opts: { workerImage?: string; workerImagePullPolicy?: string }): void {
+  if (opts.workerImage) operatorDefaults.workerImage = opts.workerImage;
+  if (opts.workerImagePullPolicy) operatorDefaults.workerImagePullPolicy = opts.workerImagePullPolicy;
+}
 /** Kafka partitions when the spec says nothing; also the default ceiling of autoscaling.maxReplicas. */
 export const DEFAULT_PARTITIONS = 6;
 /** Retention when the spec says nothing: Law 5651 plan of two years. */
@@ -139,8 +148,8 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
       dedupWindow: s.clickhouse.dedupWindow ?? 1000,
     },
     workers: {
-      image: s.workers?.image ?? DEFAULT_WORKER_IMAGE,
-      imagePullPolicy: s.workers?.imagePullPolicy ?? 'IfNotPresent',
+      image: s.workers?.image ?? operatorDefaults.workerImage,
+      imagePullPolicy: s.workers?.imagePullPolicy ?? operatorDefaults.workerImagePullPolicy,
       replicas: s.workers?.replicas ?? 1,
       batch: {
         maxRows: s.workers?.batch?.maxRows ?? 100_000,

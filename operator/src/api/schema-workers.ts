@@ -46,10 +46,10 @@ const autoscaling = obj(
       'int64',
     ),
     scaleUpStabilization: duration(
-      'Window over which the highest recommendation is used before scaling up. Default 0s.',
+      'Window over which the LOWEST recommendation is used before scaling up: a spike must last the whole window. Default 0s.',
     ),
     scaleDownStabilization: duration(
-      'Window over which the highest recommendation is used before scaling down (avoids flapping). Default 5m.',
+      'Window over which the HIGHEST recommendation is used before scaling down (avoids flapping). Default 5m.',
     ),
     maxScaleUpStep: int('Most workers added in one scaling step. Default 4.', 1, MAX_REPLICAS),
     maxScaleDownStep: int('Most workers removed in one scaling step. Default 1.', 1, MAX_REPLICAS),
