@@ -9,6 +9,7 @@ import { LINE_NO_SPECIALS, LINE_UTF8_VALID, LineParser, ParserOptions } from '..
 import { EMPTY_LINE } from '../parse/reasons';
 import { createTimeZone } from '../parse/timezone';
 import { ColumnInput, ColumnPlan, compileColumnPlan, PlannedColumn } from './column-plan';
+import { needsEscape } from './tsv-output';
 import { TsvRowWriter } from './tsv-writer';
 
 /** The parts of a Kafka message the encoder reads (kafkajs messages fit after adding topic/partition). */
@@ -122,6 +123,7 @@ export class BatchEncoder {
     const value = msg.value ?? EMPTY;
     const writer = this.writer;
     writer.topic = this.topicBytes(msg.topic);
+    writer.topicClean = !needsEscape(writer.topic, 0, writer.topic.length);
     writer.partition = msg.partition;
     writer.offset = typeof msg.offset === 'number' ? msg.offset : Number(msg.offset);
     const len = value.length;

@@ -25,9 +25,10 @@ const NATIVE_COPY_MIN = 96;
 export class TsvOutput {
   buf: Buffer;
   pos = 0;
-  private cachedSecond = -1;
-  private cachedSecondLen = 0;
-  private readonly cachedSecondDigits = new Uint8Array(16);
+  private readonly cachedSeconds = [-1, -1];
+  private readonly cachedLengths = [0, 0];
+  private readonly cachedDigits = Buffer.alloc(32);
+  private nextCacheSlot = 0;
 
   /** Allocates the initial buffer (it grows by doubling and is never shrunk). */
   constructor(initialBytes = 1 << 20) {
@@ -141,22 +142,28 @@ export class TsvOutput {
     }
   }
 
-  /** Appends epoch seconds; consecutive rows mostly share a second, so its digits are cached. */
+  /**
+   * Appends epoch seconds. Rows mostly share the event second and always the batch's ingest second,
+   * so the digits of the two most recent distinct values are cached.
+   */
   seconds(sec: number): void {
     this.ensure(16);
-    const b = this.buf;
-    if (sec !== this.cachedSecond) {
+    let slot = sec === this.cachedSeconds[0] ? 0 : sec === this.cachedSeconds[1] ? 1 : -1;
+    if (slot < 0) {
+      slot = this.nextCacheSlot;
+      this.nextCacheSlot ^= 1;
       const start = this.pos;
       this.uint(sec);
-      this.cachedSecond = sec;
-      this.cachedSecondLen = this.pos - start;
-      for (let i = 0; i < this.cachedSecondLen; i++) this.cachedSecondDigits[i] = b[start + i];
+      this.cachedSeconds[slot] = sec;
+      this.cachedLengths[slot] = this.pos - start;
+      this.buf.copy(this.cachedDigits, slot * 16, start, this.pos);
       return;
     }
-    const d = this.cachedSecondDigits;
-    const n = this.cachedSecondLen;
+    const b = this.buf;
+    const d = this.cachedDigits;
+    const n = this.cachedLengths[slot];
     const o = this.pos;
-    for (let i = 0; i < n; i++) b[o + i] = d[i];
+    for (let i = 0, j = slot * 16; i < n; i++, j++) b[o + i] = d[j];
     this.pos = o + n;
   }
 

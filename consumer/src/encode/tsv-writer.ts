@@ -31,6 +31,8 @@ export class TsvRowWriter {
   /** Enrichment of the rows being written (set per batch / per Kafka message by the caller). */
   ingestTimeMs = 0;
   topic: Buffer = EMPTY;
+  /** The topic name holds no TSV specials (true for every legal Kafka topic name). */
+  topicClean = false;
   partition = 0;
   offset = 0;
   /** Index of the current line within its (possibly packed) Kafka message: provenance and canonical order. */
@@ -107,7 +109,7 @@ export class TsvRowWriter {
       case S.raw:
         return this.writeText(col, rec.src, rec.lineStart, rec.lineEnd, rec.srcClean);
       case S.kafka_topic:
-        return this.writeText(col, this.topic, 0, this.topic.length, false);
+        return this.writeText(col, this.topic, 0, this.topic.length, this.topicClean);
       case S.kafka_partition:
         return this.number(col, this.partition);
       case S.kafka_offset:
