@@ -104,12 +104,14 @@ describe('BatchEncoder', () => {
         { name: 'sev', type: 'String', source: 'severity' },
         { name: 'dev', type: 'LowCardinality(Nullable(String))', source: 'device' },
         { name: 'missing', type: 'Nullable(UInt32)', source: 'field:nope' },
+        { name: 'kind', type: "Enum8('traffic' = 1, 'unknown' = 0)", source: 'field:nope' },
+        { name: 'kind2', type: "Enum8('traffic' = 1, 'event' = 2)", source: 'field:nope' },
       ],
       'cisco-asa',
     );
     const out = enc.encode([msg('%ASA-5-111008: User executed a command.')], INGEST);
     expect(out.data.toString()).toBe(
-      '1705320000.005000\t1705320000\t1705320000005\t0.0.0.0\t::\t\\N\tnotice\t\\N\t\\N\n',
+      '1705320000.005000\t1705320000\t1705320000005\t0.0.0.0\t::\t\\N\tnotice\t\\N\t\\N\tunknown\ttraffic\n',
     );
   });
 

@@ -66,6 +66,8 @@ export interface PlannedColumn {
   staticValue: Buffer | null;
   /** Enum names as bytes, for membership checks of text values. */
   enumNames: Buffer[];
+  /** Enum name written for an absent value: 'unknown' when declared, else the first name. */
+  enumDefault: Buffer;
   /** Per vendor id: may this vendor name be written (Enum columns restrict it). */
   vendorAllowed: boolean[];
   /** Dead-letter reason when a value cannot be represented: `bad_value:<column>`. */
@@ -180,6 +182,7 @@ export function compileColumnPlan(
       fieldKey: source === S_FIELD ? Buffer.from(c.source.slice(6), 'utf8') : null,
       staticValue: null,
       enumNames,
+      enumDefault: enumNames[Math.max(0, type.enumNames.indexOf('unknown'))] ?? Buffer.alloc(0),
       vendorAllowed: FORMAT_NAMES.map((v) => type.kind !== T_ENUM || type.enumNames.includes(v)),
       badValue: `bad_value:${c.name}`,
       intMaxText,

@@ -156,7 +156,7 @@ export class TsvRowWriter {
         out.verbatim(IPV6_ZERO, 0, IPV6_ZERO.length);
         return true;
       case T_ENUM:
-        out.escaped(col.enumNames[0], 0, col.enumNames[0].length);
+        out.escaped(col.enumDefault, 0, col.enumDefault.length);
         return true;
       case T_DATETIME:
       case T_DATETIME64:
