@@ -9,6 +9,7 @@ import { MIN_COMPLIANT_RETENTION_MS, type ResolvedSpec } from '../../api/default
 import type { LogPipelineStatus } from '../../api/types';
 import { dropTable, ensureTable } from '../../apply/clickhouse';
 import { ClickHouseApplyError, createClickHouseClient } from '../../apply/clickhouse-client';
+import { ensureAccessUsers } from '../../compliance/access';
 import type { PipelineEvent } from '../../apply/kube';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
 
@@ -16,9 +17,12 @@ import type { ExternalPart, PartContext, PartOutcome } from '../external';
 export class ClickHousePool {
   private readonly clients = new Map<string, { password: string; client: ClickHouseClient }>();
 
-  /** The client for a spec's server and credentials, created on first use. */
+  /**
+   * The client for a spec's server, created on first use: with the admin credentials when the spec
+   * gives them (DDL and user management), else with the workers' credentials.
+   */
   async client(spec: ResolvedSpec, ctx: PartContext): Promise<ClickHouseClient> {
-    const creds = spec.clickhouse.credentials;
+    const creds = spec.clickhouse.adminCredentials ?? spec.clickhouse.credentials;
     const username = creds ? ((await ctx.readSecretKey(creds.secretName, creds.usernameKey)) ?? 'default') : 'default';
     const password = creds ? ((await ctx.readSecretKey(creds.secretName, creds.passwordKey)) ?? '') : '';
     const key = `${spec.clickhouse.url}|${username}`;
@@ -37,6 +41,30 @@ export class ClickHousePool {
   }
 }
 
+/**
+ * With admin credentials, creates the least-privilege users: the insert-only writer from the
+ * workers' credentials Secret, and the read-only auditor from the admin Secret's optional
+ * `auditor-username` / `auditor-password` keys (both are needed; docs/compliance.md, "Access").
+ */
+async function ensureUsers(client: ClickHouseClient, spec: ResolvedSpec, ctx: PartContext): Promise<PipelineEvent | undefined> {
+  const creds = spec.clickhouse.credentials;
+  const admin = spec.clickhouse.adminCredentials;
+  if (!creds || !admin) return undefined;
+  const writer = { username: await ctx.readSecretKey(creds.secretName, creds.usernameKey), password: await ctx.readSecretKey(creds.secretName, creds.passwordKey) };
+  const auditor = { username: await ctx.readSecretKey(admin.secretName, 'auditor-username'), password: await ctx.readSecretKey(admin.secretName, 'auditor-password') };
+  if (!writer.username || !writer.password || !auditor.username || !auditor.password) return undefined;
+  try {
+    await ensureAccessUsers(client, spec, {
+      writer: { username: writer.username, password: writer.password },
+      auditor: { username: auditor.username, password: auditor.password },
+    });
+    return undefined;
+  } catch (err) {
+    // A refused user (weak password, no access control on the server) must not block the data path.
+    return { type: 'Warning', reason: 'AccessUsersNotCreated', message: (err as Error).message.slice(0, 500) };
+  }
+}
+
 /** Creates the Table part. */
 export function createTablePart(pool: ClickHousePool): ExternalPart {
   return {
@@ -51,6 +79,8 @@ export function createTablePart(pool: ClickHousePool): ExternalPart {
           serverVersion: out.version,
         };
         const events: PipelineEvent[] = out.applied.map((s) => ({ type: 'Normal', reason: 'TableChanged', message: s.slice(0, 500) }));
+        const usersProblem = out.ready ? await ensureUsers(await pool.client(spec, ctx), spec, ctx) : undefined;
+        if (usersProblem) events.push(usersProblem);
         for (const r of out.refusals) events.push({ type: 'Warning', reason: 'DestructiveChangeRefused', message: r.message });
         if (out.ready && spec.clickhouse.retention.deleteAfterMs < MIN_COMPLIANT_RETENTION_MS) {
           // Ready, but say loudly that the retention is below Law 5651's six-month minimum.
