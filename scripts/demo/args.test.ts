@@ -20,6 +20,7 @@ describe('demo args', () => {
       '--namespace=ns1',
       '--max-replicas',
       '2',
+      '--lag-per-replica=1000',
       '--seed=9',
       '--keep',
       '--json-summary',
@@ -36,6 +37,7 @@ describe('demo args', () => {
         example: 'x.yaml',
         namespace: 'ns1',
         maxReplicas: 2,
+        lagPerReplica: 1000,
         seed: 9,
         keep: true,
         jsonSummary: true,
@@ -86,6 +88,7 @@ describe('demo args', () => {
       'example',
       'namespace',
       'max-replicas',
+      'lag-per-replica',
       'seed',
       'keep',
       'json-summary',
@@ -98,7 +101,7 @@ describe('demo args', () => {
     expect(USAGE).toContain(`default ${DEFAULT_OPTIONS.linesPerMessage})`);
     // Every flag the help mentions is accepted.
     const documented = [...USAGE.matchAll(/^ {2}--([a-z-]+)/gm)].map((m) => m[1]);
-    expect(documented).toHaveLength(13);
+    expect(documented).toHaveLength(14);
     for (const flag of documented) {
       const parsed = parseArgs([`--${flag}`]);
       expect(parsed.kind === 'error' ? parsed.message : '').not.toMatch(/unknown flag/);

@@ -22,6 +22,8 @@ export interface DemoOptions {
   namespace: string;
   /** Cap on the pipeline's autoscaling maxReplicas (local processes share this machine's cores). */
   maxReplicas: number;
+  /** Overrides the pipeline's autoscaling lagPerReplica (messages), 0 keeps the example's. */
+  lagPerReplica: number;
   /** PRNG seed of the traffic (runs are reproducible). */
   seed: number;
   /** Leave the stack running after the summary. */
@@ -46,6 +48,7 @@ export const DEFAULT_OPTIONS: Readonly<DemoOptions> = {
   example: 'examples/firewall.yaml',
   namespace: 'demo',
   maxReplicas: 4,
+  lagPerReplica: 0,
   seed: 1,
   keep: false,
   jsonSummary: false,
@@ -69,6 +72,8 @@ Flags:
   --example FILE           manifest with the LogPipeline to apply (default ${DEFAULT_OPTIONS.example})
   --namespace NS           namespace to apply it in (default ${DEFAULT_OPTIONS.namespace})
   --max-replicas N         cap on the pipeline's autoscaling maxReplicas on this machine (default ${DEFAULT_OPTIONS.maxReplicas})
+  --lag-per-replica N      override the pipeline's autoscaling lagPerReplica (Kafka messages per worker),
+                           e.g. 1000 to watch the workers scale out on this machine (default: the example's)
   --seed N                 traffic PRNG seed (default ${DEFAULT_OPTIONS.seed})
   --keep                   leave the stack running afterwards and print how to reach it
   --json-summary           end with one JSON line with the summary (for scripts and tests)
@@ -88,6 +93,7 @@ const FLAGS: Record<string, { key: keyof DemoOptions; kind: FlagKind; min?: numb
   example: { key: 'example', kind: 'string' },
   namespace: { key: 'namespace', kind: 'string' },
   'max-replicas': { key: 'maxReplicas', kind: 'int', min: 1 },
+  'lag-per-replica': { key: 'lagPerReplica', kind: 'int', min: 0 },
   seed: { key: 'seed', kind: 'int', min: 0 },
   keep: { key: 'keep', kind: 'bool' },
   'json-summary': { key: 'jsonSummary', kind: 'bool' },

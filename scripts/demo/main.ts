@@ -164,6 +164,7 @@ async function main(): Promise<number> {
     example: opts.example,
     namespace: opts.namespace,
     maxReplicas: opts.maxReplicas,
+    lagPerReplica: opts.lagPerReplica,
     say,
   });
   let ok = false;

@@ -87,6 +87,17 @@ describe('buildDemoManifest', () => {
     ]);
   });
 
+  it('overrides lagPerReplica on request', () => {
+    const tuned = buildDemoManifest(EXAMPLE, endpoints, {
+      namespace: 'demo',
+      maxReplicas: 4,
+      lagPerReplica: 1000,
+    });
+    expect(tuned.pipeline.spec.workers?.autoscaling?.lagPerReplica).toBe(1000);
+    expect(tuned.notes).toContain('workers.autoscaling.lagPerReplica set to 1000 (--lag-per-replica)');
+    expect(m.pipeline.spec.workers?.autoscaling?.lagPerReplica).toBeUndefined();
+  });
+
   it('leaves a minimal pipeline as it is apart from the endpoints', () => {
     const minimal = buildDemoManifest(
       'apiVersion: logpipeline.io/v1alpha1\nkind: LogPipeline\nmetadata: { name: fw }\nspec:\n  kafka: { bootstrapServers: [k:9092] }\n  clickhouse: { url: "http://c:8123", database: logs, table: fw }\n  workers: { replicas: 2 }\n',

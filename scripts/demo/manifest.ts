@@ -39,7 +39,8 @@ function addKeys(
 }
 
 /** Points the pipeline at the bed and drops what the bed cannot serve; returns the notes. */
-function adaptSpec(lp: LogPipeline, endpoints: DemoEndpoints, maxReplicas: number): string[] {
+function adaptSpec(lp: LogPipeline, endpoints: DemoEndpoints, opts: DemoManifestOptions): string[] {
+  const { maxReplicas, lagPerReplica } = opts;
   const notes: string[] = [];
   const spec = lp.spec;
   spec.kafka.bootstrapServers = [endpoints.kafkaBootstrap];
@@ -70,6 +71,10 @@ function adaptSpec(lp: LogPipeline, endpoints: DemoEndpoints, maxReplicas: numbe
     if ((as.minReplicas ?? 1) > maxReplicas) as.minReplicas = maxReplicas;
     notes.push(`workers.autoscaling.maxReplicas capped at ${maxReplicas} (workers are local processes here)`);
   }
+  if (as?.enabled && lagPerReplica) {
+    as.lagPerReplica = lagPerReplica;
+    notes.push(`workers.autoscaling.lagPerReplica set to ${lagPerReplica} (--lag-per-replica)`);
+  }
   if (!as?.enabled && (spec.workers?.replicas ?? 1) > maxReplicas) {
     spec.workers!.replicas = maxReplicas;
     notes.push(`workers.replicas capped at ${maxReplicas} (workers are local processes here)`);
@@ -92,6 +97,15 @@ function referencedSecrets(lp: LogPipeline, endpoints: DemoEndpoints): DemoSecre
   return [...secrets].map(([name, stringData]) => ({ name, stringData }));
 }
 
+/** How the demo adapts the example beyond the endpoints. */
+export interface DemoManifestOptions {
+  namespace: string;
+  /** Cap on replicas (local processes share this machine's cores). */
+  maxReplicas: number;
+  /** Replaces autoscaling.lagPerReplica when set (non-zero). */
+  lagPerReplica?: number;
+}
+
 /**
  * Builds the demo's objects from the example's YAML text (one LogPipeline, optionally other
  * documents, which are ignored): namespace set, bed endpoints in, referenced Secrets generated.
@@ -99,7 +113,7 @@ function referencedSecrets(lp: LogPipeline, endpoints: DemoEndpoints): DemoSecre
 export function buildDemoManifest(
   yamlText: string,
   endpoints: DemoEndpoints,
-  opts: { namespace: string; maxReplicas: number },
+  opts: DemoManifestOptions,
 ): DemoManifest {
   const docs = parseAllDocuments(yamlText);
   const objects: unknown[] = [];
@@ -122,7 +136,7 @@ export function buildDemoManifest(
     ...(source.metadata.annotations ? { annotations: source.metadata.annotations } : {}),
   };
   delete pipeline.status;
-  const notes = adaptSpec(pipeline, endpoints, opts.maxReplicas);
+  const notes = adaptSpec(pipeline, endpoints, opts);
   if (pipelines.length > 1) notes.push(`only the first LogPipeline (${source.metadata.name}) is applied`);
   return { pipeline, secrets: referencedSecrets(pipeline, endpoints), notes };
 }

@@ -33,6 +33,7 @@ export interface StackOptions {
   example: string;
   namespace: string;
   maxReplicas: number;
+  lagPerReplica: number;
   /** Progress messages for the user. */
   say: (msg: string) => void;
 }
@@ -162,7 +163,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         clickhousePassword: bed.clickhouse!.password,
         signingKeyPem: signingKeyPem(),
       },
-      { namespace: opts.namespace, maxReplicas: opts.maxReplicas },
+      { namespace: opts.namespace, maxReplicas: opts.maxReplicas, lagPerReplica: opts.lagPerReplica },
     );
     for (const note of manifest.notes) opts.say(`  example adjusted: ${note}`);
     operator = await startOperator(bed, dir, opts.namespace, ownerPid);
