@@ -13,7 +13,7 @@ import { Collector } from './collector';
 import { Display } from './display';
 import { waitForReady } from './ready';
 import { runDemo } from './run';
-import { startStack, stopStack, type Stack } from './stack';
+import { pruneToLogs, startStack, stopStack, type Stack } from './stack';
 import { summaryJson, summaryLines, type SummaryFacts } from './summary';
 import { tailLog } from '../../test/env/process';
 
@@ -144,7 +144,6 @@ function reportFailure(stack: Stack | undefined, err: unknown): void {
   say(`--- pod runner log (tail) ---\n${tailLog(stack.podRunner.logFile, 10)}`);
   const worker = newestWorkerLog(path.join(stack.dir, 'pods'));
   if (worker) say(`--- newest worker log (${worker}, tail) ---\n${tailLog(worker, 10)}`);
-  say(`(all logs are under ${stack.dir})`);
 }
 
 async function main(): Promise<number> {
@@ -185,6 +184,10 @@ async function main(): Promise<number> {
       say('stopping the stack (workers drain first)…');
       await stopStack(stack);
       if (ok) fs.rmSync(stack.dir, { recursive: true, force: true });
+      else {
+        pruneToLogs(stack.dir);
+        say(`logs of this run are kept under ${stack.dir}`);
+      }
     }
   }
   return ok ? 0 : 1;

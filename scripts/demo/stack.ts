@@ -201,6 +201,23 @@ export async function stopStack(
   fs.rmSync(stack.stateFile, { force: true });
 }
 
+/**
+ * Deletes everything under `dir` except log files (`*.log`, not Kafka's numbered segments), so a failed run keeps what explains
+ * it without keeping hundreds of MiB of Kafka and ClickHouse data in the temp directory.
+ */
+export function pruneToLogs(dir: string): void {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      pruneToLogs(full);
+      if (fs.readdirSync(full).length === 0) fs.rmdirSync(full);
+    } else if (!entry.name.endsWith('.log') || /^\d+\.log$/.test(entry.name)) {
+      // (Kafka's segment files are named <offset>.log: data, not logs.)
+      fs.rmSync(full, { force: true });
+    }
+  }
+}
+
 /** Reads the pipeline as the operator last wrote it (undefined while it does not exist). */
 export async function readPipeline(
   custom: CustomObjectsApi,
