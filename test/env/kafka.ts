@@ -127,8 +127,8 @@ async function formatStorage(dir: string, libs: string, clusterId: string): Prom
     classpath(libs),
     'kafka.tools.StorageTool',
     'format',
-    '-t',
-    clusterId,
+    // One token: a random base64url id may start with '-', which would read as an option.
+    `--cluster-id=${clusterId}`,
     '-c',
     path.join(dir, 'server.properties'),
   );
