@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     log,
     metrics,
   });
-  const external = registerExternalParts(manager);
+  const external = registerExternalParts(manager, { registry: metrics.registry });
   const server = await startHttpServer(cfg.metricsPort, {
     registry: metrics.registry,
     healthy: () => true,

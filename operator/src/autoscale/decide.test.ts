@@ -87,7 +87,7 @@ describe('decide', () => {
       },
     );
     expect(r.decision.lag.total).toBe(300);
-    expect(r.decision).toMatchObject({ reason: 'NoCommittedOffsets', replicas: 1, status: 'False' });
+    expect(r.decision).toMatchObject({ reason: 'NoCommittedOffsets', replicas: 1, status: 'True' });
   });
 
   it('caps at the partition count and reports AtMaximum', () => {
@@ -109,7 +109,7 @@ describe('decide', () => {
       last = r.decision;
     }
     expect(current).toBe(3);
-    expect(last.reason).toBe('AtMaximum');
+    expect(last).toMatchObject({ reason: 'AtMaximum', status: 'False' });
     expect(last.message).toContain('capped at 3 = min(maxReplicas 6, partitions 3)');
   });
 
@@ -150,7 +150,7 @@ describe('decide', () => {
   it('goes to zero when idle and reports BelowActivation there', () => {
     const zero = { ...settings, minReplicas: 0, scaleDownStabilizationMs: 3000 };
     const { out } = run([0, 0, 0, 0, 0, 0], { settings: zero });
-    expect(out[2]).toMatchObject({ replicas: 1, reason: 'Stable' });
+    expect(out[2]).toMatchObject({ replicas: 1, reason: 'Stable', status: 'True' });
     expect(out[2].message).toContain('0 recommended, kept by the 3s scale-down window');
     expect(out[3]).toMatchObject({ replicas: 0, reason: 'ScaledDown' });
     expect(out[5]).toMatchObject({ replicas: 0, reason: 'BelowActivation' });

@@ -8,6 +8,11 @@
  * scale-ups wait and scale-downs follow the usual window (fewer inserters never hurt a struggling
  * database, and a pipeline whose lag fell keeps shrinking). From zero one worker may still wake:
  * with no consumer the sink cannot be the bottleneck, and someone must drain once it recovers.
+ *
+ * The Scaling condition: True while the autoscaler is free to act (ScaledUp, ScaledDown, Stable,
+ * BelowActivation, NoCommittedOffsets), False while it cannot add the workers the lag asks for
+ * (HoldSinkUnhealthy, AtMaximum), Unknown when the lag cannot be read (LagUnavailable, set by the
+ * caller). Condition flips become Events, so only those transitions are Warnings, not every scale.
  */
 import type { ResolvedSpec } from '../api/defaults';
 import { computeLag, updateTrend, type LagTrend, type PartitionOffsets } from './lag';
@@ -158,10 +163,17 @@ function lagText(l: LagNumbers): string {
   return `lag ${l.total} (max partition ${l.maxPartition}), smoothed ${l.smoothed}, consuming ${l.ratePerSecond}/s`;
 }
 
+/** "wants 400 workers, capped at 2 = min(maxReplicas 2, partitions 2)". */
+function capText(c: Ctx): string {
+  const why = `min(maxReplicas ${c.input.settings.maxReplicas}, partitions ${c.input.offsets.length})`;
+  return `wants ${c.rec.unbounded} workers, capped at ${c.rec.ceiling} = ${why}`;
+}
+
 function scaleSummary(c: Ctx): string {
   const verb = c.replicas > c.input.current ? 'scaled up' : 'scaled down';
+  const why = c.rec.reason === 'AtMaximum' ? `AtMaximum: ${capText(c)}` : c.rec.reason;
   const sink = c.input.sink ? `; sink unhealthy: ${c.input.sink.message}` : '';
-  return `${verb} ${c.input.current} -> ${c.replicas} workers (${c.rec.reason}): ${lagText(c.lag)}; ${targetText(c.input.settings)}${sink}`;
+  return `${verb} ${c.input.current} -> ${c.replicas} workers (${why}): ${lagText(c.lag)}; ${targetText(c.input.settings)}${sink}`;
 }
 
 /** The condition when this poll changed nothing; see the precedence in the code. */
@@ -186,24 +198,19 @@ function steadyCondition(
     return { reason, status: 'True', message: `${last.summary}; ${input.running} of ${n} workers running` };
   }
   if (rec.reason === 'AtMaximum' && n === rec.ceiling) {
-    const why = `min(maxReplicas ${input.settings.maxReplicas}, partitions ${input.offsets.length})`;
-    return {
-      reason: 'AtMaximum',
-      status: 'False',
-      message: `wants ${rec.unbounded} workers, capped at ${rec.ceiling} = ${why}; ${lagText(lag)}`,
-    };
+    return { reason: 'AtMaximum', status: 'False', message: `${capText(c)}; ${lagText(lag)}` };
   }
   if (!c.committed) {
     return {
       reason: 'NoCommittedOffsets',
-      status: 'False',
+      status: 'True',
       message: `${n} workers; the group has no committed offsets yet, lag counted from the log start: ${lagText(lag)}`,
     };
   }
   if (rec.reason === 'BelowActivation' && n === rec.replicas) {
     return {
       reason: 'BelowActivation',
-      status: 'False',
+      status: 'True',
       message: `${n} workers (minReplicas); lag ${lag.total} is at or below activationLag ${input.settings.activationLag}`,
     };
   }
@@ -214,7 +221,7 @@ function steadyCondition(
     rec.replicas !== n ? `; ${rec.replicas} recommended, kept by the ${windowMs / 1000}s ${kind} window` : '';
   return {
     reason: 'Stable',
-    status: 'False',
+    status: 'True',
     message: `${n} workers: ${lagText(lag)}; ${targetText(s)}${pending}`,
   };
 }

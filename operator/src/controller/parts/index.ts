@@ -1,6 +1,9 @@
-/** Registers the Kafka topic and ClickHouse table parts on a manager; returns a closer for shutdown. */
+/** Registers the Kafka topic and ClickHouse table parts and the lag autoscaler on a manager; returns a closer for shutdown. */
+import type { Registry } from 'prom-client';
 import { KafkaAdminPool } from '../../apply/kafka-client';
+import { AutoscalerMetrics } from '../../autoscale/metrics';
 import type { Manager } from '../manager';
+import { createScalingPart, type LagScaler } from './scaling-part';
 import { ClickHousePool, createTablePart } from './table-part';
 import { createTopicPart } from './topic-part';
 
@@ -8,18 +11,36 @@ import { createTopicPart } from './topic-part';
 export interface ExternalClients {
   kafka: KafkaAdminPool;
   clickhouse: ClickHousePool;
+  /** The lag autoscaler (shares both pools). */
+  autoscaler: LagScaler;
   close(): Promise<void>;
 }
 
-/** Registers the Topic and Table parts on `manager` and returns their shared clients. */
-export function registerExternalParts(manager: Manager): ExternalClients {
+/** Options of registerExternalParts. */
+export interface ExternalPartsOptions {
+  /** Registry for the autoscaler's metrics (the operator's OperatorMetrics.registry); none when absent. */
+  registry?: Registry;
+}
+
+/** Registers the Topic and Table parts and the autoscaler on `manager` and returns their shared clients. */
+export function registerExternalParts(manager: Manager, opts: ExternalPartsOptions = {}): ExternalClients {
   const kafka = new KafkaAdminPool();
   const clickhouse = new ClickHousePool();
-  manager.reconciler.registerPart(createTopicPart(kafka, () => manager.pipelines.list()));
+  const pipelines = () => manager.pipelines.list();
+  manager.reconciler.registerPart(createTopicPart(kafka, pipelines));
   manager.reconciler.registerPart(createTablePart(clickhouse));
+  const autoscaler = createScalingPart({
+    kafka,
+    clickhouse,
+    client: manager.client,
+    pipelines,
+    metrics: opts.registry && new AutoscalerMetrics(opts.registry),
+  });
+  manager.reconciler.setAutoscaler(autoscaler);
   return {
     kafka,
     clickhouse,
+    autoscaler,
     close: async () => {
       await Promise.allSettled([kafka.close(), clickhouse.close()]);
     },
