@@ -1,7 +1,7 @@
 /**
  * End to end through the worker's real encoder: vendor log lines (every supported format, plus
- * lines with tabs, backslashes, carriage returns and invalid UTF-8) encoded by BatchEncoder, sealed
- * from the exact INSERT payload, inserted into the operator's firewall table, then verified from
+ * lines with tabs, backslashes, carriage returns and invalid UTF-8), packed several per Kafka message,
+ * encoded by BatchEncoder, sealed from the exact INSERT payload, inserted into the operator's firewall table, then verified from
  * what ClickHouse stored. Proves the worker's canonical form and verify's SQL rendering agree on
  * real data (IPv4 in IPv6 columns, compressed IPv6, DateTime64, enums, escaped strings).
  */
@@ -24,6 +24,15 @@ afterAll(async () => {
   await client.close();
 });
 
+/** Packs lines into Kafka messages of 1..4 newline-separated lines, as shippers batch them. */
+function pack(lines: Buffer[]): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0, n = 1; i < lines.length; i += n, n = (n % 4) + 1) {
+    out.push(Buffer.concat(lines.slice(i, i + n).flatMap((l) => [l, Buffer.from('\n')])));
+  }
+  return out;
+}
+
 const SPECIAL = [
   'Jan 15 12:00:01 fw1 kernel: IN=eth0 OUT= SRC=2001:0db8:0000:0000:0000:0000:0000:0001 DST=::ffff:192.0.2.1 PROTO=TCP SPT=1 DPT=2 note=a\tb\\c\r',
   'Jan 15 12:00:02 fw1 kernel: IN=eth0 OUT= SRC=10.0.0.1 DST=fe80::1%eth0 PROTO=UDP SPT=53 DPT=53 bytes \xff\xfe',
@@ -33,8 +42,8 @@ test('lines encoded by the worker encoder verify clean after a round trip throug
   // Ten years: the sample lines carry fixed past timestamps that a two-year TTL may already remove.
   const p = new CompliancePipeline(client, DB, '3650d');
   await p.create();
-  // The encoder fills every preset column it has a source for; kafka_line stays at its default.
-  const columns = p.columns.filter((c) => c.name !== 'kafka_line');
+  // Every column the worker writes, kafka_line included: lines are packed several per message.
+  const columns = p.columns;
   const encoder = new BatchEncoder({
     parser: { format: 'auto', timezone: 'Europe/Istanbul' },
     columns: columns.map((c) => ({ ...c, source: c.source ?? '' })),
@@ -51,9 +60,12 @@ test('lines encoded by the worker encoder verify clean after a round trip throug
   for (let from = 0, b = 0; from < lines.length; from += 500, b++) {
     const partition = b % 2;
     const first = Math.floor(b / 2) * 500;
-    const messages: MessageInput[] = lines
-      .slice(from, from + 500)
-      .map((value, i) => ({ value, topic: 'isp.fw', partition, offset: first + i }));
+    const messages: MessageInput[] = pack(lines.slice(from, from + 500)).map((value, i) => ({
+      value,
+      topic: 'isp.fw',
+      partition,
+      offset: first + i,
+    }));
     const encoded = encoder.encode(messages, ingestMs);
     const tsv = Buffer.from(encoded.data);
     rows += encoded.rows;

@@ -14,10 +14,10 @@ import { linkFromRow, type LinkRow } from '../../../consumer/src/integrity/link-
 import { buildCanonicalRowsQuery, type TimeWindow } from './canonical-sql';
 import { lineBlocks, textLines } from './line-stream';
 import { checkCheckpoints, type CheckpointRow } from './verify-checkpoints';
-import { checkLinks, type SignedHead } from './verify-links';
+import { checkLinks, type LinkPassSource, type SignedHead } from './verify-links';
 import * as Q from './verify-queries';
 import { FindingSink, type VerifyReport } from './verify-report';
-import { LinkQueue, RowChecker } from './verify-rows';
+import { LinkQueue, RowChecker, type RowPassStats } from './verify-rows';
 import { describeTable, type TableDescription } from './verify-table';
 
 /** What to verify and against which trust anchors. */
@@ -132,6 +132,48 @@ function canonicalColumns(
   });
 }
 
+function linkPassSource(
+  client: ClickHouseClient,
+  t: Q.IntegrityTables,
+  window: TimeWindow,
+  created: TimeWindow,
+): LinkPassSource {
+  return {
+    links: links(client, Q.buildLinksQuery(t, window)),
+    heads: heads(client, Q.buildHeadsQuery(t, created)),
+    predecessor: async (p, first) => (await collect(links(client, Q.buildPredecessorQuery(t, p, first))))[0],
+    between: (p, after, before) => collect(links(client, Q.buildBetweenQuery(t, p, after, before))),
+    lookup: async (hs) => {
+      const found = new Map<string, string[]>();
+      for await (const line of textLines(await stream(client, Q.buildHeadLookupQuery(t, hs)))) {
+        const [p, o, link] = line.split('\t');
+        found.set(`${p}:${o}`, [...(found.get(`${p}:${o}`) ?? []), link]);
+      }
+      return found;
+    },
+  };
+}
+
+/** The row pass: streams canonical rows and merges them with a second read of the links. */
+async function rowPass(
+  client: ClickHouseClient,
+  t: Q.IntegrityTables,
+  rowsQuery: string,
+  window: TimeWindow,
+  sink: FindingSink,
+  horizonMs: number | undefined,
+): Promise<RowPassStats & { seconds: number; peakRss: number }> {
+  const started = Date.now();
+  let peakRss = process.memoryUsage.rss();
+  const checker = new RowChecker(new LinkQueue(links(client, Q.buildLinksQuery(t, window))), sink, horizonMs);
+  for await (const block of lineBlocks(await stream(client, rowsQuery))) {
+    await checker.feed(block);
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+  }
+  await checker.finish();
+  return { ...checker.stats, seconds: Math.max(1, Date.now() - started) / 1000, peakRss };
+}
+
 /** Verifies one table over a window; never throws for findings (they are in the report), only for I/O or usage errors. */
 export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions): Promise<VerifyReport> {
   const started = Date.now();
@@ -162,32 +204,7 @@ export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions)
   );
   const columns = canonicalColumns(desc, opts.columns, cp.columns);
   const timeColumn = opts.timeColumn ?? cp.timeColumn ?? 'ts';
-  const linkStats = await checkLinks(
-    {
-      links: links(client, Q.buildLinksQuery(t, hull.window)),
-      heads: heads(client, Q.buildHeadsQuery(t, created)),
-      predecessor: async (p, first) =>
-        (await collect(links(client, Q.buildPredecessorQuery(t, p, first))))[0],
-      between: (p, after, before) => collect(links(client, Q.buildBetweenQuery(t, p, after, before))),
-      lookup: async (hs) => {
-        const found = new Map<string, string[]>();
-        for await (const line of textLines(await stream(client, Q.buildHeadLookupQuery(t, hs)))) {
-          const [p, o, link] = line.split('\t');
-          found.set(`${p}:${o}`, [...(found.get(`${p}:${o}`) ?? []), link]);
-        }
-        return found;
-      },
-    },
-    sink,
-    horizonMs,
-  );
-  const rowsStarted = Date.now();
-  let peakRss = process.memoryUsage.rss();
-  const checker = new RowChecker(
-    new LinkQueue(links(client, Q.buildLinksQuery(t, hull.window))),
-    sink,
-    horizonMs,
-  );
+  const linkStats = await checkLinks(linkPassSource(client, t, hull.window, created), sink, horizonMs);
   const rowsQuery = buildCanonicalRowsQuery({
     database: t.database,
     table: t.table,
@@ -196,12 +213,7 @@ export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions)
     window: hull.window,
     hasLine: desc.hasLine,
   });
-  for await (const block of lineBlocks(await stream(client, rowsQuery))) {
-    await checker.feed(block);
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
-  }
-  await checker.finish();
-  const rowSeconds = Math.max(1, Date.now() - rowsStarted) / 1000;
+  const rows = await rowPass(client, t, rowsQuery, hull.window, sink, horizonMs);
   return {
     database: t.database,
     table: t.table,
@@ -213,17 +225,17 @@ export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions)
     notices: sink.notices,
     findingsDropped: sink.dropped,
     stats: {
-      rowsRead: checker.stats.rows,
-      bytesRead: checker.stats.bytes,
+      rowsRead: rows.rows,
+      bytesRead: rows.bytes,
       links: linkStats.links,
-      batchesVerified: checker.stats.batchesVerified,
+      batchesVerified: rows.batchesVerified,
       checkpoints: cp.checkpoints,
       checkpointsVerified: cp.verified,
       timestampsVerified: cp.timestamps,
       elapsedMs: Date.now() - started,
-      rowsPerSecond: checker.stats.rows / rowSeconds,
-      megabytesPerSecond: checker.stats.bytes / 1e6 / rowSeconds,
-      peakRssMB: Math.round(peakRss / 1048576),
+      rowsPerSecond: rows.rows / rows.seconds,
+      megabytesPerSecond: rows.bytes / 1e6 / rows.seconds,
+      peakRssMB: Math.round(rows.peakRss / 1048576),
     },
     ok: sink.total === 0,
   };
