@@ -43,6 +43,8 @@ export interface WorkerConfig {
     database: string;
     table: string;
     columns: WorkerColumn[];
+    /** The table's delete TTL in ms: older rows are dead-lettered (ClickHouse would drop them at insert). */
+    retainMs?: number;
   };
   batch: { maxRows: number; maxBytes: number; maxDelayMs: number };
   deadLetter: { enabled: boolean; topic?: string; table?: string };

@@ -64,6 +64,7 @@ export class Worker {
       parser: { format: cfg.parser.format, timezone: cfg.parser.timezone, maxLineBytes: cfg.parser.maxLineBytes },
       columns: cfg.clickhouse.columns,
       staticFields: cfg.parser.staticFields,
+      retainMs: cfg.clickhouse.retainMs,
     });
     this.kafka = new Kafka({ ...kafkaClientConfig(cfg, secrets, t.requestTimeoutMs), logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(log) });
     this.consumer = this.kafka.consumer({
@@ -222,32 +223,51 @@ export class Worker {
     await state.ready;
     const topic = batch.topic;
     const partition = batch.partition;
+    const messages = batch.messages;
     let lastBeat = Date.now();
+    let now = lastBeat;
     let lines = 0;
     let bytes = 0;
     let count = 0;
-    for (const m of batch.messages) {
-      if (!isRunning() || isStale() || !state.alive || this.draining) break;
+    // Offsets are resolved lazily (kafkajs parses each one as a Long): the last taken offset is
+    // resolved before every await and at the end, which is all kafkajs ever looks at.
+    let unresolved: string | undefined;
+    const settle = () => {
+      if (unresolved !== undefined) resolveOffset(unresolved);
+      unresolved = undefined;
+    };
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i];
+      if ((i & 255) === 0) {
+        if (!isRunning() || isStale() || !state.alive || this.draining) break;
+        now = Date.now();
+        if (now - lastBeat >= HEARTBEAT_EVERY_MS) {
+          settle();
+          await heartbeat();
+          lastBeat = now;
+        }
+      }
       const offset = Number(m.offset);
       if (offset < state.nextIn) {
         // Already stored (below the committed offset) or already taken (a re-fetch).
-        resolveOffset(m.offset);
+        unresolved = m.offset;
         continue;
       }
-      if (this.mustWait(state) && !(await this.waitForCapacity(state, payload))) break;
+      if (this.mustWait(state)) {
+        settle();
+        if (!(await this.waitForCapacity(state, payload))) break;
+        now = Date.now();
+      }
       const value = m.value ?? EMPTY;
       const n = countLines(m.value);
-      this.pipeline.take(state, { topic, partition, offset, value }, n, Date.now());
+      this.pipeline.take(state, { topic, partition, offset, value }, n, now);
       state.nextIn = offset + 1;
-      resolveOffset(m.offset);
+      unresolved = m.offset;
       lines += n;
       bytes += value.length;
       count++;
-      if (Date.now() - lastBeat >= HEARTBEAT_EVERY_MS) {
-        await heartbeat();
-        lastBeat = Date.now();
-      }
     }
+    settle();
     this.metrics.messagesIn.inc(count);
     this.metrics.linesIn.inc(lines);
     this.metrics.bytesIn.inc(bytes);

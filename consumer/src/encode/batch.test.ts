@@ -192,3 +192,25 @@ describe('BatchEncoder', () => {
     expect(out.data.toString()).toContain('é'.repeat(200));
   });
 });
+
+describe('BatchEncoder retention check', () => {
+  it('dead-letters rows older than the table keeps instead of letting ClickHouse drop them', () => {
+    const day = 86_400_000;
+    const ingest = Date.UTC(2026, 11, 2);
+    const encoder = new BatchEncoder({
+      parser: { format: 'json', timezone: 'UTC' },
+      columns: [{ name: 'ts', type: "DateTime64(3, 'UTC')", source: 'timestamp' }],
+      retainMs: 730 * day,
+    });
+    const line = (ms: number) => Buffer.from(JSON.stringify({ timestamp: new Date(ms).toISOString(), src_ip: '10.0.0.1' }));
+    const out = encoder.encode(
+      [
+        { topic: 't', partition: 0, offset: 1, value: line(ingest - 10 * day) },
+        { topic: 't', partition: 0, offset: 2, value: line(ingest - 800 * day) },
+      ],
+      ingest,
+    );
+    expect(out.rows).toBe(1);
+    expect(out.deadLetters.map((d) => [d.offset, d.reason])).toEqual([['2', 'expired_timestamp']]);
+  });
+});

@@ -6,7 +6,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { LINE_NO_SPECIALS, LINE_UTF8_VALID, LineParser, ParserOptions } from '../parse/parser';
-import { EMPTY_LINE } from '../parse/reasons';
+import { EMPTY_LINE, EXPIRED_TIMESTAMP } from '../parse/reasons';
 import { createTimeZone } from '../parse/timezone';
 import { ColumnInput, ColumnPlan, compileColumnPlan, PlannedColumn } from './column-plan';
 import { needsEscape } from './tsv-output';
@@ -47,6 +47,12 @@ export interface BatchEncoderOptions {
   parser: Omit<ParserOptions, 'collectFields'>;
   columns: readonly ColumnInput[];
   staticFields?: Readonly<Record<string, string>>;
+  /**
+   * Rows whose clock is older than ingest time minus this (the table's delete TTL) are
+   * dead-lettered as `expired_timestamp`: ClickHouse applies the TTL at insert and would drop them
+   * without a word. 0 or absent: no check.
+   */
+  retainMs?: number;
   /** Initial output buffer size; it grows as needed and is reused. Default 4 MiB. */
   initialBufferBytes?: number;
 }
@@ -87,6 +93,8 @@ export class BatchEncoder {
   private readonly writer: TsvRowWriter;
   private readonly scanner = new EscapeScanner();
   private readonly topics = new Map<string, Buffer>();
+  private readonly retainMs: number;
+  private oldestKeptMs = -Infinity;
 
   /** Compiles parser and columns; throws on invalid configuration. */
   constructor(options: BatchEncoderOptions) {
@@ -97,6 +105,7 @@ export class BatchEncoder {
     );
     this.parser = new LineParser({ ...options.parser, collectFields: this.plan.needsFields });
     this.writer = new TsvRowWriter(this.plan, tz, options.initialBufferBytes ?? 4 << 20);
+    this.retainMs = options.retainMs ?? 0;
   }
 
   /**
@@ -113,6 +122,7 @@ export class BatchEncoder {
     writer.out.pos = 0;
     writer.ingestTimeMs = ingestTimeMs;
     this.parser.setReferenceTime(ingestTimeMs);
+    this.oldestKeptMs = this.retainMs > 0 ? ingestTimeMs - this.retainMs : -Infinity;
     const result: EncodedBatch = { data: writer.out.buf, rows: 0, lines: 0, deadLetters: [] };
     for (let m = from; m < to; m++) this.encodeMessage(messages[m], m, result);
     result.data = writer.out.buf.subarray(0, writer.out.pos);
@@ -158,6 +168,7 @@ export class BatchEncoder {
     result.lines++;
     const flags = (utf8 ? LINE_UTF8_VALID : 0) | (this.scanner.isClean(s, e) ? LINE_NO_SPECIALS : 0);
     let reason = this.parser.parse(value, s, e, flags);
+    if (reason === null && this.parser.record.timestamp < this.oldestKeptMs) reason = EXPIRED_TIMESTAMP;
     this.writer.line = lineIndex;
     if (reason === null) reason = this.writer.writeRow(this.parser.record);
     if (reason === null) result.rows++;

@@ -16,6 +16,11 @@ export const UNKNOWN_FORMAT = 'unknown_format';
 export const BAD_HEADER = 'bad_header';
 /** A clock is present but unparsable, or outside 2000-01-01 .. 2106-02-07 (ClickHouse DateTime). */
 export const BAD_TIMESTAMP = 'bad_timestamp';
+/**
+ * The line's clock is older than the table keeps rows (its delete TTL): ClickHouse would drop the
+ * row silently at insert, so it is dead-lettered instead of lost.
+ */
+export const EXPIRED_TIMESTAMP = 'expired_timestamp';
 /** An address field holds something that is not IPv4 or IPv6 syntax. */
 export const INVALID_IP = 'invalid_ip';
 /** A port field is not an integer in 0..65535. */

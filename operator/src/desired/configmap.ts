@@ -42,6 +42,7 @@ export function buildWorkerConfig(spec: ResolvedSpec, columns: WorkerColumn[]): 
       database: spec.clickhouse.database,
       table: spec.clickhouse.table,
       columns,
+      retainMs: spec.clickhouse.retention.deleteAfterMs,
     },
     batch: { ...spec.workers.batch },
     deadLetter: spec.deadLetter.enabled ? { ...spec.deadLetter } : { enabled: false },
