@@ -31,7 +31,7 @@ const autoscaling = obj(
       MAX_REPLICAS,
     ),
     lagPerReplica: int(
-      'Target lag PER REPLICA (not a total): desired workers = ceil(total lag / lagPerReplica). Default 100000 unless targetDrainTime is set.',
+      'Target lag PER REPLICA (not a total), counted in Kafka messages (offsets), not lines — with producers packing N lines per message, one message of lag is N lines: desired workers = ceil(total lag / lagPerReplica). Default 100000 unless targetDrainTime is set.',
       1,
       1_000_000_000_000,
       'int64',
