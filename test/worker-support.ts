@@ -150,9 +150,11 @@ export function makeTraffic(count: number, garbageEvery: number, seed = 7): Traf
 /** Produces lines round-robin over partitions, `perMessage` lines joined by LF per message. */
 export async function produceLines(producer: Producer, topic: string, partitions: number, lines: Buffer[], perMessage: number): Promise<number> {
   let messages = 0;
+  let bytes = 0;
   const chunk: Array<{ partition: number; value: Buffer }> = [];
   const flush = async () => {
     if (chunk.length === 0) return;
+    bytes = 0;
     await producer.send({ topic, acks: -1, compression: CompressionTypes.LZ4, messages: chunk.splice(0) });
   };
   for (let i = 0; i < lines.length; i += perMessage) {
@@ -160,7 +162,9 @@ export async function produceLines(producer: Producer, topic: string, partitions
     const value = group.length === 1 ? group[0] : Buffer.concat(group.flatMap((l, j) => (j === 0 ? [l] : [Buffer.from('\n'), l])));
     chunk.push({ partition: messages % partitions, value });
     messages++;
-    if (chunk.length >= 500) await flush();
+    bytes += value.length;
+    // Stay well under the broker's 1 MiB record-batch limit even before compression.
+    if (chunk.length >= 500 || bytes >= 512 * 1024) await flush();
   }
   await flush();
   return messages;

@@ -5,6 +5,7 @@
  * SIGTERM/SIGINT within the drain bound, then exits 0. Logs are JSON lines, never per line of data,
  * never credentials. At exit it logs the process CPU time and counters (the benchmark reads them).
  */
+import fs from 'node:fs';
 import { createLogger, type LogLevel } from '../../operator/src/observability/log';
 import { loadWorkerConfig } from './config';
 import { startObservabilityServer } from './observability/http';
@@ -17,6 +18,16 @@ import { readSecrets } from './worker-config';
 export function applyArgs(argv: readonly string[], env: NodeJS.ProcessEnv): void {
   const i = argv.indexOf('--config');
   if (i >= 0 && argv[i + 1]) env.LP_CONFIG = argv[i + 1];
+}
+
+/** Peak resident set size from /proc (VmHWM), in MiB; undefined off Linux. */
+function peakRssMiB(): number | undefined {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function counter(metrics: WorkerMetrics, name: string): Promise<number> {
@@ -48,13 +59,18 @@ async function main(): Promise<void> {
     log.info('draining', { signal });
     const { clean } = await worker.drain();
     const cpu = process.cpuUsage();
+    const ru = process.resourceUsage();
     log.info('worker stopped', {
       clean,
       cpuUserSeconds: cpu.user / 1e6,
       cpuSystemSeconds: cpu.system / 1e6,
+      peakRssMiB: peakRssMiB() ?? Math.round(ru.maxRSS / 1024),
+      minorPageFaults: ru.minorPageFault,
+      contextSwitches: ru.voluntaryContextSwitches + ru.involuntaryContextSwitches,
       lines: await counter(metrics, 'logpipeline_worker_lines_total'),
       rowsInserted: await counter(metrics, 'logpipeline_worker_rows_inserted_total'),
       deadLetters: await counter(metrics, 'logpipeline_worker_dead_letters_total'),
+      encodeSeconds: await counter(metrics, 'logpipeline_worker_encode_seconds_total'),
     });
     await server.close();
     process.exit(0);

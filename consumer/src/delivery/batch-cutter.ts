@@ -34,6 +34,8 @@ export interface CutBatch {
   replayed: boolean;
 }
 
+const NONE: CutBatch[] = [];
+
 /** A planned batch whose last message never shows up is cut after this long, to never stall. */
 export const PLAN_STALL_MS = 60_000;
 
@@ -57,18 +59,19 @@ export class BatchCutter {
    * Adds one message (with its line count) and returns the batches it closed, oldest first:
    * zero, one, or two when the message both ends a planned range early and starts a new batch.
    */
-  add(message: CutMessage, lines: number, nowMs: number): CutBatch[] {
+  add(message: CutMessage, lines: number, nowMs: number): readonly CutBatch[] {
     const { offset, value } = message;
-    const closed: CutBatch[] = [];
+    // Most messages close nothing: share one empty result instead of allocating per message.
+    let closed: CutBatch[] = NONE;
     // A planned range whose last message is gone (retention, compaction) ends where data ended.
     while (this.plan.length > 0 && offset > this.plan[0].lastOffset) {
-      if (this.messages.length > 0) closed.push(this.close(nowMs));
+      if (this.messages.length > 0) closed = [this.close(nowMs)];
       else this.plan.shift();
     }
     if (this.plan.length > 0) {
       // Replaying: only the plan decides where batches end.
     } else if (this.messages.length > 0 && (this.lines + lines > this.limits.maxRows || this.bytes + value.length > this.limits.maxBytes)) {
-      closed.push(this.close(nowMs));
+      closed = [this.close(nowMs)];
     }
     if (this.messages.length === 0) this.openedAtMs = nowMs;
     this.messages.push(message);
@@ -76,7 +79,7 @@ export class BatchCutter {
     this.bytes += value.length;
     const next = this.plan[0];
     if (next ? offset >= next.lastOffset : this.lines >= this.limits.maxRows || this.bytes >= this.limits.maxBytes) {
-      closed.push(this.close(nowMs));
+      closed = closed === NONE ? [this.close(nowMs)] : [...closed, this.close(nowMs)];
     }
     return closed;
   }

@@ -23,6 +23,7 @@ export class WorkerMetrics {
   readonly batchesInFlight: Gauge;
   readonly commits: Counter<'outcome'>;
   readonly cpuSeconds: Gauge<'mode'>;
+  readonly encodeSeconds: Counter;
 
   /** Registers all metrics; `defaults` adds prom-client's process metrics (CPU, memory, event loop). */
   constructor(defaults = true) {
@@ -31,7 +32,7 @@ export class WorkerMetrics {
     this.messagesIn = new Counter({ name: `${p}messages_total`, help: 'Kafka messages consumed.', registers });
     this.linesIn = new Counter({ name: `${p}lines_total`, help: 'Log lines consumed (a message may hold many).', registers });
     this.bytesIn = new Counter({ name: `${p}bytes_total`, help: 'Bytes of message values consumed.', registers });
-    this.rowsInserted = new Counter({ name: `${p}rows_inserted_total`, help: 'Rows stored in ClickHouse (deduplicated retries included once).', registers });
+    this.rowsInserted = new Counter({ name: `${p}rows_inserted_total`, help: 'Rows in successful INSERTs; a re-sent batch counts again unless the server reports it deduplicated (0 rows written).', registers });
     this.deadLetters = new Counter({ name: `${p}dead_letters_total`, help: 'Lines sent to the dead-letter queue, by reason.', labelNames: ['reason'], registers });
     this.batches = new Counter({ name: `${p}batches_total`, help: 'Batches delivered, by outcome (stored, deduplicated, abandoned).', labelNames: ['outcome'], registers });
     this.batchRows = new Histogram({
@@ -57,6 +58,7 @@ export class WorkerMetrics {
     this.bytesInFlight = new Gauge({ name: `${p}bytes_in_flight`, help: 'Bytes held for batches not yet stored (raw plus encoded).', registers });
     this.batchesInFlight = new Gauge({ name: `${p}batches_in_flight`, help: 'Batches cut and not yet stored.', registers });
     this.commits = new Counter({ name: `${p}offset_commits_total`, help: 'Offset commits (watermark plus cut journal), by outcome.', labelNames: ['outcome'], registers });
+    this.encodeSeconds = new Counter({ name: `${p}encode_seconds_total`, help: 'Process CPU seconds spent parsing and encoding batches (and copying their bodies).', registers });
     this.cpuSeconds = new Gauge({
       name: `${p}cpu_seconds`,
       help: 'CPU seconds used by this process (process.cpuUsage), by mode; for per-CPU-second throughput.',

@@ -1,0 +1,104 @@
+/**
+ * The peer of the end-to-end benchmark, run as its own process so its CPU time is its own:
+ * ClickHouse's Kafka table engine (inside chdb) consuming the benchmark topic, with a
+ * materialized view that parses FortiGate key=value lines in SQL into the same table schema the
+ * worker fills (REFERENCE_COLUMNS). Prints one JSON line: rows stored, wall and CPU seconds from
+ * the tables' creation until the last row is visible.
+ * Usage: node dist/bench/e2e-peer.js '<json PeerArgs>'
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Session } from 'chdb';
+import { ACTION_ENUM, REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
+
+/** What the parent passes in. */
+export interface PeerArgs {
+  broker: string;
+  topic: string;
+  group: string;
+  lines: number;
+  partitions: number;
+  timeoutMs: number;
+}
+
+/** What the peer prints. */
+export interface PeerResult {
+  rows: number;
+  wallSeconds: number;
+  cpuSeconds: number;
+  engine: string;
+}
+
+/** The MV's SELECT list, one expression per REFERENCE_COLUMNS entry (FortiGate key=value in SQL). */
+export function fortigateSelect(): string {
+  const kv = (k: string) => `kv['${k}']`;
+  const exprs: Record<string, string> = {
+    ts: `toDateTime64(fromUnixTimestamp64Nano(toInt64OrZero(${kv('eventtime')})), 3, 'UTC')`,
+    ingest_time: `now64(3, 'UTC')`,
+    vendor: `'fortigate'`,
+    device: kv('devname'),
+    src_ip: `toIPv6OrDefault(${kv('srcip')})`,
+    dst_ip: `toIPv6OrDefault(${kv('dstip')})`,
+    src_port: `toUInt16OrNull(${kv('srcport')})`,
+    dst_port: `toUInt16OrNull(${kv('dstport')})`,
+    proto: `multiIf(${kv('proto')} = '6', 'tcp', ${kv('proto')} = '17', 'udp', ${kv('proto')})`,
+    action: `CAST(transform(${kv('action')}, ['accept', 'close', 'timeout', 'deny', 'server-rst', 'client-rst'], ['allow', 'close', 'close', 'deny', 'reset', 'reset'], 'unknown') AS ${ACTION_ENUM})`,
+    bytes: `toUInt64OrNull(${kv('sentbyte')}) + toUInt64OrZero(${kv('rcvdbyte')})`,
+    rule: kv('policyid'),
+    severity: `CAST(NULL AS Nullable(UInt8))`,
+    message: `''`,
+    raw: 'line',
+    kafka_topic: '_topic',
+    kafka_partition: '_partition',
+    kafka_offset: '_offset',
+  };
+  return REFERENCE_COLUMNS.map((c) => `${exprs[c.name]} AS \`${c.name}\``).join(',\n  ');
+}
+
+function cpuSeconds(u: NodeJS.CpuUsage): number {
+  return (u.user + u.system) / 1e6;
+}
+
+async function run(args: PeerArgs): Promise<PeerResult> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-peer-'));
+  const s = new Session(dir);
+  try {
+    const engine = s.query('SELECT version()', 'TSV').trim();
+    const cols = REFERENCE_COLUMNS.map((c) => `\`${c.name}\` ${c.type}`).join(', ');
+    const cpu0 = process.cpuUsage();
+    const t0 = Date.now();
+    s.query(`CREATE TABLE fw (${cols}) ENGINE = MergeTree ORDER BY (kafka_partition, kafka_offset)`);
+    s.query(
+      `CREATE TABLE fw_queue (line String) ENGINE = Kafka SETTINGS kafka_broker_list = '${args.broker}', kafka_topic_list = '${args.topic}',
+       kafka_group_name = '${args.group}', kafka_format = 'LineAsString', kafka_num_consumers = ${Math.min(args.partitions, os.cpus().length)},
+       kafka_max_block_size = 1048576, kafka_poll_max_batch_size = 65536, kafka_flush_interval_ms = 1000, kafka_thread_per_consumer = 1`,
+    );
+    s.query(`CREATE MATERIALIZED VIEW fw_mv TO fw AS SELECT ${fortigateSelect()} FROM (SELECT line, _topic, _partition, _offset, extractKeyValuePairs(line, '=', ' ', '"') AS kv FROM fw_queue)`);
+    let rows = 0;
+    while (rows < args.lines && Date.now() - t0 < args.timeoutMs) {
+      await new Promise((r) => setTimeout(r, 250));
+      rows = Number(s.query('SELECT count() FROM fw', 'TSV'));
+    }
+    const result = { rows, wallSeconds: (Date.now() - t0) / 1000, cpuSeconds: cpuSeconds(process.cpuUsage(cpu0)), engine };
+    s.query('DROP TABLE fw_mv');
+    s.query('DROP TABLE fw_queue');
+    return result;
+  } finally {
+    s.cleanup();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  run(JSON.parse(process.argv[2]) as PeerArgs).then(
+    (r) => {
+      process.stdout.write(`${JSON.stringify(r)}\n`);
+      process.exit(0);
+    },
+    (err: Error) => {
+      process.stdout.write(`${JSON.stringify({ error: err.message })}\n`);
+      process.exit(1);
+    },
+  );
+}

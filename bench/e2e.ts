@@ -1,0 +1,212 @@
+/**
+ * End-to-end benchmark: Kafka -> worker process -> ClickHouse, `npm run bench:e2e [-- --runs 3 ...]`.
+ * For packed messages (100 lines each) and single-line messages, a backlog of FortiGate lines is
+ * produced, a real worker (dist/consumer/src/main.js) drains it into the test bed's ClickHouse,
+ * and its CPU time (process.cpuUsage, logged by the worker at exit) gives lines per worker
+ * CPU-second; a worker's idle start+stop cost (measured on an empty topic) is subtracted for the
+ * net figure. The ClickHouse server's CPU during the run is reported too. The peer — ClickHouse's
+ * own Kafka table engine with a materialized view into the same schema, inside chdb — consumes
+ * the same backlog in its own process (bench/e2e-peer.ts). Prints JSON with medians.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { generateSampleLines } from '../consumer/src/parse/samples';
+import { startTestBed, stopTestBed } from '../test/env/bed';
+import { freePort } from '../test/env/process';
+import { readTestBed, type TestBed } from '../test/env/testbed';
+import * as s from '../test/worker-support';
+import type { PeerResult } from './e2e-peer';
+
+/** Benchmark settings (CLI flags of the same name). */
+export interface E2eOptions {
+  packedLines: number;
+  singleLines: number;
+  runs: number;
+  partitions: number;
+  peer: boolean;
+}
+
+/** One measured run. */
+export interface RunResult {
+  lines: number;
+  wallSeconds: number;
+  cpuSeconds: number;
+  netCpuSeconds: number;
+  serverCpuSeconds: number;
+  linesPerCpuSecond: number;
+  netLinesPerCpuSecond: number;
+}
+
+/** Median of numbers (upper median for even counts). */
+export function median(values: number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  return v.length === 0 ? NaN : v[Math.floor(v.length / 2)];
+}
+
+function parseOptions(argv: string[]): E2eOptions {
+  const o: E2eOptions = { packedLines: 300_000, singleLines: 100_000, runs: 3, partitions: 3, peer: true };
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof E2eOptions;
+    if (!(key in o)) throw new Error(`unknown option ${argv[i]}`);
+    (o as unknown as Record<string, unknown>)[key] = key === 'peer' ? argv[i + 1] !== 'false' : Number(argv[i + 1]);
+  }
+  return o;
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; 0 when it is gone. */
+function procCpuSeconds(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+    return (Number(fields[11]) + Number(fields[12])) / ticks;
+  } catch {
+    return 0;
+  }
+}
+
+/** The ClickHouse server process of the bed (the supervisor's child). */
+function serverPid(bed: TestBed): number {
+  const sup = bed.clickhouse?.process?.pid;
+  if (!sup) return 0;
+  try {
+    return Number(fs.readFileSync(`/proc/${sup}/task/${sup}/children`, 'utf8').trim().split(' ')[0]) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The worker's exit summary line (CPU seconds and counters). */
+function exitSummary(logFile: string): { cpu: number; lines: number } {
+  const line = fs
+    .readFileSync(logFile, 'utf8')
+    .split('\n')
+    .find((l) => l.includes('"worker stopped"'));
+  if (!line) throw new Error(`worker did not log its exit summary (${logFile})`);
+  const j = JSON.parse(line) as { cpuUserSeconds: number; cpuSystemSeconds: number; lines: number };
+  return { cpu: j.cpuUserSeconds + j.cpuSystemSeconds, lines: j.lines };
+}
+
+async function withPipeline<T>(bed: TestBed, partitions: number, fn: (p: s.Pipeline) => Promise<T>): Promise<T> {
+  const p = s.newPipeline('bench', partitions);
+  await s.createPipeline(bed, p);
+  try {
+    return await fn(p);
+  } finally {
+    await s.dropPipeline(bed, p);
+  }
+}
+
+/** CPU of a worker that starts, joins an empty topic, and drains: subtracted from runs. */
+async function idleWorkerCpu(bed: TestBed, partitions: number): Promise<number> {
+  return withPipeline(bed, partitions, async (p) => {
+    const w = s.spawnWorker(bed, s.workerConfig(bed, p, benchBatch()), await freePort(), 'idle');
+    await s.pollUntil(() => s.workerGet(w.port, '/readyz'), (r) => r.status === 200, 60_000, 200);
+    await s.stopWorker(w);
+    return exitSummary(w.logFile).cpu;
+  });
+}
+
+function benchBatch() {
+  // The operator's defaults (100k rows, 16 MiB, 1 s) and production tuning.
+  return { batch: { maxRows: 100_000, maxBytes: 16 * 1024 * 1024, maxDelayMs: 1_000 }, tuning: {} };
+}
+
+async function workerRun(bed: TestBed, o: E2eOptions, lines: Buffer[], perMessage: number, idleCpu: number): Promise<RunResult> {
+  return withPipeline(bed, o.partitions, async (p) => {
+    const producer = await s.testProducer(bed);
+    await s.produceLines(producer, p.topic, o.partitions, lines, perMessage);
+    await producer.disconnect();
+    const ch = s.chClient(bed);
+    const server = serverPid(bed);
+    const server0 = procCpuSeconds(server);
+    const t0 = Date.now();
+    const w = s.spawnWorker(bed, s.workerConfig(bed, p, benchBatch()), await freePort(), 'bench');
+    await s.pollUntil(() => s.storedCounts(ch, p), (c) => c.rows + c.dlq >= lines.length, 600_000, 200);
+    const wallSeconds = (Date.now() - t0) / 1000;
+    const serverCpuSeconds = procCpuSeconds(server) - server0;
+    await s.stopWorker(w);
+    await ch.close();
+    const { cpu, lines: seen } = exitSummary(w.logFile);
+    if (seen !== lines.length) throw new Error(`worker consumed ${seen} lines, expected ${lines.length}`);
+    const net = Math.max(1e-3, cpu - idleCpu);
+    return { lines: lines.length, wallSeconds, cpuSeconds: cpu, netCpuSeconds: net, serverCpuSeconds, linesPerCpuSecond: lines.length / cpu, netLinesPerCpuSecond: lines.length / net };
+  });
+}
+
+async function peerRun(bed: TestBed, o: E2eOptions, lines: Buffer[], perMessage: number): Promise<PeerResult & { linesPerCpuSecond: number }> {
+  return withPipeline(bed, o.partitions, async (p) => {
+    const producer = await s.testProducer(bed);
+    await s.produceLines(producer, p.topic, o.partitions, lines, perMessage);
+    await producer.disconnect();
+    const args = { broker: bed.kafka!.bootstrap, topic: p.topic, group: `${p.groupId}.peer`, lines: lines.length, partitions: o.partitions, timeoutMs: 600_000 };
+    const out = execFileSync(process.execPath, [path.join(__dirname, 'e2e-peer.js'), JSON.stringify(args)], { maxBuffer: 1 << 20 }).toString();
+    const r = JSON.parse(out.trim().split('\n').pop()!) as PeerResult;
+    if (r.rows !== lines.length) throw new Error(`peer stored ${r.rows} rows, expected ${lines.length}`);
+    return { ...r, linesPerCpuSecond: lines.length / r.cpuSeconds };
+  });
+}
+
+function summarize<T extends object>(runs: T[], keys: Array<keyof T>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of keys) out[String(k)] = Math.round(median(runs.map((r) => Number(r[k]))) * 1000) / 1000;
+  return out;
+}
+
+async function bench(bed: TestBed, o: E2eOptions) {
+  const idle = [];
+  for (let i = 0; i < o.runs; i++) idle.push(await idleWorkerCpu(bed, o.partitions));
+  const idleCpu = median(idle);
+  const modes = [
+    { name: 'packed100', lines: generateSampleLines('fortigate', o.packedLines, { seed: 5 }), perMessage: 100 },
+    { name: 'single', lines: generateSampleLines('fortigate', o.singleLines, { seed: 6 }), perMessage: 1 },
+  ];
+  const keys: Array<keyof RunResult> = ['lines', 'wallSeconds', 'cpuSeconds', 'netCpuSeconds', 'serverCpuSeconds', 'linesPerCpuSecond', 'netLinesPerCpuSecond'];
+  const results: Record<string, unknown> = {};
+  for (const m of modes) {
+    const runs: RunResult[] = [];
+    for (let i = 0; i < o.runs; i++) runs.push(await workerRun(bed, o, m.lines, m.perMessage, idleCpu));
+    const peerRuns = [];
+    if (o.peer) for (let i = 0; i < o.runs; i++) peerRuns.push(await peerRun(bed, o, m.lines, m.perMessage));
+    results[m.name] = {
+      worker: { median: summarize(runs, keys), runs },
+      peerKafkaEngine: o.peer ? { median: summarize(peerRuns, ['rows', 'wallSeconds', 'cpuSeconds', 'linesPerCpuSecond']), runs: peerRuns } : undefined,
+    };
+  }
+  return { idleWorkerCpuSeconds: idleCpu, ...results };
+}
+
+async function main(): Promise<void> {
+  const o = parseOptions(process.argv.slice(2));
+  // Reuse a running bed (LP_TESTBED_FILE) or start a private Kafka + ClickHouse one.
+  let own: TestBed | undefined;
+  if (!process.env.LP_TESTBED_FILE || !fs.existsSync(process.env.LP_TESTBED_FILE)) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-e2e-'));
+    process.env.LP_TESTBED_FILE = path.join(dir, 'state.json');
+    own = await startTestBed({ kubernetes: false, ownerPid: process.pid, dir });
+  }
+  const bed = readTestBed();
+  try {
+    const results = await bench(bed, o);
+    const out = {
+      benchmark: 'e2e',
+      traffic: 'fortigate (format auto)',
+      options: o,
+      machine: { cpus: os.cpus().length, loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100), node: process.version },
+      engine: bed.clickhouse?.version,
+      ...results,
+    };
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  } finally {
+    if (own) await stopTestBed(own);
+  }
+}
+
+if (require.main === module) {
+  main().catch((err: Error) => {
+    process.stderr.write(`${err.stack ?? err.message}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,64 @@
+/**
+ * Reusable buffers for encoded batch bodies. A batch's body must outlive the encoder's shared
+ * output buffer (it is resent byte for byte on retries), so it is copied once per batch; copying
+ * into a fresh multi-megabyte allocation costs page faults and GC pressure on every batch, so
+ * bodies are copied into pooled buffers (power-of-two sizes) that come back when the batch is done.
+ */
+
+/** A pooled copy of some bytes; call release() exactly once when the bytes are no longer used. */
+export interface PooledBytes {
+  bytes: Buffer;
+  release(): void;
+}
+
+/** A small free list of large buffers by power-of-two size. */
+export class BodyPool {
+  private readonly free = new Map<number, Buffer[]>();
+  private pooled = 0;
+  private pooledBytes = 0;
+
+  /**
+   * Keeps idle buffers up to `maxPooledBytes` in total (idle memory is not in the in-flight budget,
+   * so it is capped separately); copies smaller than `minPooledBytes` are not pooled.
+   */
+  constructor(
+    private readonly maxPooledBytes = 64 * 1024 * 1024,
+    private readonly minPooledBytes = 64 * 1024,
+  ) {}
+
+  /** Copies `src` into a pooled buffer; `bytes` is exactly src.length long. */
+  copy(src: Uint8Array): PooledBytes {
+    if (src.length < this.minPooledBytes) {
+      const small = Buffer.allocUnsafe(src.length);
+      small.set(src, 0);
+      return { bytes: small, release: () => undefined };
+    }
+    const size = 2 ** Math.ceil(Math.log2(src.length));
+    let buf = this.free.get(size)?.pop();
+    if (buf) {
+      this.pooled--;
+      this.pooledBytes -= size;
+    } else buf = Buffer.allocUnsafeSlow(size);
+    buf.set(src, 0);
+    const owned = buf;
+    let released = false;
+    return {
+      bytes: buf.subarray(0, src.length),
+      release: () => {
+        if (released) return;
+        released = true;
+        if (this.pooledBytes + size > this.maxPooledBytes) return;
+        const l = this.free.get(size) ?? [];
+        l.push(owned);
+        this.free.set(size, l);
+        this.pooled++;
+        this.pooledBytes += size;
+      },
+    };
+  }
+
+  /** Idle buffers held. */
+  get size(): number {
+    return this.pooled;
+  }
+}
