@@ -60,8 +60,8 @@ export function kafkaClient(bed: TestBed, clientId = 'worker-test'): Kafka {
 
 const DEDUP_WINDOW = 1000;
 
-/** Creates the topics and the data + dead-letter tables of `p`. */
-export async function createPipeline(bed: TestBed, p: Pipeline): Promise<void> {
+/** Creates the topics and the data + dead-letter tables of `p`; `dataConstraint` adds a CHECK to the data table. */
+export async function createPipeline(bed: TestBed, p: Pipeline, dataConstraint?: string): Promise<void> {
   const admin = kafkaClient(bed).admin();
   await admin.connect();
   try {
@@ -77,7 +77,9 @@ export async function createPipeline(bed: TestBed, p: Pipeline): Promise<void> {
   }
   const ch = chClient(bed);
   try {
-    const cols = REFERENCE_COLUMNS.map((c) => `\`${c.name}\` ${c.type}`).join(', ');
+    const cols = REFERENCE_COLUMNS.map((c) => `\`${c.name}\` ${c.type}`)
+      .concat(dataConstraint ? [`CONSTRAINT test_check CHECK ${dataConstraint}`] : [])
+      .join(', ');
     await ch.command({
       query: `CREATE TABLE ${p.database}.\`${p.table}\` (${cols}) ENGINE = MergeTree ORDER BY (kafka_partition, kafka_offset)
               SETTINGS non_replicated_deduplication_window = ${DEDUP_WINDOW}`,
