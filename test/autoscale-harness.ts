@@ -4,6 +4,7 @@
  * running the worker Deployments as real worker processes, a producer of firewall lines, and a
  * recorder sampling what the operator decided (Deployment spec.replicas, status.lag, Scaling).
  */
+import net from 'node:net';
 import { Registry } from 'prom-client';
 import type { Producer } from 'kafkajs';
 import type { LogPipeline, LogPipelineSpec } from '../operator/src/api/types';
@@ -176,6 +177,48 @@ export async function createTopic(loop: Loop, name: string, partitions: number):
   }
 }
 
+/**
+ * A TCP forwarder the workers reach ClickHouse through, so a test can cut the workers (and only
+ * them) off the database while the operator still reaches it directly.
+ */
+export class TcpProxy {
+  private server?: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(private readonly target: URL) {}
+
+  /** Listens (again, on the same port after `cut`). */
+  async open(): Promise<number> {
+    const server = net.createServer((client) => {
+      const upstream = net.connect(Number(this.target.port), this.target.hostname);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.server = server;
+    this.port = (server.address() as net.AddressInfo).port;
+    return this.port;
+  }
+
+  /** Refuses new connections and resets the open ones. */
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
 /** Reads one sample of the pipeline and its Deployment. */
 export async function sample(loop: Loop, name: string): Promise<Sample> {
   const [lp, dep] = await Promise.all([
@@ -243,7 +286,7 @@ export class Recorder {
     return this.samples
       .map(
         (s) =>
-          `${s.t - t0} r=${s.replicas}/${s.running} lag=${s.lag?.total}/${s.lag?.smoothed} rate=${s.lag?.ratePerSecond} ${s.scaling?.reason}`,
+          `${s.t - t0} r=${s.replicas}/${s.running} lag=${s.lag?.total}/${s.lag?.smoothed} rate=${s.lag?.ratePerSecond} ${s.scaling?.reason}${s.scaling?.reason === 'LagUnavailable' ? ` ${s.scaling.message}` : ''}`,
       )
       .join('\n');
   }

@@ -200,18 +200,18 @@ function steadyCondition(
   if (rec.reason === 'AtMaximum' && n === rec.ceiling) {
     return { reason: 'AtMaximum', status: 'False', message: `${capText(c)}; ${lagText(lag)}` };
   }
-  if (!c.committed) {
-    return {
-      reason: 'NoCommittedOffsets',
-      status: 'True',
-      message: `${n} workers; the group has no committed offsets yet, lag counted from the log start: ${lagText(lag)}`,
-    };
-  }
   if (rec.reason === 'BelowActivation' && n === rec.replicas) {
     return {
       reason: 'BelowActivation',
       status: 'True',
       message: `${n} workers (minReplicas); lag ${lag.total} is at or below activationLag ${input.settings.activationLag}`,
+    };
+  }
+  if (!c.committed) {
+    return {
+      reason: 'NoCommittedOffsets',
+      status: 'True',
+      message: `${n} workers; the group has no committed offsets yet, lag counted from the log start: ${lagText(lag)}`,
     };
   }
   const s = input.settings;

@@ -75,7 +75,7 @@ describe('trackJournalStall', () => {
 });
 
 describe('sinkProblem', () => {
-  const healthy = { stalledMs: 0, stallAfterMs: stallAfterMs(1000) };
+  const healthy = { stalledMs: 0, stallAfterMs: stallAfterMs(1000), progressed: false };
   it('is healthy when every signal is', () => {
     expect(sinkProblem({ ...healthy, tableReady: 'True' })).toBeUndefined();
     expect(sinkProblem({ ...healthy, tableReady: 'Unknown' })).toBeUndefined();
@@ -88,9 +88,12 @@ describe('sinkProblem', () => {
     expect(sinkProblem({ ...healthy, tableReady: 'False', tableMessage: 'no such database' })?.kind).toBe(
       'table_not_ready',
     );
-    const stalled = sinkProblem({ stalledMs: 10_000, stallAfterMs: 10_000 });
+    const stalled = sinkProblem({ stalledMs: 10_000, stallAfterMs: 10_000, progressed: false });
     expect(stalled?.kind).toBe('inserts_stalled');
     expect(stalled?.message).toContain('waited 10s for its insert');
+  });
+  it('does not call a batch stalled while the group still commits progress', () => {
+    expect(sinkProblem({ stalledMs: 60_000, stallAfterMs: 10_000, progressed: true })).toBeUndefined();
   });
   it('waits at least 10 s, or two poll intervals, before calling inserts stalled', () => {
     expect(stallAfterMs(1000)).toBe(10_000);

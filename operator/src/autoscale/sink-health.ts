@@ -9,7 +9,9 @@
  *   journals each batch in its Kafka offset-commit metadata BEFORE inserting it and drops it from
  *   the journal once stored (consumer/src/delivery/cut-journal.ts). The operator already fetches
  *   that metadata with the committed offsets, so a journaled batch that stays outstanding across
- *   polls for `stallAfterMs` is an insert that keeps failing or hanging.
+ *   polls for `stallAfterMs` while the group's committed position does not move is an insert that
+ *   keeps failing or hanging. Progress elsewhere releases the hold at once: after an outage the
+ *   stuck batch may sit in its retry backoff while newer batches are already being stored.
  *
  * The stall clock is the operator's own (first time it saw that batch outstanding), not the
  * batch's ingest time: a batch re-cut by a new owner after a rebalance keeps its old ingest time
@@ -75,6 +77,8 @@ export interface SinkSignals {
   /** How long the oldest journaled batch has been outstanding. */
   stalledMs: number;
   stallAfterMs: number;
+  /** The group committed something since the previous poll. */
+  progressed: boolean;
 }
 
 /** Why the sink is unhealthy (a metrics label and a sentence), or undefined when it is healthy. */
@@ -88,7 +92,7 @@ export function sinkProblem(
       kind: 'table_not_ready',
       message: `TableReady is False${s.tableMessage ? `: ${s.tableMessage}` : ''}`,
     };
-  if (s.stalledMs >= s.stallAfterMs) {
+  if (s.stalledMs >= s.stallAfterMs && !s.progressed) {
     return {
       kind: 'inserts_stalled',
       message: `a journaled batch has waited ${Math.round(s.stalledMs / 1000)}s for its insert (workers report ClickHouse failing or too slow)`,

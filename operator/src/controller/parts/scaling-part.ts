@@ -17,6 +17,7 @@ import { KafkaApplyError, errorMessage, type KafkaAdminPool } from '../../apply/
 import { recordEvent } from '../../apply/kube';
 import type { KubeClient } from '../../apply/kube-rest';
 import { decide, type Decision, type ScalerState } from '../../autoscale/decide';
+import { computeLag, type PartitionOffsets } from '../../autoscale/lag';
 import type { AutoscalerMetrics } from '../../autoscale/metrics';
 import { readGroupOffsets } from '../../autoscale/offsets';
 import { sinkProblem, stallAfterMs, trackJournalStall, type StallMark } from '../../autoscale/sink-health';
@@ -61,6 +62,12 @@ const MIN_POLL_FRACTION = 0.8;
 const SWEEP_MS = 30_000;
 const PING_TTL_MS = 2_000;
 const PING_TIMEOUT_MS = 3_000;
+
+/** True when the group's committed position moved since the previous poll (no previous poll: false). */
+function progressed(state: ScalerState, offsets: PartitionOffsets[]): boolean {
+  const before = state.trend?.consumedPosition;
+  return before !== undefined && computeLag(offsets).consumedPosition > before;
+}
 
 function isoSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -148,12 +155,15 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     if (group.offsets.length === 0) throw new Error(`topic ${spec.kafka.topic.name} has no partitions`);
     const stall = trackJournalStall(e.stall, group.commits, t);
     e.stall = stall.mark;
-    const table = ctx.pipeline.status?.conditions?.find((c) => c.type === 'TableReady');
+    const stored = ctx.pipeline.status?.conditions?.find((c) => c.type === 'TableReady');
+    // The stored condition is one reconcile old: when it only said "unreachable", our fresh ping wins.
+    const table = stored?.reason === 'ClickHouseUnreachable' && !pingError ? undefined : stored;
     const sink = sinkProblem({
       tableReady: table?.status,
       tableMessage: table?.message,
       pingError,
       stalledMs: stall.stalledMs,
+      progressed: progressed(e.scaler, group.offsets),
       stallAfterMs: stallAfterMs(pollMs),
     });
     const { decision, state } = decide(e.scaler, {
