@@ -74,13 +74,20 @@ async function run(args: PeerArgs): Promise<PeerResult> {
        kafka_group_name = '${args.group}', kafka_format = 'LineAsString', kafka_num_consumers = ${Math.min(args.partitions, os.cpus().length)},
        kafka_max_block_size = 1048576, kafka_poll_max_batch_size = 65536, kafka_flush_interval_ms = 1000, kafka_thread_per_consumer = 1`,
     );
-    s.query(`CREATE MATERIALIZED VIEW fw_mv TO fw AS SELECT ${fortigateSelect()} FROM (SELECT line, _topic, _partition, _offset, extractKeyValuePairs(line, '=', ' ', '"') AS kv FROM fw_queue)`);
+    s.query(
+      `CREATE MATERIALIZED VIEW fw_mv TO fw AS SELECT ${fortigateSelect()} FROM (SELECT line, _topic, _partition, _offset, extractKeyValuePairs(line, '=', ' ', '"') AS kv FROM fw_queue)`,
+    );
     let rows = 0;
     while (rows < args.lines && Date.now() - t0 < args.timeoutMs) {
       await new Promise((r) => setTimeout(r, 250));
       rows = Number(s.query('SELECT count() FROM fw', 'TSV'));
     }
-    const result = { rows, wallSeconds: (Date.now() - t0) / 1000, cpuSeconds: cpuSeconds(process.cpuUsage(cpu0)), engine };
+    const result = {
+      rows,
+      wallSeconds: (Date.now() - t0) / 1000,
+      cpuSeconds: cpuSeconds(process.cpuUsage(cpu0)),
+      engine,
+    };
     s.query('DROP TABLE fw_mv');
     s.query('DROP TABLE fw_queue');
     return result;

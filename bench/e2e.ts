@@ -48,9 +48,12 @@ export function median(values: number[]): number {
 function parseOptions(argv: string[]): E2eOptions {
   const o: E2eOptions = { packedLines: 300_000, singleLines: 100_000, runs: 3, partitions: 3, peer: true };
   for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof E2eOptions;
+    const key = argv[i]
+      .replace(/^--/, '')
+      .replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof E2eOptions;
     if (!(key in o)) throw new Error(`unknown option ${argv[i]}`);
-    (o as unknown as Record<string, unknown>)[key] = key === 'peer' ? argv[i + 1] !== 'false' : Number(argv[i + 1]);
+    (o as unknown as Record<string, unknown>)[key] =
+      key === 'peer' ? argv[i + 1] !== 'false' : Number(argv[i + 1]);
   }
   return o;
 }
@@ -89,7 +92,11 @@ function exitSummary(logFile: string): { cpu: number; lines: number } {
   return { cpu: j.cpuUserSeconds + j.cpuSystemSeconds, lines: j.lines };
 }
 
-async function withPipeline<T>(bed: TestBed, partitions: number, fn: (p: s.Pipeline) => Promise<T>): Promise<T> {
+async function withPipeline<T>(
+  bed: TestBed,
+  partitions: number,
+  fn: (p: s.Pipeline) => Promise<T>,
+): Promise<T> {
   const p = s.newPipeline('bench', partitions);
   await s.createPipeline(bed, p);
   try {
@@ -103,7 +110,12 @@ async function withPipeline<T>(bed: TestBed, partitions: number, fn: (p: s.Pipel
 async function idleWorkerCpu(bed: TestBed, partitions: number): Promise<number> {
   return withPipeline(bed, partitions, async (p) => {
     const w = s.spawnWorker(bed, s.workerConfig(bed, p, benchBatch()), await freePort(), 'idle');
-    await s.pollUntil(() => s.workerGet(w.port, '/readyz'), (r) => r.status === 200, 60_000, 200);
+    await s.pollUntil(
+      () => s.workerGet(w.port, '/readyz'),
+      (r) => r.status === 200,
+      60_000,
+      200,
+    );
     await s.stopWorker(w);
     return exitSummary(w.logFile).cpu;
   });
@@ -114,7 +126,13 @@ function benchBatch() {
   return { batch: { maxRows: 100_000, maxBytes: 16 * 1024 * 1024, maxDelayMs: 1_000 }, tuning: {} };
 }
 
-async function workerRun(bed: TestBed, o: E2eOptions, lines: Buffer[], perMessage: number, idleCpu: number): Promise<RunResult> {
+async function workerRun(
+  bed: TestBed,
+  o: E2eOptions,
+  lines: Buffer[],
+  perMessage: number,
+  idleCpu: number,
+): Promise<RunResult> {
   return withPipeline(bed, o.partitions, async (p) => {
     const producer = await s.testProducer(bed);
     await s.produceLines(producer, p.topic, o.partitions, lines, perMessage);
@@ -124,7 +142,12 @@ async function workerRun(bed: TestBed, o: E2eOptions, lines: Buffer[], perMessag
     const server0 = procCpuSeconds(server);
     const t0 = Date.now();
     const w = s.spawnWorker(bed, s.workerConfig(bed, p, benchBatch()), await freePort(), 'bench');
-    await s.pollUntil(() => s.storedCounts(ch, p), (c) => c.rows + c.dlq >= lines.length, 600_000, 200);
+    await s.pollUntil(
+      () => s.storedCounts(ch, p),
+      (c) => c.rows + c.dlq >= lines.length,
+      600_000,
+      200,
+    );
     const wallSeconds = (Date.now() - t0) / 1000;
     const serverCpuSeconds = procCpuSeconds(server) - server0;
     await s.stopWorker(w);
@@ -132,17 +155,39 @@ async function workerRun(bed: TestBed, o: E2eOptions, lines: Buffer[], perMessag
     const { cpu, lines: seen } = exitSummary(w.logFile);
     if (seen !== lines.length) throw new Error(`worker consumed ${seen} lines, expected ${lines.length}`);
     const net = Math.max(1e-3, cpu - idleCpu);
-    return { lines: lines.length, wallSeconds, cpuSeconds: cpu, netCpuSeconds: net, serverCpuSeconds, linesPerCpuSecond: lines.length / cpu, netLinesPerCpuSecond: lines.length / net };
+    return {
+      lines: lines.length,
+      wallSeconds,
+      cpuSeconds: cpu,
+      netCpuSeconds: net,
+      serverCpuSeconds,
+      linesPerCpuSecond: lines.length / cpu,
+      netLinesPerCpuSecond: lines.length / net,
+    };
   });
 }
 
-async function peerRun(bed: TestBed, o: E2eOptions, lines: Buffer[], perMessage: number): Promise<PeerResult & { linesPerCpuSecond: number }> {
+async function peerRun(
+  bed: TestBed,
+  o: E2eOptions,
+  lines: Buffer[],
+  perMessage: number,
+): Promise<PeerResult & { linesPerCpuSecond: number }> {
   return withPipeline(bed, o.partitions, async (p) => {
     const producer = await s.testProducer(bed);
     await s.produceLines(producer, p.topic, o.partitions, lines, perMessage);
     await producer.disconnect();
-    const args = { broker: bed.kafka!.bootstrap, topic: p.topic, group: `${p.groupId}.peer`, lines: lines.length, partitions: o.partitions, timeoutMs: 600_000 };
-    const out = execFileSync(process.execPath, [path.join(__dirname, 'e2e-peer.js'), JSON.stringify(args)], { maxBuffer: 1 << 20 }).toString();
+    const args = {
+      broker: bed.kafka!.bootstrap,
+      topic: p.topic,
+      group: `${p.groupId}.peer`,
+      lines: lines.length,
+      partitions: o.partitions,
+      timeoutMs: 600_000,
+    };
+    const out = execFileSync(process.execPath, [path.join(__dirname, 'e2e-peer.js'), JSON.stringify(args)], {
+      maxBuffer: 1 << 20,
+    }).toString();
     const r = JSON.parse(out.trim().split('\n').pop()!) as PeerResult;
     if (r.rows !== lines.length) throw new Error(`peer stored ${r.rows} rows, expected ${lines.length}`);
     return { ...r, linesPerCpuSecond: lines.length / r.cpuSeconds };
@@ -160,10 +205,22 @@ async function bench(bed: TestBed, o: E2eOptions) {
   for (let i = 0; i < o.runs; i++) idle.push(await idleWorkerCpu(bed, o.partitions));
   const idleCpu = median(idle);
   const modes = [
-    { name: 'packed100', lines: generateSampleLines('fortigate', o.packedLines, { seed: 5 }), perMessage: 100 },
+    {
+      name: 'packed100',
+      lines: generateSampleLines('fortigate', o.packedLines, { seed: 5 }),
+      perMessage: 100,
+    },
     { name: 'single', lines: generateSampleLines('fortigate', o.singleLines, { seed: 6 }), perMessage: 1 },
   ];
-  const keys: Array<keyof RunResult> = ['lines', 'wallSeconds', 'cpuSeconds', 'netCpuSeconds', 'serverCpuSeconds', 'linesPerCpuSecond', 'netLinesPerCpuSecond'];
+  const keys: Array<keyof RunResult> = [
+    'lines',
+    'wallSeconds',
+    'cpuSeconds',
+    'netCpuSeconds',
+    'serverCpuSeconds',
+    'linesPerCpuSecond',
+    'netLinesPerCpuSecond',
+  ];
   const results: Record<string, unknown> = {};
   for (const m of modes) {
     const runs: RunResult[] = [];
@@ -172,7 +229,12 @@ async function bench(bed: TestBed, o: E2eOptions) {
     if (o.peer) for (let i = 0; i < o.runs; i++) peerRuns.push(await peerRun(bed, o, m.lines, m.perMessage));
     results[m.name] = {
       worker: { median: summarize(runs, keys), runs },
-      peerKafkaEngine: o.peer ? { median: summarize(peerRuns, ['rows', 'wallSeconds', 'cpuSeconds', 'linesPerCpuSecond']), runs: peerRuns } : undefined,
+      peerKafkaEngine: o.peer
+        ? {
+            median: summarize(peerRuns, ['rows', 'wallSeconds', 'cpuSeconds', 'linesPerCpuSecond']),
+            runs: peerRuns,
+          }
+        : undefined,
     };
   }
   return { idleWorkerCpuSeconds: idleCpu, ...results };
@@ -194,7 +256,11 @@ async function main(): Promise<void> {
       benchmark: 'e2e',
       traffic: 'fortigate (format auto)',
       options: o,
-      machine: { cpus: os.cpus().length, loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100), node: process.version },
+      machine: {
+        cpus: os.cpus().length,
+        loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
+        node: process.version,
+      },
       engine: bed.clickhouse?.version,
       ...results,
     };

@@ -56,12 +56,21 @@ test('survives a 20 s ClickHouse outage with bounded memory, losing and duplicat
   const port = await freePort();
   const cfg = workerConfig(bed, p, {
     batch: { maxRows: 5_000, maxBytes: 1024 * 1024, maxDelayMs: 200 },
-    tuning: { maxInFlightBytes: BUDGET, sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500, rebalanceTimeoutMs: 15_000 },
+    tuning: {
+      maxInFlightBytes: BUDGET,
+      sessionTimeoutMs: 6_000,
+      heartbeatIntervalMs: 500,
+      rebalanceTimeoutMs: 15_000,
+    },
   });
   worker = spawnWorker(bed, cfg, port, 'outage');
   const producer = await testProducer(bed);
   await produceLines(producer, p.topic, PARTITIONS, before.lines, 100);
-  await pollUntil(() => storedCounts(ch, p), (c) => c.rows + c.dlq >= before.lines.length, 60_000);
+  await pollUntil(
+    () => storedCounts(ch, p),
+    (c) => c.rows + c.dlq >= before.lines.length,
+    60_000,
+  );
   const baselineRss = rssMiB(worker.child.pid!);
 
   await stopClickHouse(bed.clickhouse!);
@@ -83,7 +92,9 @@ test('survives a 20 s ClickHouse outage with bounded memory, losing and duplicat
   expect(sawNotReady).toBe(true);
   expect(metricSum(outageMetrics, 'logpipeline_worker_insert_failures_total')).toBeGreaterThan(0);
   // Backpressure: fetching stopped well short of the backlog, memory stayed near the budget.
-  expect(metricSum(outageMetrics, 'logpipeline_worker_lines_total')).toBeLessThan(before.lines.length + during.lines.length);
+  expect(metricSum(outageMetrics, 'logpipeline_worker_lines_total')).toBeLessThan(
+    before.lines.length + during.lines.length,
+  );
   expect(maxInFlight).toBeLessThanOrEqual(BUDGET + 2 * 1024 * 1024 + 4 * 1024 * 1024);
   expect(maxRss - baselineRss).toBeLessThan(200);
 
@@ -95,9 +106,19 @@ test('survives a 20 s ClickHouse outage with bounded memory, losing and duplicat
 
   const total = before.lines.length + during.lines.length;
   const garbage = before.garbage + during.garbage;
-  await pollUntil(() => storedCounts(ch, p), (c) => c.rows + c.dlq >= total, 180_000, 1_000);
+  await pollUntil(
+    () => storedCounts(ch, p),
+    (c) => c.rows + c.dlq >= total,
+    180_000,
+    1_000,
+  );
   await new Promise((r) => setTimeout(r, 2_000));
-  expect(await storedCounts(ch, p)).toEqual({ rows: total - garbage, distinct: total - garbage, dlq: garbage, dlqDistinct: garbage });
+  expect(await storedCounts(ch, p)).toEqual({
+    rows: total - garbage,
+    distinct: total - garbage,
+    dlq: garbage,
+    dlqDistinct: garbage,
+  });
   const expected = expectedKeys(
     [
       { lines: before.lines, perMessage: 100 },
@@ -106,9 +127,20 @@ test('survives a 20 s ClickHouse outage with bounded memory, losing and duplicat
     PARTITIONS,
   ).filter((k) => !k.includes('garbage #'));
   expect((await storedKeys(ch, p)).sort()).toEqual(expected.sort());
-  expect((await pollUntil(() => workerGet(port, '/readyz'), (r) => r.status === 200, 30_000)).status).toBe(200);
+  expect(
+    (
+      await pollUntil(
+        () => workerGet(port, '/readyz'),
+        (r) => r.status === 200,
+        30_000,
+      )
+    ).status,
+  ).toBe(200);
   expect(await stopWorker(worker)).toBe(0);
   worker = undefined;
-  // eslint-disable-next-line no-console
-  console.log(JSON.stringify({ outage: { baselineRssMiB: baselineRss, maxRssMiB: maxRss, maxBytesInFlight: maxInFlight } }));
+  console.log(
+    JSON.stringify({
+      outage: { baselineRssMiB: baselineRss, maxRssMiB: maxRss, maxBytesInFlight: maxInFlight },
+    }),
+  );
 });

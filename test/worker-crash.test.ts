@@ -51,7 +51,10 @@ afterAll(async () => {
 
 /** Chunk i: even chunks packed 50 lines per message, odd chunks one line per message. */
 function chunk(i: number): { lines: Buffer[]; perMessage: number } {
-  return { lines: traffic.lines.slice(i * LINES_PER_CHUNK, (i + 1) * LINES_PER_CHUNK), perMessage: i % 2 === 0 ? 50 : 1 };
+  return {
+    lines: traffic.lines.slice(i * LINES_PER_CHUNK, (i + 1) * LINES_PER_CHUNK),
+    perMessage: i % 2 === 0 ? 50 : 1,
+  };
 }
 
 test('every line is stored exactly once across repeated SIGKILLs and restarts', async () => {
@@ -72,7 +75,12 @@ test('every line is stored exactly once across repeated SIGKILLs and restarts', 
   for (let k = 1; k <= KILLS; k++) {
     // Kill while inserts are happening: wait for the stored count to move first.
     const before = (await storedCounts(ch, p)).rows;
-    await pollUntil(() => storedCounts(ch, p), (c) => c.rows > before, 60_000, 100);
+    await pollUntil(
+      () => storedCounts(ch, p),
+      (c) => c.rows > before,
+      60_000,
+      100,
+    );
     await new Promise((r) => setTimeout(r, 300 + Math.floor(Math.random() * 700)));
     worker.child.kill('SIGKILL');
     await worker.exited;
@@ -83,15 +91,30 @@ test('every line is stored exactly once across repeated SIGKILLs and restarts', 
   await producer.disconnect();
 
   const total = CHUNKS * LINES_PER_CHUNK;
-  await pollUntil(() => storedCounts(ch, p), (c) => c.rows + c.dlq >= total, 180_000, 1_000);
+  await pollUntil(
+    () => storedCounts(ch, p),
+    (c) => c.rows + c.dlq >= total,
+    180_000,
+    1_000,
+  );
   await new Promise((r) => setTimeout(r, 3_000));
   const final = await storedCounts(ch, p);
-  expect(final).toEqual({ rows: total - traffic.garbage, distinct: total - traffic.garbage, dlq: traffic.garbage, dlqDistinct: traffic.garbage });
-  const expected = expectedKeys(Array.from({ length: CHUNKS }, (_, i) => chunk(i)), PARTITIONS).filter((k) => !k.includes('garbage #'));
+  expect(final).toEqual({
+    rows: total - traffic.garbage,
+    distinct: total - traffic.garbage,
+    dlq: traffic.garbage,
+    dlqDistinct: traffic.garbage,
+  });
+  const expected = expectedKeys(
+    Array.from({ length: CHUNKS }, (_, i) => chunk(i)),
+    PARTITIONS,
+  ).filter((k) => !k.includes('garbage #'));
   expect((await storedKeys(ch, p)).sort()).toEqual(expected.sort());
 
   // The restarts really resumed from journaled cuts (the path this test exists for).
-  const recuts = workers.slice(1).filter((w) => fs.readFileSync(w.logFile, 'utf8').includes('re-cutting journaled batches')).length;
+  const recuts = workers
+    .slice(1)
+    .filter((w) => fs.readFileSync(w.logFile, 'utf8').includes('re-cutting journaled batches')).length;
   expect(recuts).toBeGreaterThanOrEqual(1);
   expect(await stopWorker(worker)).toBe(0);
 });

@@ -60,12 +60,22 @@ test('stores every valid line once and dead-letters every garbage line', async (
 
   const port = await freePort();
   worker = spawnWorker(bed, workerConfig(bed, p), port, 'exactly-once');
-  const counts = await pollUntil(() => storedCounts(ch, p), (c) => c.rows + c.dlq >= LINES, 180_000, 1_000);
+  const counts = await pollUntil(
+    () => storedCounts(ch, p),
+    (c) => c.rows + c.dlq >= LINES,
+    180_000,
+    1_000,
+  );
   // Let any straggling (wrong) extra insert land before judging.
   await new Promise((r) => setTimeout(r, 2_000));
   const final = await storedCounts(ch, p);
   expect(final).toEqual(counts);
-  expect(final).toEqual({ rows: LINES - traffic.garbage, distinct: LINES - traffic.garbage, dlq: traffic.garbage, dlqDistinct: traffic.garbage });
+  expect(final).toEqual({
+    rows: LINES - traffic.garbage,
+    distinct: LINES - traffic.garbage,
+    dlq: traffic.garbage,
+    dlqDistinct: traffic.garbage,
+  });
 
   // Content: every row is the right line at the right partition/offset.
   const all = expectedKeys(
@@ -77,8 +87,15 @@ test('stores every valid line once and dead-letters every garbage line', async (
   );
   const isGarbage = (k: string) => k.includes('garbage #');
   expect((await storedKeys(ch, p)).sort()).toEqual(all.filter((k) => !isGarbage(k)).sort());
-  expect((await storedKeys(ch, p, p.dlqTable, ['`partition`', '`offset`'])).sort()).toEqual(all.filter(isGarbage).sort());
-  const reasons = await (await ch.query({ query: `SELECT DISTINCT reason FROM ${p.database}.\`${p.dlqTable}\``, format: 'JSONEachRow' })).json<{ reason: string }>();
+  expect((await storedKeys(ch, p, p.dlqTable, ['`partition`', '`offset`'])).sort()).toEqual(
+    all.filter(isGarbage).sort(),
+  );
+  const reasons = await (
+    await ch.query({
+      query: `SELECT DISTINCT reason FROM ${p.database}.\`${p.dlqTable}\``,
+      format: 'JSONEachRow',
+    })
+  ).json<{ reason: string }>();
   expect(reasons.map((r) => r.reason)).toEqual(['invalid_utf8']);
 
   // Metrics agree, and the worker is ready.
@@ -100,7 +117,8 @@ test('stores every valid line once and dead-letters every garbage line', async (
   const [committed] = await admin.fetchOffsets({ groupId: p.groupId, topics: [p.topic] });
   const ends = await admin.fetchTopicOffsets(p.topic);
   await admin.disconnect();
-  for (const e of ends) expect(committed.partitions.find((c) => c.partition === e.partition)?.offset).toBe(e.high);
+  for (const e of ends)
+    expect(committed.partitions.find((c) => c.partition === e.partition)?.offset).toBe(e.high);
 });
 
 test('puts the same garbage on the dead-letter topic with reason and source position', async () => {
@@ -118,7 +136,11 @@ test('puts the same garbage on the dead-letter topic with reason and source posi
       });
     },
   });
-  await pollUntil(async () => seen.length, (n) => n >= traffic.garbage, 60_000);
+  await pollUntil(
+    async () => seen.length,
+    (n) => n >= traffic.garbage,
+    60_000,
+  );
   await consumer.disconnect();
   // At least once on the topic; exactly the garbage lines, each with its position.
   const distinct = new Map(seen.map((s) => [`${s.key}|${s.value}`, s]));

@@ -49,12 +49,18 @@ afterAll(async () => {
 });
 
 function chunk(i: number): { lines: Buffer[]; perMessage: number } {
-  return { lines: traffic.lines.slice(i * LINES_PER_CHUNK, (i + 1) * LINES_PER_CHUNK), perMessage: i % 3 === 0 ? 1 : 25 };
+  return {
+    lines: traffic.lines.slice(i * LINES_PER_CHUNK, (i + 1) * LINES_PER_CHUNK),
+    perMessage: i % 3 === 0 ? 1 : 25,
+  };
 }
 
 /** Partitions of the latest assignment a worker logged. */
 function lastAssignment(w: WorkerProcess): number[] | undefined {
-  const lines = fs.readFileSync(w.logFile, 'utf8').split('\n').filter((l) => l.includes('"partitions assigned"'));
+  const lines = fs
+    .readFileSync(w.logFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"partitions assigned"'));
   return lines.length ? (JSON.parse(lines[lines.length - 1]).partitions as number[]) : undefined;
 }
 
@@ -74,25 +80,58 @@ test('2 -> 3 -> 2 workers: nothing lost, nothing duplicated', async () => {
     return w;
   };
   const [a, b] = [await start('a'), await start('b')];
-  await pollUntil(async () => [lastAssignment(a), lastAssignment(b)], (x) => x.every((y) => y !== undefined && y.length === 3), 60_000);
-  await pollUntil(() => storedCounts(ch, p), (c) => c.rows > 5_000, 60_000);
+  await pollUntil(
+    async () => [lastAssignment(a), lastAssignment(b)],
+    (x) => x.every((y) => y !== undefined && y.length === 3),
+    60_000,
+  );
+  await pollUntil(
+    () => storedCounts(ch, p),
+    (c) => c.rows > 5_000,
+    60_000,
+  );
 
   const c = await start('c');
-  await pollUntil(async () => [a, b, c].map(lastAssignment), (x) => x.every((y) => y !== undefined && y.length === 2), 60_000);
+  await pollUntil(
+    async () => [a, b, c].map(lastAssignment),
+    (x) => x.every((y) => y !== undefined && y.length === 2),
+    60_000,
+  );
   expect([a, b, c].flatMap((w) => lastAssignment(w)!).sort()).toEqual([0, 1, 2, 3, 4, 5]);
   const mid = (await storedCounts(ch, p)).rows;
-  await pollUntil(() => storedCounts(ch, p), (x) => x.rows > mid + 5_000, 60_000);
+  await pollUntil(
+    () => storedCounts(ch, p),
+    (x) => x.rows > mid + 5_000,
+    60_000,
+  );
 
   expect(await stopWorker(b)).toBe(0);
-  await pollUntil(async () => [a, c].map(lastAssignment), (x) => x.every((y) => y !== undefined && y.length === 3), 60_000);
+  await pollUntil(
+    async () => [a, c].map(lastAssignment),
+    (x) => x.every((y) => y !== undefined && y.length === 3),
+    60_000,
+  );
   await producing;
   await producer.disconnect();
 
   const total = CHUNKS * LINES_PER_CHUNK;
-  await pollUntil(() => storedCounts(ch, p), (x) => x.rows + x.dlq >= total, 180_000, 1_000);
+  await pollUntil(
+    () => storedCounts(ch, p),
+    (x) => x.rows + x.dlq >= total,
+    180_000,
+    1_000,
+  );
   await new Promise((r) => setTimeout(r, 3_000));
-  expect(await storedCounts(ch, p)).toEqual({ rows: total - traffic.garbage, distinct: total - traffic.garbage, dlq: traffic.garbage, dlqDistinct: traffic.garbage });
-  const expected = expectedKeys(Array.from({ length: CHUNKS }, (_, i) => chunk(i)), PARTITIONS).filter((k) => !k.includes('garbage #'));
+  expect(await storedCounts(ch, p)).toEqual({
+    rows: total - traffic.garbage,
+    distinct: total - traffic.garbage,
+    dlq: traffic.garbage,
+    dlqDistinct: traffic.garbage,
+  });
+  const expected = expectedKeys(
+    Array.from({ length: CHUNKS }, (_, i) => chunk(i)),
+    PARTITIONS,
+  ).filter((k) => !k.includes('garbage #'));
   expect((await storedKeys(ch, p)).sort()).toEqual(expected.sort());
   expect(await stopWorker(a)).toBe(0);
   expect(await stopWorker(c)).toBe(0);

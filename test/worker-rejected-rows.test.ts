@@ -68,10 +68,25 @@ test('isolates rows ClickHouse rejects, dead-letters them with its reason, store
   await producer.disconnect();
 
   const port = await freePort();
-  worker = spawnWorker(bed, workerConfig(bed, p, { batch: { maxRows: 3_000, maxBytes: 4 * 1024 * 1024, maxDelayMs: 300 } }), port, 'rejected');
-  await pollUntil(() => storedCounts(ch, p), (c) => c.rows + c.dlq >= LINES, 150_000, 1_000);
+  worker = spawnWorker(
+    bed,
+    workerConfig(bed, p, { batch: { maxRows: 3_000, maxBytes: 4 * 1024 * 1024, maxDelayMs: 300 } }),
+    port,
+    'rejected',
+  );
+  await pollUntil(
+    () => storedCounts(ch, p),
+    (c) => c.rows + c.dlq >= LINES,
+    150_000,
+    1_000,
+  );
   await new Promise((r) => setTimeout(r, 2_000));
-  expect(await storedCounts(ch, p)).toEqual({ rows: LINES - t.poison, distinct: LINES - t.poison, dlq: t.poison, dlqDistinct: t.poison });
+  expect(await storedCounts(ch, p)).toEqual({
+    rows: LINES - t.poison,
+    distinct: LINES - t.poison,
+    dlq: t.poison,
+    dlqDistinct: t.poison,
+  });
 
   const all = expectedKeys(
     [
@@ -82,18 +97,27 @@ test('isolates rows ClickHouse rejects, dead-letters them with its reason, store
   );
   const isPoison = (k: string) => k.includes('poison-');
   expect((await storedKeys(ch, p)).sort()).toEqual(all.filter((k) => !isPoison(k)).sort());
-  expect((await storedKeys(ch, p, p.dlqTable, ['`partition`', '`offset`'])).sort()).toEqual(all.filter(isPoison).sort());
+  expect((await storedKeys(ch, p, p.dlqTable, ['`partition`', '`offset`'])).sort()).toEqual(
+    all.filter(isPoison).sort(),
+  );
   const reasons = await (
-    await ch.query({ query: `SELECT DISTINCT reason FROM ${p.database}.\`${p.dlqTable}\``, format: 'JSONEachRow' })
+    await ch.query({
+      query: `SELECT DISTINCT reason FROM ${p.database}.\`${p.dlqTable}\``,
+      format: 'JSONEachRow',
+    })
   ).json<{ reason: string }>();
   expect(reasons.length).toBeGreaterThan(0);
   for (const r of reasons) expect(r.reason).toMatch(/^clickhouse: .*(test_check|constraint)/i);
 
   const metrics = (await workerGet(port, '/metrics')).body;
   expect(metricSum(metrics, 'logpipeline_worker_dead_letters_total')).toBe(t.poison);
-  expect(metrics).toContain(`logpipeline_worker_dead_letters_total{reason="clickhouse_rejected"} ${t.poison}`);
+  expect(metrics).toContain(
+    `logpipeline_worker_dead_letters_total{reason="clickhouse_rejected"} ${t.poison}`,
+  );
   // One rejected whole-batch INSERT per batch holding poison (the bisection's sub-inserts are not counted).
-  const rejectedBatches = Number(/logpipeline_worker_insert_failures_total\{kind="rejected"\} (\d+)/.exec(metrics)?.[1]);
+  const rejectedBatches = Number(
+    /logpipeline_worker_insert_failures_total\{kind="rejected"\} (\d+)/.exec(metrics)?.[1],
+  );
   expect(rejectedBatches).toBeGreaterThanOrEqual(1);
   expect(rejectedBatches).toBeLessThanOrEqual(t.poison);
   expect(metrics).toMatch(/logpipeline_worker_insert_failures_total\{kind="systemic"\} 0/);

@@ -48,7 +48,13 @@ export function newPipeline(prefix: string, partitions: number): Pipeline {
 export function chClient(bed: TestBed): ClickHouseClient {
   const ch = bed.clickhouse;
   if (!ch) throw new Error('the test bed has no ClickHouse part');
-  return createClient({ url: ch.url, username: ch.username, password: ch.password, log: { level: ClickHouseLogLevel.OFF }, request_timeout: 120_000 });
+  return createClient({
+    url: ch.url,
+    username: ch.username,
+    password: ch.password,
+    log: { level: ClickHouseLogLevel.OFF },
+    request_timeout: 120_000,
+  });
 }
 
 /** A kafkajs client on the bed (LZ4 registered). */
@@ -68,7 +74,11 @@ export async function createPipeline(bed: TestBed, p: Pipeline, dataConstraint?:
     await admin.createTopics({
       waitForLeaders: true,
       topics: [
-        { topic: p.topic, numPartitions: p.partitions, configEntries: [{ name: 'compression.type', value: 'lz4' }] },
+        {
+          topic: p.topic,
+          numPartitions: p.partitions,
+          configEntries: [{ name: 'compression.type', value: 'lz4' }],
+        },
         { topic: p.dlqTopic, numPartitions: p.partitions },
       ],
     });
@@ -111,7 +121,12 @@ export async function dropPipeline(bed: TestBed, p: Pipeline): Promise<void> {
 export function workerConfig(bed: TestBed, p: Pipeline, overrides: Partial<WorkerConfig> = {}): WorkerConfig {
   return {
     pipeline: { namespace: 'test', name: p.name, uid: `uid-${p.name}` },
-    kafka: { brokers: [bed.kafka!.bootstrap], topic: p.topic, groupId: p.groupId, clientId: `worker-${p.name}` },
+    kafka: {
+      brokers: [bed.kafka!.bootstrap],
+      topic: p.topic,
+      groupId: p.groupId,
+      clientId: `worker-${p.name}`,
+    },
     parser: { format: 'auto', timezone: 'UTC', maxLineBytes: 65536, staticFields: {} },
     clickhouse: {
       url: bed.clickhouse!.url,
@@ -121,7 +136,12 @@ export function workerConfig(bed: TestBed, p: Pipeline, overrides: Partial<Worke
     },
     batch: { maxRows: 5_000, maxBytes: 4 * 1024 * 1024, maxDelayMs: 200 },
     deadLetter: { enabled: true, topic: p.dlqTopic, table: p.dlqTable },
-    integrity: { enabled: false, table: `${p.table}_integrity`, checkpointTable: `${p.table}_checkpoints`, checkpointIntervalMs: 300_000 },
+    integrity: {
+      enabled: false,
+      table: `${p.table}_integrity`,
+      checkpointTable: `${p.table}_checkpoints`,
+      checkpointIntervalMs: 300_000,
+    },
     httpPort: 0,
     // A killed worker stays a group member until its session times out; keep that short in tests.
     tuning: { sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500, rebalanceTimeoutMs: 15_000 },
@@ -150,7 +170,13 @@ export function makeTraffic(count: number, garbageEvery: number, seed = 7): Traf
 }
 
 /** Produces lines round-robin over partitions, `perMessage` lines joined by LF per message. */
-export async function produceLines(producer: Producer, topic: string, partitions: number, lines: Buffer[], perMessage: number): Promise<number> {
+export async function produceLines(
+  producer: Producer,
+  topic: string,
+  partitions: number,
+  lines: Buffer[],
+  perMessage: number,
+): Promise<number> {
   let messages = 0;
   let bytes = 0;
   const chunk: Array<{ partition: number; value: Buffer }> = [];
@@ -161,7 +187,10 @@ export async function produceLines(producer: Producer, topic: string, partitions
   };
   for (let i = 0; i < lines.length; i += perMessage) {
     const group = lines.slice(i, i + perMessage);
-    const value = group.length === 1 ? group[0] : Buffer.concat(group.flatMap((l, j) => (j === 0 ? [l] : [Buffer.from('\n'), l])));
+    const value =
+      group.length === 1
+        ? group[0]
+        : Buffer.concat(group.flatMap((l, j) => (j === 0 ? [l] : [Buffer.from('\n'), l])));
     chunk.push({ partition: messages % partitions, value });
     messages++;
     bytes += value.length;
@@ -174,7 +203,9 @@ export async function produceLines(producer: Producer, topic: string, partitions
 
 /** A connected producer for test traffic. */
 export async function testProducer(bed: TestBed): Promise<Producer> {
-  const producer = kafkaClient(bed, 'worker-test-producer').producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  const producer = kafkaClient(bed, 'worker-test-producer').producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
   await producer.connect();
   return producer;
 }
@@ -195,7 +226,10 @@ export function spawnWorker(bed: TestBed, cfg: WorkerConfig, port: number, tag: 
   const logFile = path.join(dir, `${tag}.log`);
   const out = fs.openSync(logFile, 'a');
   // From test/ (ts-jest/swc) or dist/test/ (compiled scripts): both resolve to the compiled entry point.
-  const root = path.basename(path.resolve(__dirname, '..')) === 'dist' ? path.resolve(__dirname, '../..') : path.resolve(__dirname, '..');
+  const root =
+    path.basename(path.resolve(__dirname, '..')) === 'dist'
+      ? path.resolve(__dirname, '../..')
+      : path.resolve(__dirname, '..');
   const main = path.join(root, 'dist/consumer/src/main.js');
   if (!fs.existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first`);
   const child = spawn(process.execPath, [main, '--config', configFile], {
@@ -226,7 +260,8 @@ export async function workerGet(port: number, urlPath: string): Promise<{ status
 export function metricSum(text: string, name: string): number {
   let sum = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
 }
@@ -242,16 +277,27 @@ export interface StoredCounts {
 /** Reads StoredCounts of `p`. */
 export async function storedCounts(ch: ClickHouseClient, p: Pipeline): Promise<StoredCounts> {
   const [d] = await (
-    await ch.query({ query: `SELECT count() AS c, uniqExact(kafka_partition, kafka_offset, raw) AS u FROM ${p.database}.\`${p.table}\``, format: 'JSONEachRow' })
+    await ch.query({
+      query: `SELECT count() AS c, uniqExact(kafka_partition, kafka_offset, raw) AS u FROM ${p.database}.\`${p.table}\``,
+      format: 'JSONEachRow',
+    })
   ).json<{ c: string; u: string }>();
   const [q] = await (
-    await ch.query({ query: `SELECT count() AS c, uniqExact(\`partition\`, \`offset\`, raw) AS u FROM ${p.database}.\`${p.dlqTable}\``, format: 'JSONEachRow' })
+    await ch.query({
+      query: `SELECT count() AS c, uniqExact(\`partition\`, \`offset\`, raw) AS u FROM ${p.database}.\`${p.dlqTable}\``,
+      format: 'JSONEachRow',
+    })
   ).json<{ c: string; u: string }>();
   return { rows: Number(d.c), distinct: Number(d.u), dlq: Number(q.c), dlqDistinct: Number(q.u) };
 }
 
 /** Polls until `check` holds or `timeoutMs` passes; returns the last value seen. */
-export async function pollUntil<T>(read: () => Promise<T>, check: (v: T) => boolean, timeoutMs: number, intervalMs = 500): Promise<T> {
+export async function pollUntil<T>(
+  read: () => Promise<T>,
+  check: (v: T) => boolean,
+  timeoutMs: number,
+  intervalMs = 500,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let v = await read();
   while (!check(v) && Date.now() < deadline) {
@@ -262,7 +308,10 @@ export async function pollUntil<T>(read: () => Promise<T>, check: (v: T) => bool
 }
 
 /** Where each produced line landed (`partition:offset:line`), for produceLines calls in order on a fresh topic. */
-export function expectedKeys(batches: Array<{ lines: Buffer[]; perMessage: number }>, partitions: number): string[] {
+export function expectedKeys(
+  batches: Array<{ lines: Buffer[]; perMessage: number }>,
+  partitions: number,
+): string[] {
   const next = new Array<number>(partitions).fill(0);
   const keys: string[] = [];
   for (const { lines, perMessage } of batches) {
@@ -271,7 +320,8 @@ export function expectedKeys(batches: Array<{ lines: Buffer[]; perMessage: numbe
     for (let i = 0; i < lines.length; i += perMessage) {
       const partition = message % partitions;
       const offset = next[partition]++;
-      for (const line of lines.slice(i, i + perMessage)) keys.push(`${partition}:${offset}:${line.toString('latin1')}`);
+      for (const line of lines.slice(i, i + perMessage))
+        keys.push(`${partition}:${offset}:${line.toString('latin1')}`);
       message++;
     }
   }
@@ -279,7 +329,12 @@ export function expectedKeys(batches: Array<{ lines: Buffer[]; perMessage: numbe
 }
 
 /** Every stored row of the data table as a `partition:offset:raw` key (raw as latin1 bytes). */
-export async function storedKeys(ch: ClickHouseClient, p: Pipeline, table = p.table, cols = ['kafka_partition', 'kafka_offset']): Promise<string[]> {
+export async function storedKeys(
+  ch: ClickHouseClient,
+  p: Pipeline,
+  table = p.table,
+  cols = ['kafka_partition', 'kafka_offset'],
+): Promise<string[]> {
   const rs = await ch.query({
     query: `SELECT ${cols[0]} AS p, ${cols[1]} AS o, hex(raw) AS h FROM ${p.database}.\`${table}\``,
     format: 'JSONCompactEachRow',

@@ -40,7 +40,11 @@ async function main(): Promise<void> {
   const cfg = loadWorkerConfig(process.env);
   const log = createLogger({
     level: (process.env.LP_LOG_LEVEL as LogLevel | undefined) ?? 'info',
-    base: { component: 'worker', pipeline: `${cfg.pipeline.namespace}/${cfg.pipeline.name}`, pid: process.pid },
+    base: {
+      component: 'worker',
+      pipeline: `${cfg.pipeline.namespace}/${cfg.pipeline.name}`,
+      pid: process.pid,
+    },
   });
   process.on('uncaughtException', (err) => {
     log.error('uncaught exception; exiting', { err: errorReason(err) });
@@ -50,7 +54,12 @@ async function main(): Promise<void> {
   const metrics = new WorkerMetrics();
   const worker = new Worker(cfg, readSecrets(process.env), metrics, log);
   const server = await startObservabilityServer(cfg.httpPort, metrics, worker);
-  log.info('worker starting', { topic: cfg.kafka.topic, group: cfg.kafka.groupId, table: `${cfg.clickhouse.database}.${cfg.clickhouse.table}`, httpPort: server.port });
+  log.info('worker starting', {
+    topic: cfg.kafka.topic,
+    group: cfg.kafka.groupId,
+    table: `${cfg.clickhouse.database}.${cfg.clickhouse.table}`,
+    httpPort: server.port,
+  });
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -86,14 +95,18 @@ async function main(): Promise<void> {
       return;
     } catch (err) {
       log.warn('consumer start failed; retrying', { err: errorReason(err), attempt });
-      await new Promise((r) => setTimeout(r, backoffMs(attempt, { initialMs: 500, maxMs: 15_000, factor: 2 })));
+      await new Promise((r) =>
+        setTimeout(r, backoffMs(attempt, { initialMs: 500, maxMs: 15_000, factor: 2 })),
+      );
     }
   }
 }
 
 if (require.main === module) {
   main().catch((err) => {
-    process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'worker failed to start', err: errorReason(err) })}\n`);
+    process.stderr.write(
+      `${JSON.stringify({ level: 'error', msg: 'worker failed to start', err: errorReason(err) })}\n`,
+    );
     process.exit(1);
   });
 }

@@ -45,7 +45,12 @@ export class BatchPipeline {
   }
 
   /** Takes one message (already counted in lines) into its partition's cutter. */
-  take(state: PartitionState, message: MessageInput & { offset: number; value: Buffer }, lines: number, nowMs: number): void {
+  take(
+    state: PartitionState,
+    message: MessageInput & { offset: number; value: Buffer },
+    lines: number,
+    nowMs: number,
+  ): void {
     this.deps.budget.add(message.value.length);
     for (const cut of state.cutter.add(message, lines, nowMs)) this.launch(state, cut);
   }
@@ -134,7 +139,11 @@ export class BatchPipeline {
         } catch (err) {
           if (err instanceof AbortError) throw err;
           // Delivery only throws AbortError by contract; anything else is a bug: log, wait, retry the same bytes.
-          log.error('batch delivery failed unexpectedly; retrying', { partition: job.partition, first: job.firstOffset, err: errorReason(err) });
+          log.error('batch delivery failed unexpectedly; retrying', {
+            partition: job.partition,
+            first: job.firstOffset,
+            err: errorReason(err),
+          });
           state.tracker.fail(job.firstOffset);
           await new Promise((r) => setTimeout(r, backoffMs(attempt)));
           if (!state.alive) throw new AbortError();
@@ -145,7 +154,8 @@ export class BatchPipeline {
       // Fold into the watermark; a failure here is retried by later commits of the partition.
       committer.flush(state).catch(() => undefined);
     } catch (err) {
-      if (!(err instanceof AbortError)) log.error('batch pipeline error', { partition: job.partition, err: errorReason(err) });
+      if (!(err instanceof AbortError))
+        log.error('batch pipeline error', { partition: job.partition, err: errorReason(err) });
       metrics.batches.inc({ outcome: 'abandoned' });
     } finally {
       budget.release(heldBytes);

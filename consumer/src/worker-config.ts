@@ -70,14 +70,28 @@ export function readSecrets(env: NodeJS.ProcessEnv = process.env): WorkerSecrets
 }
 
 /** kafkajs client options for the worker (brokers, client id, SASL and TLS). */
-export function kafkaClientConfig(cfg: WorkerConfig, secrets: WorkerSecrets, requestTimeoutMs: number): KafkaConfig {
+export function kafkaClientConfig(
+  cfg: WorkerConfig,
+  secrets: WorkerSecrets,
+  requestTimeoutMs: number,
+): KafkaConfig {
   const k = cfg.kafka;
-  const out: KafkaConfig = { clientId: k.clientId, brokers: k.brokers, requestTimeout: Math.min(requestTimeoutMs, 30_000) };
+  const out: KafkaConfig = {
+    clientId: k.clientId,
+    brokers: k.brokers,
+    requestTimeout: Math.min(requestTimeoutMs, 30_000),
+  };
   if (k.sasl) {
     if (!secrets.kafkaSaslUser || secrets.kafkaSaslPassword === undefined) {
-      throw new Error(`kafka.sasl is set but ${SECRET_ENV.kafkaSaslUser}/${SECRET_ENV.kafkaSaslPassword} are not`);
+      throw new Error(
+        `kafka.sasl is set but ${SECRET_ENV.kafkaSaslUser}/${SECRET_ENV.kafkaSaslPassword} are not`,
+      );
     }
-    out.sasl = { mechanism: k.sasl.mechanism, username: secrets.kafkaSaslUser, password: secrets.kafkaSaslPassword } as SASLOptions;
+    out.sasl = {
+      mechanism: k.sasl.mechanism,
+      username: secrets.kafkaSaslUser,
+      password: secrets.kafkaSaslPassword,
+    } as SASLOptions;
   }
   if (k.tls?.enabled) {
     out.ssl = {

@@ -20,7 +20,8 @@ export function makeCommitSender(consumer: Consumer): CommitSender {
     const before = committed;
     await consumer.commitOffsets(offsets);
     // The event is emitted synchronously inside kafkajs right after the broker accepted the commit.
-    if (committed === before) throw Object.assign(new Error('offset commit skipped: consumer not running'), { type: 'NOT_RUNNING' });
+    if (committed === before)
+      throw Object.assign(new Error('offset commit skipped: consumer not running'), { type: 'NOT_RUNNING' });
   };
 }
 
@@ -40,7 +41,11 @@ export function rateLimited(log: Logger, intervalMs = 10_000) {
 }
 
 /** Metrics and logs for batch deliveries; `onSuccess` marks ClickHouse as reachable. */
-export function observeDelivery(metrics: WorkerMetrics, log: Logger, onSuccess: () => void): DeliveryObserver {
+export function observeDelivery(
+  metrics: WorkerMetrics,
+  log: Logger,
+  onSuccess: () => void,
+): DeliveryObserver {
   const warn = rateLimited(log);
   return {
     insertDone(target, seconds) {
@@ -49,7 +54,13 @@ export function observeDelivery(metrics: WorkerMetrics, log: Logger, onSuccess: 
     },
     insertFailed(kind, err, job, attempt) {
       metrics.insertFailures.inc({ kind });
-      warn(kind, `insert failed (${kind})`, { partition: job.partition, first: job.firstOffset, last: job.lastOffset, attempt, err: errorReason(err, 300) });
+      warn(kind, `insert failed (${kind})`, {
+        partition: job.partition,
+        first: job.firstOffset,
+        last: job.lastOffset,
+        attempt,
+        err: errorReason(err, 300),
+      });
     },
   };
 }

@@ -7,25 +7,23 @@
  * pipeline's committer (autoCommit off). Every new assignment installs fresh partition states from
  * the committed offsets and cut journals; the previous ones are killed, never committed again.
  */
-import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type Producer } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Logger } from '../../operator/src/observability/log';
 import type { WorkerConfig } from './config';
-import { decodeJournal } from './delivery/cut-journal';
 import { ByteBudget, Slots } from './delivery/flow-control';
 import { registerLz4Codec } from './delivery/lz4-codec';
 import { OffsetCommitter } from './delivery/offset-committer';
 import { PartitionState } from './delivery/partition-state';
-import { BatchEncoder } from './encode/batch';
 import type { WorkerMetrics } from './observability/metrics';
-import { BatchDelivery, type DeadLetterProducer } from './sink/batch-delivery';
-import { ClickHouseSink } from './sink/clickhouse-sink';
-import { DLQ_TABLE_COLUMNS } from './sink/dead-letter';
-import { backoffMs, errorReason } from './sink/retry';
+import { BatchDelivery } from './sink/batch-delivery';
+import type { ClickHouseSink } from './sink/clickhouse-sink';
+import { errorReason } from './sink/retry';
 import { countLines } from './sink/row-lines';
 import { tokenSalt } from './sink/token';
 import { BatchPipeline } from './worker-batches';
-import { kafkaClientConfig, resolveTuning, type WorkerSecrets, type WorkerTuning } from './worker-config';
+import { resolveTuning, type WorkerSecrets, type WorkerTuning } from './worker-config';
 import { makeCommitSender, observeDelivery } from './worker-hooks';
+import { createEncoder, createKafkaParts, createSink, loadJournals } from './worker-parts';
 
 const EMPTY = Buffer.alloc(0);
 const HEARTBEAT_EVERY_MS = 1_000;
@@ -33,7 +31,6 @@ const HEARTBEAT_EVERY_MS = 1_000;
 /** One worker process's consumer, pipeline and health state. */
 export class Worker {
   readonly tuning: WorkerTuning;
-  private readonly kafka: Kafka;
   private readonly consumer: Consumer;
   private readonly admin: Admin;
   private readonly producer?: Producer;
@@ -60,48 +57,19 @@ export class Worker {
     registerLz4Codec();
     this.tuning = resolveTuning(cfg);
     const t = this.tuning;
-    const encoder = new BatchEncoder({
-      parser: { format: cfg.parser.format, timezone: cfg.parser.timezone, maxLineBytes: cfg.parser.maxLineBytes },
-      columns: cfg.clickhouse.columns,
-      staticFields: cfg.parser.staticFields,
-      retainMs: cfg.clickhouse.retainMs,
-    });
-    this.kafka = new Kafka({ ...kafkaClientConfig(cfg, secrets, t.requestTimeoutMs), logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(log) });
-    this.consumer = this.kafka.consumer({
-      groupId: cfg.kafka.groupId,
-      sessionTimeout: t.sessionTimeoutMs,
-      heartbeatInterval: t.heartbeatIntervalMs,
-      rebalanceTimeout: t.rebalanceTimeoutMs,
-      maxBytesPerPartition: t.maxBytesPerPartition,
-      maxBytes: t.fetchMaxBytes,
-      minBytes: t.fetchMinBytes,
-      maxWaitTimeInMs: t.fetchMaxWaitMs,
-    });
-    this.admin = this.kafka.admin();
-    const dl = cfg.deadLetter;
-    this.sink = new ClickHouseSink({
-      url: cfg.clickhouse.url,
-      username: secrets.clickhouseUser,
-      password: secrets.clickhousePassword,
-      database: cfg.clickhouse.database,
-      table: cfg.clickhouse.table,
-      columns: encoder.plan.names,
-      deadLetterTable: dl.enabled ? dl.table : undefined,
-      deadLetterColumns: DLQ_TABLE_COLUMNS,
-      maxOpenConnections: t.insertConcurrency + 1,
-      requestTimeoutMs: t.requestTimeoutMs,
-    });
-    let dlqProducer: DeadLetterProducer | undefined;
-    if (dl.enabled && dl.topic) {
-      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-      this.producer = producer;
-      const topic = dl.topic;
-      dlqProducer = async (messages) => {
-        await producer.send({ topic, messages, acks: -1, compression: CompressionTypes.LZ4 });
-      };
-    }
+    const encoder = createEncoder(cfg);
+    const kafka = createKafkaParts(cfg, secrets, t, log);
+    this.consumer = kafka.consumer;
+    this.admin = kafka.admin;
+    this.producer = kafka.producer;
+    this.sink = createSink(cfg, secrets, t, encoder.plan.names);
     const p = cfg.pipeline;
-    const delivery = new BatchDelivery(this.sink, dlqProducer, `${p.namespace}/${p.name}`, observeDelivery(metrics, log, () => this.onInsertOutcome()));
+    const delivery = new BatchDelivery(
+      this.sink,
+      kafka.deadLetterProducer,
+      `${p.namespace}/${p.name}`,
+      observeDelivery(metrics, log, () => this.onInsertOutcome()),
+    );
     this.committer = new OffsetCommitter(makeCommitSender(this.consumer), (ok, err) => {
       metrics.commits.inc({ outcome: ok ? 'ok' : 'failed' });
       if (!ok) log.warn('offset commit failed', { err: errorReason(err) });
@@ -144,7 +112,9 @@ export class Worker {
       this.joined = false;
       this.committer.fence();
     });
-    this.consumer.on(events.GROUP_JOIN, (e) => this.onAssignment(e.payload.memberAssignment[this.cfg.kafka.topic] ?? []));
+    this.consumer.on(events.GROUP_JOIN, (e) =>
+      this.onAssignment(e.payload.memberAssignment[this.cfg.kafka.topic] ?? []),
+    );
     this.consumer.on(events.CRASH, (e) => {
       this.joined = false;
       this.committer.fence();
@@ -182,38 +152,14 @@ export class Worker {
     for (const s of this.partitions.values()) s.kill();
     this.committer.reap();
     this.partitions = new Map();
-    for (const p of assigned) this.partitions.set(p, new PartitionState(this.cfg.kafka.topic, p, this.cfg.batch));
+    for (const p of assigned)
+      this.partitions.set(p, new PartitionState(this.cfg.kafka.topic, p, this.cfg.batch));
     this.metrics.lag.reset();
     this.budget.wake();
     this.joined = true;
     this.committer.unfence();
     this.log.info('partitions assigned', { partitions: assigned });
-    void this.loadJournals(new Map(this.partitions));
-  }
-
-  /** Loads committed offsets and cut journals of the assigned partitions (retrying until done or revoked). */
-  private async loadJournals(states: Map<number, PartitionState>): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      if (![...states.values()].some((s) => s.alive)) return;
-      try {
-        const [res] = await this.admin.fetchOffsets({ groupId: this.cfg.kafka.groupId, topics: [this.cfg.kafka.topic] });
-        const loaded = new Set<number>();
-        for (const po of res?.partitions ?? []) {
-          const s = states.get(po.partition);
-          if (!s || !s.alive) continue;
-          loaded.add(po.partition);
-          const committed = Number(po.offset);
-          const plan = decodeJournal(po.metadata, committed);
-          s.load(committed, plan);
-          if (plan.length > 0) this.log.info('re-cutting journaled batches', { partition: po.partition, batches: plan.length, from: committed });
-        }
-        for (const [p, s] of states) if (s.alive && !loaded.has(p)) s.load(-1, []);
-        return;
-      } catch (err) {
-        this.log.warn('loading committed offsets failed; retrying', { err: errorReason(err) });
-        await new Promise((r) => setTimeout(r, backoffMs(attempt)));
-      }
-    }
+    void loadJournals(this.admin, this.cfg, new Map(this.partitions), this.log);
   }
 
   private async eachBatch(payload: EachBatchPayload): Promise<void> {
@@ -272,11 +218,18 @@ export class Worker {
     this.metrics.linesIn.inc(lines);
     this.metrics.bytesIn.inc(bytes);
     this.metrics.bytesInFlight.set(this.budget.bytes);
-    if (state.alive) this.metrics.lag.set({ partition: String(partition) }, Math.max(0, Number(batch.highWatermark) - state.nextIn));
+    if (state.alive)
+      this.metrics.lag.set(
+        { partition: String(partition) },
+        Math.max(0, Number(batch.highWatermark) - state.nextIn),
+      );
   }
 
   private mustWait(state: PartitionState): boolean {
-    return this.budget.exhausted() || state.tracker.unacknowledged() >= this.tuning.maxOutstandingBatchesPerPartition;
+    return (
+      this.budget.exhausted() ||
+      state.tracker.unacknowledged() >= this.tuning.maxOutstandingBatchesPerPartition
+    );
   }
 
   /** Waits for room while heartbeating; false when the batch must be left (rebalance, stop, drain). */
@@ -307,9 +260,18 @@ export class Worker {
     }
     this.pipeline.closeOpen(states, Date.now());
     // Keep a few seconds for the final commit and the LeaveGroup.
-    const finished = await Promise.race([this.pipeline.idle().then(() => true), sleep(Math.max(0, deadline - Date.now() - 4_000)).then(() => false)]);
-    if (!finished) this.log.warn('drain deadline: abandoning in-flight batches', { inflight: this.pipeline.inflightBatches });
-    await Promise.race([Promise.allSettled(states.filter((s) => s.alive).map((s) => this.committer.flush(s))), sleep(Math.max(0, deadline - Date.now() - 2_000))]);
+    const finished = await Promise.race([
+      this.pipeline.idle().then(() => true),
+      sleep(Math.max(0, deadline - Date.now() - 4_000)).then(() => false),
+    ]);
+    if (!finished)
+      this.log.warn('drain deadline: abandoning in-flight batches', {
+        inflight: this.pipeline.inflightBatches,
+      });
+    await Promise.race([
+      Promise.allSettled(states.filter((s) => s.alive).map((s) => this.committer.flush(s))),
+      sleep(Math.max(0, deadline - Date.now() - 2_000)),
+    ]);
     for (const s of states) s.kill();
     this.committer.reap();
     await Promise.race([this.disconnectAll(), sleep(Math.max(500, deadline - Date.now()))]);
@@ -317,19 +279,15 @@ export class Worker {
   }
 
   private async disconnectAll(): Promise<void> {
-    await Promise.allSettled([this.consumer.disconnect(), this.producer?.disconnect(), this.admin.disconnect()]);
+    await Promise.allSettled([
+      this.consumer.disconnect(),
+      this.producer?.disconnect(),
+      this.admin.disconnect(),
+    ]);
     await this.sink.close().catch(() => undefined);
   }
 }
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Routes kafkajs's own log lines (errors only) into the worker's JSON logger. */
-function kafkaLogCreator(log: Logger) {
-  return () =>
-    ({ namespace, log: entry }: { namespace: string; log: { message: string; error?: string } }) => {
-      log.warn('kafkajs', { component: namespace, detail: entry.message, err: entry.error });
-    };
 }

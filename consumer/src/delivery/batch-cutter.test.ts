@@ -1,6 +1,11 @@
 import { BatchCutter, PLAN_STALL_MS } from './batch-cutter';
 
-const m = (offset: number, size: number) => ({ topic: 't', partition: 0, offset, value: Buffer.alloc(size, 0x61) });
+const m = (offset: number, size: number) => ({
+  topic: 't',
+  partition: 0,
+  offset,
+  value: Buffer.alloc(size, 0x61),
+});
 const limits = { maxRows: 10, maxBytes: 1000, maxDelayMs: 500 };
 
 describe('BatchCutter', () => {
@@ -45,7 +50,9 @@ describe('BatchCutter', () => {
     expect(c.poll(10_000)).toBeNull();
     expect(c.add(m(1, 5), 3, 0)).toEqual([]);
     const first = c.add(m(2, 5), 3, 0);
-    expect(first.map((b) => [b.firstOffset, b.lastOffset, b.ingestMs, b.replayed, b.messages.length])).toEqual([[0, 2, 42, true, 3]]);
+    expect(
+      first.map((b) => [b.firstOffset, b.lastOffset, b.ingestMs, b.replayed, b.messages.length]),
+    ).toEqual([[0, 2, 42, true, 3]]);
     expect(c.add(m(3, 5), 1, 0).map((b) => [b.firstOffset, b.lastOffset, b.ingestMs])).toEqual([[3, 3, 43]]);
     expect(c.replaying()).toBe(false);
     // Plan exhausted: limits apply again (maxRows 1 closes every message).
@@ -60,7 +67,9 @@ describe('BatchCutter', () => {
     c.add(m(10, 1), 1, 0);
     // 11..29 were deleted; 30 arrives: the first range closes under its planned name, the second is skipped.
     const closed = c.add(m(30, 1), 1, 0);
-    expect(closed.map((b) => [b.firstOffset, b.lastOffset, b.ingestMs, b.messages.length])).toEqual([[10, 19, 5, 1]]);
+    expect(closed.map((b) => [b.firstOffset, b.lastOffset, b.ingestMs, b.messages.length])).toEqual([
+      [10, 19, 5, 1],
+    ]);
     expect(c.replaying()).toBe(false);
     expect(c.poll(limits.maxDelayMs)?.firstOffset).toBe(30);
   });

@@ -70,7 +70,10 @@ export class BatchCutter {
     }
     if (this.plan.length > 0) {
       // Replaying: only the plan decides where batches end.
-    } else if (this.messages.length > 0 && (this.lines + lines > this.limits.maxRows || this.bytes + value.length > this.limits.maxBytes)) {
+    } else if (
+      this.messages.length > 0 &&
+      (this.lines + lines > this.limits.maxRows || this.bytes + value.length > this.limits.maxBytes)
+    ) {
       closed = [this.close(nowMs)];
     }
     if (this.messages.length === 0) this.openedAtMs = nowMs;
@@ -78,7 +81,11 @@ export class BatchCutter {
     this.lines += lines;
     this.bytes += value.length;
     const next = this.plan[0];
-    if (next ? offset >= next.lastOffset : this.lines >= this.limits.maxRows || this.bytes >= this.limits.maxBytes) {
+    if (
+      next
+        ? offset >= next.lastOffset
+        : this.lines >= this.limits.maxRows || this.bytes >= this.limits.maxBytes
+    ) {
       closed = closed === NONE ? [this.close(nowMs)] : [...closed, this.close(nowMs)];
     }
     return closed;
@@ -128,7 +135,15 @@ export class BatchCutter {
       ({ firstOffset, lastOffset, ingestMs } = planned);
       replayed = true;
     }
-    const batch: CutBatch = { firstOffset, lastOffset, ingestMs, messages, lines: this.lines, bytes: this.bytes, replayed };
+    const batch: CutBatch = {
+      firstOffset,
+      lastOffset,
+      ingestMs,
+      messages,
+      lines: this.lines,
+      bytes: this.bytes,
+      replayed,
+    };
     this.messages = [];
     this.lines = 0;
     this.bytes = 0;

@@ -30,7 +30,11 @@ describe('cut journal', () => {
   });
 
   it('refuses to produce metadata Kafka would reject', () => {
-    const many = Array.from({ length: 200 }, (_, i) => ({ firstOffset: i * 1e9, lastOffset: i * 1e9 + 1, ingestMs: 1_700_000_000_000 }));
+    const many = Array.from({ length: 200 }, (_, i) => ({
+      firstOffset: i * 1e9,
+      lastOffset: i * 1e9 + 1,
+      ingestMs: 1_700_000_000_000,
+    }));
     expect(() => encodeJournal(many)).toThrow(RangeError);
     expect(encodeJournal(many.slice(0, 16)).length).toBeLessThan(MAX_METADATA_BYTES);
   });

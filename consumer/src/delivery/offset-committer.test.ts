@@ -20,7 +20,9 @@ describe('OffsetCommitter', () => {
     s.tracker.register(100, 149, 1_700_000_000_000);
     s.version++;
     await c.flush(s);
-    expect(sent).toEqual([[{ topic: 't', partition: 0, offset: '100', metadata: 'lp1;100-149@1700000000000' }]]);
+    expect(sent).toEqual([
+      [{ topic: 't', partition: 0, offset: '100', metadata: 'lp1;100-149@1700000000000' }],
+    ]);
     s.tracker.ack(100);
     s.version++;
     await c.flush(s);

@@ -20,7 +20,12 @@ interface Waiter {
 }
 
 /** Kafka error types that mean "this generation is over": wait for the next assignment. */
-const GENERATION_ERRORS = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'FENCED_INSTANCE_ID']);
+const GENERATION_ERRORS = new Set([
+  'REBALANCE_IN_PROGRESS',
+  'ILLEGAL_GENERATION',
+  'UNKNOWN_MEMBER_ID',
+  'FENCED_INSTANCE_ID',
+]);
 
 /** Coalescing, fenced committer for one consumer. */
 export class OffsetCommitter {
@@ -106,7 +111,10 @@ export class OffsetCommitter {
       for (const s of states) if (s.alive) this.dirty.add(s);
       const type = (err as { type?: string }).type;
       if (type && GENERATION_ERRORS.has(type)) this.fenced = true;
-      else await new Promise((r) => setTimeout(r, backoffMs(this.failures++, { initialMs: 100, maxMs: 5_000, factor: 2 })));
+      else
+        await new Promise((r) =>
+          setTimeout(r, backoffMs(this.failures++, { initialMs: 100, maxMs: 5_000, factor: 2 })),
+        );
     }
   }
 

@@ -6,7 +6,12 @@ describe('observability server', () => {
     const metrics = new WorkerMetrics(false);
     let ready = { ready: false, reason: 'not joined to the consumer group' };
     let alive = true;
-    const server = await startObservabilityServer(0, metrics, { alive: () => alive, ready: () => ready }, '127.0.0.1');
+    const server = await startObservabilityServer(
+      0,
+      metrics,
+      { alive: () => alive, ready: () => ready },
+      '127.0.0.1',
+    );
     const get = async (p: string) => {
       const res = await fetch(`http://127.0.0.1:${server.port}${p}`);
       return { status: res.status, body: await res.text() };

@@ -25,7 +25,12 @@ export interface ObservabilityServer {
 }
 
 /** Starts the server; resolves once listening (port 0 picks a free port). */
-export function startObservabilityServer(port: number, metrics: WorkerMetrics, health: HealthSource, host = '0.0.0.0'): Promise<ObservabilityServer> {
+export function startObservabilityServer(
+  port: number,
+  metrics: WorkerMetrics,
+  health: HealthSource,
+  host = '0.0.0.0',
+): Promise<ObservabilityServer> {
   const loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 50 });
   loop.enable();
   const server = http.createServer((req, res) => {
@@ -41,7 +46,8 @@ export function startObservabilityServer(port: number, metrics: WorkerMetrics, h
       const maxMs = loop.max / 1e6;
       loop.reset();
       if (!health.alive()) return reply(res, 503, 'consumer stopped\n');
-      if (maxMs > MAX_EVENT_LOOP_DELAY_MS) return reply(res, 503, `event loop stalled ${Math.round(maxMs)} ms\n`);
+      if (maxMs > MAX_EVENT_LOOP_DELAY_MS)
+        return reply(res, 503, `event loop stalled ${Math.round(maxMs)} ms\n`);
       return reply(res, 200, 'ok\n');
     }
     if (path === '/readyz') {
@@ -70,7 +76,12 @@ export function startObservabilityServer(port: number, metrics: WorkerMetrics, h
   });
 }
 
-function reply(res: http.ServerResponse, status: number, body: string, contentType = 'text/plain; charset=utf-8'): void {
+function reply(
+  res: http.ServerResponse,
+  status: number,
+  body: string,
+  contentType = 'text/plain; charset=utf-8',
+): void {
   res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
   res.end(body);
 }

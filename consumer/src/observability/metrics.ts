@@ -29,12 +29,38 @@ export class WorkerMetrics {
   constructor(defaults = true) {
     const registers = [this.registry];
     const p = 'logpipeline_worker_';
-    this.messagesIn = new Counter({ name: `${p}messages_total`, help: 'Kafka messages consumed.', registers });
-    this.linesIn = new Counter({ name: `${p}lines_total`, help: 'Log lines consumed (a message may hold many).', registers });
-    this.bytesIn = new Counter({ name: `${p}bytes_total`, help: 'Bytes of message values consumed.', registers });
-    this.rowsInserted = new Counter({ name: `${p}rows_inserted_total`, help: 'Rows in successful INSERTs; a re-sent batch counts again unless the server reports it deduplicated (0 rows written).', registers });
-    this.deadLetters = new Counter({ name: `${p}dead_letters_total`, help: 'Lines sent to the dead-letter queue, by reason.', labelNames: ['reason'], registers });
-    this.batches = new Counter({ name: `${p}batches_total`, help: 'Batches delivered, by outcome (stored, deduplicated, abandoned).', labelNames: ['outcome'], registers });
+    this.messagesIn = new Counter({
+      name: `${p}messages_total`,
+      help: 'Kafka messages consumed.',
+      registers,
+    });
+    this.linesIn = new Counter({
+      name: `${p}lines_total`,
+      help: 'Log lines consumed (a message may hold many).',
+      registers,
+    });
+    this.bytesIn = new Counter({
+      name: `${p}bytes_total`,
+      help: 'Bytes of message values consumed.',
+      registers,
+    });
+    this.rowsInserted = new Counter({
+      name: `${p}rows_inserted_total`,
+      help: 'Rows in successful INSERTs; a re-sent batch counts again unless the server reports it deduplicated (0 rows written).',
+      registers,
+    });
+    this.deadLetters = new Counter({
+      name: `${p}dead_letters_total`,
+      help: 'Lines sent to the dead-letter queue, by reason.',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.batches = new Counter({
+      name: `${p}batches_total`,
+      help: 'Batches delivered, by outcome (stored, deduplicated, abandoned).',
+      labelNames: ['outcome'],
+      registers,
+    });
     this.batchRows = new Histogram({
       name: `${p}batch_rows`,
       help: 'Lines per delivered batch.',
@@ -54,11 +80,33 @@ export class WorkerMetrics {
       labelNames: ['kind'],
       registers,
     });
-    this.lag = new Gauge({ name: `${p}partition_lag`, help: 'Messages behind the partition high watermark at the last fetch.', labelNames: ['partition'], registers });
-    this.bytesInFlight = new Gauge({ name: `${p}bytes_in_flight`, help: 'Bytes held for batches not yet stored (raw plus encoded).', registers });
-    this.batchesInFlight = new Gauge({ name: `${p}batches_in_flight`, help: 'Batches cut and not yet stored.', registers });
-    this.commits = new Counter({ name: `${p}offset_commits_total`, help: 'Offset commits (watermark plus cut journal), by outcome.', labelNames: ['outcome'], registers });
-    this.encodeSeconds = new Counter({ name: `${p}encode_seconds_total`, help: 'Process CPU seconds spent parsing and encoding batches (and copying their bodies).', registers });
+    this.lag = new Gauge({
+      name: `${p}partition_lag`,
+      help: 'Messages behind the partition high watermark at the last fetch.',
+      labelNames: ['partition'],
+      registers,
+    });
+    this.bytesInFlight = new Gauge({
+      name: `${p}bytes_in_flight`,
+      help: 'Bytes held for batches not yet stored (raw plus encoded).',
+      registers,
+    });
+    this.batchesInFlight = new Gauge({
+      name: `${p}batches_in_flight`,
+      help: 'Batches cut and not yet stored.',
+      registers,
+    });
+    this.commits = new Counter({
+      name: `${p}offset_commits_total`,
+      help: 'Offset commits (watermark plus cut journal), by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.encodeSeconds = new Counter({
+      name: `${p}encode_seconds_total`,
+      help: 'Process CPU seconds spent parsing and encoding batches (and copying their bodies).',
+      registers,
+    });
     this.cpuSeconds = new Gauge({
       name: `${p}cpu_seconds`,
       help: 'CPU seconds used by this process (process.cpuUsage), by mode; for per-CPU-second throughput.',
@@ -71,7 +119,8 @@ export class WorkerMetrics {
       },
     });
     // Present from the start (at 0) so rate() and the autoscaler see the series before any failure.
-    for (const kind of ['retriable', 'rejected', 'systemic', 'dead_letter_topic']) this.insertFailures.inc({ kind }, 0);
+    for (const kind of ['retriable', 'rejected', 'systemic', 'dead_letter_topic'])
+      this.insertFailures.inc({ kind }, 0);
     for (const outcome of ['ok', 'failed']) this.commits.inc({ outcome }, 0);
     if (defaults) collectDefaultMetrics({ register: this.registry, prefix: p });
   }

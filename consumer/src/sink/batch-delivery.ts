@@ -8,7 +8,12 @@
  */
 import type { DeadLetter, MessageInput } from '../encode/batch';
 import type { ClickHouseSink, InsertTarget } from './clickhouse-sink';
-import { encodeDeadLetterRows, deadLetterMessages, type DeadLetterRecord, type DeadLetterMessage } from './dead-letter';
+import {
+  encodeDeadLetterRows,
+  deadLetterMessages,
+  type DeadLetterRecord,
+  type DeadLetterMessage,
+} from './dead-letter';
 import { isolateRejectedRows, SystemicRejectionError, type RangeOutcome } from './isolate';
 import { backoffMs, classifyInsertError, errorReason, type BackoffPolicy, DEFAULT_BACKOFF } from './retry';
 import { rowBoundaries, rowSources } from './row-lines';
@@ -44,7 +49,12 @@ export type DeadLetterProducer = (messages: DeadLetterMessage[]) => Promise<void
 /** Hooks for metrics and logs; all optional. */
 export interface DeliveryObserver {
   insertDone?(target: InsertTarget, seconds: number): void;
-  insertFailed?(kind: 'retriable' | 'rejected' | 'systemic' | 'dead_letter_topic', err: unknown, job: BatchJob, attempt: number): void;
+  insertFailed?(
+    kind: 'retriable' | 'rejected' | 'systemic' | 'dead_letter_topic',
+    err: unknown,
+    job: BatchJob,
+    attempt: number,
+  ): void;
 }
 
 /** Thrown when delivery stopped because the batch was abandoned. */
@@ -90,7 +100,10 @@ export class BatchDelivery {
   }
 
   /** Inserts the rows; on a data rejection isolates the culprits (retrying systemic verdicts). */
-  private async storeRows(job: BatchJob, signal: AbortSignal): Promise<{ rejected: Array<{ row: number; reason: string }>; deduplicated: boolean }> {
+  private async storeRows(
+    job: BatchJob,
+    signal: AbortSignal,
+  ): Promise<{ rejected: Array<{ row: number; reason: string }>; deduplicated: boolean }> {
     if (job.rows === 0) return { rejected: [], deduplicated: false };
     for (let attempt = 0; ; attempt++) {
       const whole = await this.insertRetrying('data', job.body, job.token, job, signal);
@@ -100,7 +113,13 @@ export class BatchDelivery {
         const bounds = rowBoundaries(job.body);
         const rows = bounds.length - 1;
         const rejected = await isolateRejectedRows(rows, whole.reason, (from, to) =>
-          this.insertRetrying('data', job.body.subarray(bounds[from], bounds[to]), rowRangeToken(job.token, from, to), job, signal),
+          this.insertRetrying(
+            'data',
+            job.body.subarray(bounds[from], bounds[to]),
+            rowRangeToken(job.token, from, to),
+            job,
+            signal,
+          ),
         );
         return { rejected, deduplicated: false };
       } catch (err) {
@@ -137,7 +156,10 @@ export class BatchDelivery {
   }
 
   /** Parser dead letters plus rejected rows, in line order. */
-  private collectDeadLetters(job: BatchJob, rejected: ReadonlyArray<{ row: number; reason: string }>): DeadLetterRecord[] {
+  private collectDeadLetters(
+    job: BatchJob,
+    rejected: ReadonlyArray<{ row: number; reason: string }>,
+  ): DeadLetterRecord[] {
     const records: Array<DeadLetterRecord & { messageIndex: number }> = job.parseDeadLetters.map((d) => ({
       reason: d.reason,
       line: d.line,
@@ -169,11 +191,21 @@ export class BatchDelivery {
     return records.map(({ messageIndex: _m, ...rest }) => rest);
   }
 
-  private async storeDeadLetters(job: BatchJob, records: DeadLetterRecord[], signal: AbortSignal): Promise<void> {
+  private async storeDeadLetters(
+    job: BatchJob,
+    records: DeadLetterRecord[],
+    signal: AbortSignal,
+  ): Promise<void> {
     if (this.sink.hasDeadLetterTable()) {
       const body = encodeDeadLetterRows(records, job.ingestMs);
       for (let attempt = 0; ; attempt++) {
-        const outcome = await this.insertRetrying('deadLetter', body, deadLetterToken(job.token), job, signal);
+        const outcome = await this.insertRetrying(
+          'deadLetter',
+          body,
+          deadLetterToken(job.token),
+          job,
+          signal,
+        );
         if (outcome.ok) break;
         // The DLQ table takes any bytes; a rejection there is a schema problem: wait for a fix.
         this.observer.insertFailed?.('systemic', outcome.reason, job, attempt);

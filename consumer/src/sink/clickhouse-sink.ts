@@ -66,7 +66,10 @@ export class ClickHouseSink {
     this.targets = {
       data: { table: `${db}.${quoteIdentifier(opts.table)}`, columns: opts.columns.map(quoteIdentifier) },
       deadLetter: opts.deadLetterTable
-        ? { table: `${db}.${quoteIdentifier(opts.deadLetterTable)}`, columns: (opts.deadLetterColumns ?? []).map(quoteIdentifier) }
+        ? {
+            table: `${db}.${quoteIdentifier(opts.deadLetterTable)}`,
+            columns: (opts.deadLetterColumns ?? []).map(quoteIdentifier),
+          }
         : undefined,
     };
     this.client = createClient({
@@ -87,7 +90,12 @@ export class ClickHouseSink {
   }
 
   /** INSERTs `body` (TabSeparated rows) into `target` with the deduplication `token`. */
-  async insert(target: InsertTarget, body: Buffer, token: string, signal?: AbortSignal): Promise<InsertReport> {
+  async insert(
+    target: InsertTarget,
+    body: Buffer,
+    token: string,
+    signal?: AbortSignal,
+  ): Promise<InsertReport> {
     const t = this.targets[target];
     if (!t) throw new Error(`no ${target} table configured`);
     const result = await this.client.insert({

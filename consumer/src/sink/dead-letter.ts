@@ -25,7 +25,11 @@ export const DLQ_TABLE_COLUMNS = ['ts', 'reason', 'raw', 'topic', 'partition', '
  * Encodes dead letters as TabSeparated rows for the DLQ table; `ts` is the batch's ingest time
  * (fixed at cut, so the bytes are identical on every retry).
  */
-export function encodeDeadLetterRows(records: readonly DeadLetterRecord[], ingestMs: number, out = new TsvOutput(64 * 1024)): Buffer {
+export function encodeDeadLetterRows(
+  records: readonly DeadLetterRecord[],
+  ingestMs: number,
+  out = new TsvOutput(64 * 1024),
+): Buffer {
   out.pos = 0;
   for (const r of records) {
     out.epochSeconds(ingestMs, 3);
@@ -61,7 +65,10 @@ export interface DeadLetterMessage {
 }
 
 /** Builds the dead-letter topic messages of a batch, in line order. */
-export function deadLetterMessages(records: readonly DeadLetterRecord[], pipeline: string): DeadLetterMessage[] {
+export function deadLetterMessages(
+  records: readonly DeadLetterRecord[],
+  pipeline: string,
+): DeadLetterMessage[] {
   return records.map((r) => ({
     key: `${r.partition}:${r.offset}`,
     value: r.line,

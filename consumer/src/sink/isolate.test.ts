@@ -1,4 +1,9 @@
-import { defaultMaxRejected, isolateRejectedRows, SystemicRejectionError, type RangeOutcome } from './isolate';
+import {
+  defaultMaxRejected,
+  isolateRejectedRows,
+  SystemicRejectionError,
+  type RangeOutcome,
+} from './isolate';
 
 /** A range inserter over an in-memory table that rejects any range containing a bad row. */
 function fakeTable(bad: Set<number>) {
@@ -34,13 +39,17 @@ describe('isolateRejectedRows', () => {
   });
 
   it('handles a single-row batch and a batch whose halves all succeed', async () => {
-    expect(await isolateRejectedRows(1, 'only row', fakeTable(new Set([0])).insert)).toEqual([{ row: 0, reason: 'only row' }]);
+    expect(await isolateRejectedRows(1, 'only row', fakeTable(new Set([0])).insert)).toEqual([
+      { row: 0, reason: 'only row' },
+    ]);
     expect(await isolateRejectedRows(10, 'flaky', fakeTable(new Set()).insert)).toEqual([]);
   });
 
   it('gives up with SystemicRejectionError when too many rows are rejected', async () => {
     const everything = new Set([...Array(1000).keys()]);
-    await expect(isolateRejectedRows(1000, 'type mismatch', fakeTable(everything).insert)).rejects.toBeInstanceOf(SystemicRejectionError);
+    await expect(
+      isolateRejectedRows(1000, 'type mismatch', fakeTable(everything).insert),
+    ).rejects.toBeInstanceOf(SystemicRejectionError);
     expect(defaultMaxRejected(1000)).toBe(20);
   });
 

@@ -53,7 +53,8 @@ export async function isolateRejectedRows(
     const [from, to, reason] = stack.pop()!;
     if (to - from === 1) {
       rejected.push({ row: from, reason });
-      if (rejected.length > maxRejected) throw new SystemicRejectionError(rejected[0].reason, rejected.length);
+      if (rejected.length > maxRejected)
+        throw new SystemicRejectionError(rejected[0].reason, rejected.length);
       continue;
     }
     const mid = from + Math.ceil((to - from) / 2);

@@ -3,7 +3,11 @@ import { backoffMs, classifyInsertError, errorReason } from './retry';
 
 describe('classifyInsertError', () => {
   it('treats ClickHouse data errors as rejected rows', () => {
-    const err = new ClickHouseError({ message: 'Cannot parse input', code: '27', type: 'CANNOT_PARSE_INPUT_ASSERTION_FAILED' });
+    const err = new ClickHouseError({
+      message: 'Cannot parse input',
+      code: '27',
+      type: 'CANNOT_PARSE_INPUT_ASSERTION_FAILED',
+    });
     expect(classifyInsertError(err)).toBe('rejected');
     expect(classifyInsertError(new ClickHouseError({ message: 'x', code: '53' }))).toBe('rejected');
   });
@@ -12,9 +16,19 @@ describe('classifyInsertError', () => {
     const econn = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8123'), { code: 'ECONNREFUSED' });
     expect(classifyInsertError(econn)).toBe('retriable');
     expect(classifyInsertError(new Error('Timeout error.'))).toBe('retriable');
-    expect(classifyInsertError(new ClickHouseError({ message: 'Too many parts', code: '252', type: 'TOO_MANY_PARTS' }))).toBe('retriable');
-    expect(classifyInsertError(new ClickHouseError({ message: 'no table', code: '60', type: 'UNKNOWN_TABLE' }))).toBe('retriable');
-    expect(classifyInsertError(new ClickHouseError({ message: 'auth', code: '516', type: 'AUTHENTICATION_FAILED' }))).toBe('retriable');
+    expect(
+      classifyInsertError(
+        new ClickHouseError({ message: 'Too many parts', code: '252', type: 'TOO_MANY_PARTS' }),
+      ),
+    ).toBe('retriable');
+    expect(
+      classifyInsertError(new ClickHouseError({ message: 'no table', code: '60', type: 'UNKNOWN_TABLE' })),
+    ).toBe('retriable');
+    expect(
+      classifyInsertError(
+        new ClickHouseError({ message: 'auth', code: '516', type: 'AUTHENTICATION_FAILED' }),
+      ),
+    ).toBe('retriable');
     // A plain Error whose code happens to look like a data code is not a server verdict.
     expect(classifyInsertError(Object.assign(new Error('x'), { code: '27' }))).toBe('retriable');
     expect(classifyInsertError(undefined)).toBe('retriable');

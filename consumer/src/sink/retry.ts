@@ -37,7 +37,28 @@ const DATA_ERROR_TYPES: ReadonlySet<string> = new Set([
 
 /** Numeric codes of the same errors, for responses that carry a code but no name. */
 const DATA_ERROR_CODES: ReadonlySet<string> = new Set([
-  '6', '25', '26', '27', '32', '33', '38', '41', '53', '70', '72', '117', '131', '321', '349', '376', '407', '441', '442', '467', '469', '691',
+  '6',
+  '25',
+  '26',
+  '27',
+  '32',
+  '33',
+  '38',
+  '41',
+  '53',
+  '70',
+  '72',
+  '117',
+  '131',
+  '321',
+  '349',
+  '376',
+  '407',
+  '441',
+  '442',
+  '467',
+  '469',
+  '691',
 ]);
 
 /** Classifies an INSERT failure; unknown shapes are retriable (never drop on doubt). */
@@ -63,7 +84,11 @@ export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 200, maxMs: 10_000, f
  * fixed, half random) so many workers do not hammer a recovering server in lockstep.
  * `random` is injectable for tests.
  */
-export function backoffMs(attempt: number, policy: BackoffPolicy = DEFAULT_BACKOFF, random: () => number = Math.random): number {
+export function backoffMs(
+  attempt: number,
+  policy: BackoffPolicy = DEFAULT_BACKOFF,
+  random: () => number = Math.random,
+): number {
   const exp = Math.min(policy.maxMs, policy.initialMs * Math.pow(policy.factor, Math.max(0, attempt)));
   return Math.round(exp / 2 + (random() * exp) / 2);
 }

@@ -3,7 +3,8 @@ import { REFERENCE_COLUMNS } from '../encode/reference-columns';
 import { generateSampleLines } from '../parse/samples';
 import { countLines, rowBoundaries, rowSources } from './row-lines';
 
-const unescapeTsv = (s: string) => s.replace(/\\(.)/g, (_, c: string) => ({ t: '\t', n: '\n', r: '\r', '\\': '\\' })[c] ?? c);
+const unescapeTsv = (s: string) =>
+  s.replace(/\\(.)/g, (_, c: string) => ({ t: '\t', n: '\n', r: '\r', '\\': '\\' })[c] ?? c);
 
 describe('countLines', () => {
   it('counts lines the way the encoder splits them', () => {
@@ -27,11 +28,15 @@ describe('rowBoundaries', () => {
 
 describe('rowSources', () => {
   it('maps every encoded row to the line it came from, skipping dead letters', () => {
-    const encoder = new BatchEncoder({ parser: { format: 'auto', timezone: 'UTC' }, columns: REFERENCE_COLUMNS });
+    const encoder = new BatchEncoder({
+      parser: { format: 'auto', timezone: 'UTC' },
+      columns: REFERENCE_COLUMNS,
+    });
     const lines = generateSampleLines('mix', 30, { seed: 3 });
     lines[4] = Buffer.from('not a log line at all');
     lines[17] = Buffer.from('');
-    const join = (ls: Buffer[]) => Buffer.concat(ls.flatMap((l, i) => (i === 0 ? [l] : [Buffer.from('\r\n'), l])));
+    const join = (ls: Buffer[]) =>
+      Buffer.concat(ls.flatMap((l, i) => (i === 0 ? [l] : [Buffer.from('\r\n'), l])));
     const messages = [
       { topic: 't', partition: 0, offset: 10, value: join(lines.slice(0, 10)) },
       { topic: 't', partition: 0, offset: 11, value: lines[10] },
@@ -45,7 +50,10 @@ describe('rowSources', () => {
     const bounds = rowBoundaries(body);
     const rawIndex = REFERENCE_COLUMNS.findIndex((c) => c.source === 'raw');
     for (let r = 0; r < enc.rows; r++) {
-      const row = body.subarray(bounds[r], bounds[r + 1] - 1).toString('utf8').split('\t');
+      const row = body
+        .subarray(bounds[r], bounds[r + 1] - 1)
+        .toString('utf8')
+        .split('\t');
       expect(unescapeTsv(row[rawIndex])).toBe(sources[r].line.toString('utf8'));
     }
     expect(rowSources(messages, enc.deadLetters, enc.rows + 1)).toBeNull();

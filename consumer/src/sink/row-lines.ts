@@ -15,7 +15,10 @@ export interface RowSource {
 }
 
 /** Calls `visit(messageIndex, lineIndex, line)` for every line of `messages`, in order. */
-export function forEachLine(messages: readonly MessageInput[], visit: (m: number, l: number, line: Buffer) => void): void {
+export function forEachLine(
+  messages: readonly MessageInput[],
+  visit: (m: number, l: number, line: Buffer) => void,
+): void {
   for (let m = 0; m < messages.length; m++) {
     const value = messages[m].value;
     if (!value || value.length === 0) {
@@ -53,7 +56,11 @@ export function countLines(value: Buffer | null): number {
  * null when the count disagrees with `rows` (the encoder changed its rules): callers then fall back
  * to whole messages rather than blame the wrong line.
  */
-export function rowSources(messages: readonly MessageInput[], deadLetters: readonly DeadLetter[], rows: number): RowSource[] | null {
+export function rowSources(
+  messages: readonly MessageInput[],
+  deadLetters: readonly DeadLetter[],
+  rows: number,
+): RowSource[] | null {
   const skipped = new Set<string>();
   for (const d of deadLetters) skipped.add(`${d.messageIndex}:${d.lineIndex}`);
   const out: RowSource[] = [];

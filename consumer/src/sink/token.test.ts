@@ -14,7 +14,12 @@ describe('deduplication tokens', () => {
     expect(tokenSalt('uid-1', 'logs', 'fw2')).not.toBe(a);
     // The separator keeps ('a','bc') and ('ab','c') apart.
     expect(tokenSalt('u', 'a', 'bc')).not.toBe(tokenSalt('u', 'ab', 'c'));
-    const tokens = new Set([batchToken('t', 0, 0, 9, a), batchToken('t', 1, 0, 9, a), batchToken('t', 0, 0, 8, a), batchToken('t', 0, 1, 9, a)]);
+    const tokens = new Set([
+      batchToken('t', 0, 0, 9, a),
+      batchToken('t', 1, 0, 9, a),
+      batchToken('t', 0, 0, 8, a),
+      batchToken('t', 0, 1, 9, a),
+    ]);
     expect(tokens.size).toBe(4);
   });
 

@@ -13,7 +13,13 @@ export function tokenSalt(pipelineUid: string, database: string, table: string):
 }
 
 /** Token of a whole batch: `<topic>/<partition>/<firstOffset>-<lastOffset>/<salt>`. */
-export function batchToken(topic: string, partition: number, firstOffset: number, lastOffset: number, salt: string): string {
+export function batchToken(
+  topic: string,
+  partition: number,
+  firstOffset: number,
+  lastOffset: number,
+  salt: string,
+): string {
   return `${topic}/${partition}/${firstOffset}-${lastOffset}/${salt}`;
 }
 

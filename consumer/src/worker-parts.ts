@@ -1,0 +1,144 @@
+/**
+ * Construction of the worker's external parts from its config — kafkajs client, consumer, admin
+ * and dead-letter producer, the ClickHouse sink, the encoder — and the loading of committed
+ * offsets with their cut journals for a new assignment. Kept apart from worker.ts so the worker
+ * reads as the consume loop and its rebalance/drain rules.
+ */
+import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
+import type { Logger } from '../../operator/src/observability/log';
+import type { WorkerConfig } from './config';
+import { decodeJournal } from './delivery/cut-journal';
+import type { PartitionState } from './delivery/partition-state';
+import { BatchEncoder } from './encode/batch';
+import type { DeadLetterProducer } from './sink/batch-delivery';
+import { ClickHouseSink } from './sink/clickhouse-sink';
+import { DLQ_TABLE_COLUMNS } from './sink/dead-letter';
+import { backoffMs, errorReason } from './sink/retry';
+import { kafkaClientConfig, type WorkerSecrets, type WorkerTuning } from './worker-config';
+
+/** The Kafka side of a worker. */
+export interface KafkaParts {
+  consumer: Consumer;
+  admin: Admin;
+  /** Present when a dead-letter topic is configured. */
+  producer?: Producer;
+  deadLetterProducer?: DeadLetterProducer;
+}
+
+/** Creates the consumer (tuned fetch sizes and group timeouts), the admin and the DLQ producer. */
+export function createKafkaParts(
+  cfg: WorkerConfig,
+  secrets: WorkerSecrets,
+  t: WorkerTuning,
+  log: Logger,
+): KafkaParts {
+  const kafka = new Kafka({
+    ...kafkaClientConfig(cfg, secrets, t.requestTimeoutMs),
+    logLevel: logLevel.ERROR,
+    logCreator: kafkaLogCreator(log),
+  });
+  const consumer = kafka.consumer({
+    groupId: cfg.kafka.groupId,
+    sessionTimeout: t.sessionTimeoutMs,
+    heartbeatInterval: t.heartbeatIntervalMs,
+    rebalanceTimeout: t.rebalanceTimeoutMs,
+    maxBytesPerPartition: t.maxBytesPerPartition,
+    maxBytes: t.fetchMaxBytes,
+    minBytes: t.fetchMinBytes,
+    maxWaitTimeInMs: t.fetchMaxWaitMs,
+  });
+  const parts: KafkaParts = { consumer, admin: kafka.admin() };
+  const dl = cfg.deadLetter;
+  if (dl.enabled && dl.topic) {
+    // Idempotent: broker-side retries never duplicate a dead letter within one producer session.
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    const topic = dl.topic;
+    parts.producer = producer;
+    parts.deadLetterProducer = async (messages) => {
+      await producer.send({ topic, messages, acks: -1, compression: CompressionTypes.LZ4 });
+    };
+  }
+  return parts;
+}
+
+/** The parser + TabSeparated encoder for the configured columns (throws on a bad column plan). */
+export function createEncoder(cfg: WorkerConfig): BatchEncoder {
+  return new BatchEncoder({
+    parser: {
+      format: cfg.parser.format,
+      timezone: cfg.parser.timezone,
+      maxLineBytes: cfg.parser.maxLineBytes,
+    },
+    columns: cfg.clickhouse.columns,
+    staticFields: cfg.parser.staticFields,
+    retainMs: cfg.clickhouse.retainMs,
+  });
+}
+
+/** The ClickHouse sink for the data table (columns in encoder order) and the DLQ table. */
+export function createSink(
+  cfg: WorkerConfig,
+  secrets: WorkerSecrets,
+  t: WorkerTuning,
+  columns: readonly string[],
+): ClickHouseSink {
+  const dl = cfg.deadLetter;
+  return new ClickHouseSink({
+    url: cfg.clickhouse.url,
+    username: secrets.clickhouseUser,
+    password: secrets.clickhousePassword,
+    database: cfg.clickhouse.database,
+    table: cfg.clickhouse.table,
+    columns,
+    deadLetterTable: dl.enabled ? dl.table : undefined,
+    deadLetterColumns: DLQ_TABLE_COLUMNS,
+    maxOpenConnections: t.insertConcurrency + 1,
+    requestTimeoutMs: t.requestTimeoutMs,
+  });
+}
+
+/**
+ * Loads the committed offset and cut journal of every state of a new assignment (retrying until
+ * done or every state is revoked); partitions without a commit start from the beginning.
+ */
+export async function loadJournals(
+  admin: Admin,
+  cfg: WorkerConfig,
+  states: ReadonlyMap<number, PartitionState>,
+  log: Logger,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    if (![...states.values()].some((s) => s.alive)) return;
+    try {
+      const [res] = await admin.fetchOffsets({ groupId: cfg.kafka.groupId, topics: [cfg.kafka.topic] });
+      const loaded = new Set<number>();
+      for (const po of res?.partitions ?? []) {
+        const s = states.get(po.partition);
+        if (!s || !s.alive) continue;
+        loaded.add(po.partition);
+        const committed = Number(po.offset);
+        const plan = decodeJournal(po.metadata, committed);
+        s.load(committed, plan);
+        if (plan.length > 0)
+          log.info('re-cutting journaled batches', {
+            partition: po.partition,
+            batches: plan.length,
+            from: committed,
+          });
+      }
+      for (const [p, s] of states) if (s.alive && !loaded.has(p)) s.load(-1, []);
+      return;
+    } catch (err) {
+      log.warn('loading committed offsets failed; retrying', { err: errorReason(err) });
+      await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+    }
+  }
+}
+
+/** Routes kafkajs's own log lines (errors only) into the worker's JSON logger. */
+function kafkaLogCreator(log: Logger) {
+  return () =>
+    ({ namespace, log: entry }: { namespace: string; log: { message: string; error?: string } }) => {
+      log.warn('kafkajs', { component: namespace, detail: entry.message, err: entry.error });
+    };
+}
