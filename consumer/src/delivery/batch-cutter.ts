@@ -122,6 +122,15 @@ export class BatchCutter {
     return this.plan.length > 0;
   }
 
+  /**
+   * Journaled ranges not yet reproduced (including the one being accumulated). Commits must keep
+   * carrying them: the previous owner may have inserted them, so whoever reads the partition next
+   * has to cut them the same way even if this owner never gets to.
+   */
+  remainingPlan(): readonly JournalEntry[] {
+    return this.plan;
+  }
+
   private close(nowMs: number, stalled = false): CutBatch {
     const planned = this.plan.shift();
     const messages = this.messages;

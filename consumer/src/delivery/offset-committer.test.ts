@@ -96,4 +96,25 @@ describe('OffsetCommitter', () => {
     await c.flush(s);
     expect(attempts).toBe(3);
   });
+
+  it('keeps journaled ranges inherited from the previous owner in its commits until they are re-cut', async () => {
+    const sent: PartitionCommit[][] = [];
+    const c = new OffsetCommitter(async (o) => void sent.push(o));
+    c.unfence();
+    const s = new PartitionState('t', 0, limits);
+    s.load(300, [
+      { firstOffset: 300, lastOffset: 309, ingestMs: 7 },
+      { firstOffset: 310, lastOffset: 319, ingestMs: 8 },
+    ]);
+    const m = (offset: number) => ({ topic: 't', partition: 0, offset, value: Buffer.from('x') });
+    let cut = [] as ReturnType<typeof s.cutter.add>;
+    for (let o = 300; o <= 309; o++) cut = s.cutter.add(m(o), 1, 0);
+    expect(cut.map((b) => [b.firstOffset, b.lastOffset, b.ingestMs])).toEqual([[300, 309, 7]]);
+    s.tracker.register(300, 309, 7);
+    s.tracker.ack(300);
+    s.version++;
+    await c.flush(s);
+    // The batch is stored, but 310-319 (maybe inserted by the previous owner) is still journaled.
+    expect(sent[0]).toEqual([{ topic: 't', partition: 0, offset: '310', metadata: 'lp1;310-319@8' }]);
+  });
 });

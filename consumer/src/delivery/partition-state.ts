@@ -66,13 +66,14 @@ export class PartitionState {
     this.markReady();
   }
 
-  /** The commit describing this state now (watermark + outstanding cuts). */
+  /** The commit describing this state now (watermark + outstanding cuts + inherited plan). */
   commit(): PartitionCommit {
     return {
       topic: this.topic,
       partition: this.partition,
       offset: String(this.tracker.watermark()),
-      metadata: encodeJournal(this.tracker.outstanding()),
+      // Cut-but-unstored batches, then journaled ranges inherited from the previous owner not yet re-cut.
+      metadata: encodeJournal([...this.tracker.outstanding(), ...this.cutter.remainingPlan()]),
     };
   }
 }
