@@ -96,7 +96,6 @@ test('a burst scales up at once, drains exactly once, and scales down after the 
     expect(downs[downs.length - 1].message).toMatch(
       /^(Scaling is True \(was \w+\): )?scaled down \d -> 1 workers/,
     );
-    // eslint-disable-next-line no-console
     console.log(
       JSON.stringify({
         burst: {

@@ -75,7 +75,6 @@ test('goes to zero when idle, wakes when lines arrive, drains, and goes back to 
     expect(firstDown).toBeGreaterThan(0);
     expect(after.slice(firstDown).every((c) => c.to < c.from)).toBe(true);
     expect(after[after.length - 1].to).toBe(0);
-    // eslint-disable-next-line no-console
     console.log(
       JSON.stringify({
         zero: {
