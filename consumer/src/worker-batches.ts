@@ -15,6 +15,7 @@ import type { PartitionState } from './delivery/partition-state';
 import { AbortError, type BatchDelivery, type BatchJob } from './sink/batch-delivery';
 import { reasonLabel } from './sink/dead-letter';
 import { backoffMs, errorReason } from './sink/retry';
+import type { IntegrityStage, IntegrityTicket } from './sink/integrity-stage';
 import { batchToken } from './sink/token';
 import type { WorkerMetrics } from './observability/metrics';
 
@@ -28,6 +29,8 @@ export interface BatchPipelineDeps {
   metrics: WorkerMetrics;
   log: Logger;
   tokenSalt: string;
+  /** Tamper evidence, when the pipeline enables integrity. */
+  integrity?: IntegrityStage;
 }
 
 /** Cuts, encodes, journals, delivers and acknowledges batches. */
@@ -117,11 +120,19 @@ export class BatchPipeline {
     budget.add(body.length);
     metrics.batchesInFlight.set(this.inflight);
     metrics.bytesInFlight.set(budget.bytes);
-    void this.run(state, job, cut.bytes + body.length, encoded.lines).finally(pooled.release);
+    // The chain order is the cut order: take the ticket now, not when the INSERT returns.
+    const ticket = this.deps.integrity?.reserve(state);
+    void this.run(state, job, cut.bytes + body.length, encoded.lines, ticket).finally(pooled.release);
   }
 
-  private async run(state: PartitionState, job: BatchJob, heldBytes: number, lines: number): Promise<void> {
-    const { committer, delivery, slots, metrics, log, budget } = this.deps;
+  private async run(
+    state: PartitionState,
+    job: BatchJob,
+    heldBytes: number,
+    lines: number,
+    ticket?: IntegrityTicket,
+  ): Promise<void> {
+    const { committer, delivery, slots, metrics, log, budget, integrity } = this.deps;
     try {
       // Journal first: once the cut is durable in Kafka, any later owner reproduces this batch.
       await committer.flush(state);
@@ -129,6 +140,8 @@ export class BatchPipeline {
         const release = await slots.acquire();
         try {
           const result = await delivery.deliver(job, state.abort.signal);
+          // The link goes in before the ack: offsets never pass a stored batch without its link.
+          if (integrity && ticket) await integrity.record(state, ticket, job, result.rejectedRows);
           state.tracker.ack(job.firstOffset);
           state.version++;
           if (!result.deduplicated) metrics.rowsInserted.inc(result.rowsInserted);
@@ -158,6 +171,7 @@ export class BatchPipeline {
         log.error('batch pipeline error', { partition: job.partition, err: errorReason(err) });
       metrics.batches.inc({ outcome: 'abandoned' });
     } finally {
+      ticket?.release();
       budget.release(heldBytes);
       state.inflight--;
       this.inflight--;

@@ -16,6 +16,7 @@ import { OffsetCommitter } from './delivery/offset-committer';
 import { PartitionState } from './delivery/partition-state';
 import type { WorkerMetrics } from './observability/metrics';
 import { BatchDelivery } from './sink/batch-delivery';
+import { createIntegrityStage } from './sink/integrity-stage';
 import type { ClickHouseSink } from './sink/clickhouse-sink';
 import { errorReason } from './sink/retry';
 import { countLines } from './sink/row-lines';
@@ -39,6 +40,7 @@ export class Worker {
   private readonly committer: OffsetCommitter;
   private readonly budget: ByteBudget;
   private partitions = new Map<number, PartitionState>();
+  private readonly integrity?: ReturnType<typeof createIntegrityStage>;
   private timer?: NodeJS.Timeout;
   private draining = false;
   private listening = false;
@@ -75,6 +77,13 @@ export class Worker {
       if (!ok) log.warn('offset commit failed', { err: errorReason(err) });
     });
     this.budget = new ByteBudget(t.maxInFlightBytes);
+    if (cfg.integrity.enabled) {
+      this.integrity = createIntegrityStage(
+        cfg,
+        { username: secrets.clickhouseUser, password: secrets.clickhousePassword },
+        (msg, fields) => log.warn(msg, fields),
+      );
+    }
     this.pipeline = new BatchPipeline({
       encoder,
       delivery,
@@ -84,6 +93,7 @@ export class Worker {
       metrics,
       log,
       tokenSalt: tokenSalt(p.uid, cfg.clickhouse.database, cfg.clickhouse.table),
+      integrity: this.integrity?.stage,
     });
   }
 
@@ -149,7 +159,10 @@ export class Worker {
 
   /** Installs the states of a new assignment and kills the previous ones. */
   private onAssignment(assigned: number[]): void {
+    const previous = [...this.partitions.keys()];
     for (const s of this.partitions.values()) s.kill();
+    // A last signed checkpoint of the chains this worker no longer owns (best effort).
+    if (previous.length > 0) void this.integrity?.stage.revoke(previous);
     this.committer.reap();
     this.partitions = new Map();
     for (const p of assigned)
@@ -285,6 +298,10 @@ export class Worker {
       this.admin.disconnect(),
     ]);
     await this.sink.close().catch(() => undefined);
+    if (this.integrity) {
+      await this.integrity.stage.stop();
+      await this.integrity.close().catch(() => undefined);
+    }
   }
 }
 

@@ -41,6 +41,8 @@ export interface DeliveryResult {
   deadLetters: DeadLetterRecord[];
   /** True when the server reported the batch as already stored (a deduplicated retry). */
   deduplicated: boolean;
+  /** Row indices of the payload ClickHouse rejected (dead-lettered; not in the table, nor in the digest). */
+  rejectedRows: number[];
 }
 
 /** Sends dead-letter messages to the dead-letter topic (kafkajs producer adapter). */
@@ -96,7 +98,7 @@ export class BatchDelivery {
     const { rejected, deduplicated } = await this.storeRows(job, signal);
     const deadLetters = this.collectDeadLetters(job, rejected);
     if (deadLetters.length > 0) await this.storeDeadLetters(job, deadLetters, signal);
-    return { rowsInserted: job.rows - rejected.length, deadLetters, deduplicated };
+    return { rowsInserted: job.rows - rejected.length, deadLetters, deduplicated, rejectedRows: rejected.map((r) => r.row) };
   }
 
   /** Inserts the rows; on a data rejection isolates the culprits (retrying systemic verdicts). */

@@ -1,0 +1,121 @@
+/**
+ * The worker's tamper-evidence step: after a batch's rows are stored, its link is sealed and
+ * inserted, in offset order per partition, before the batch is acknowledged (so offsets are never
+ * committed past a batch without its link). Batches of one partition may be delivered
+ * concurrently; a ticket taken at cut time (in offset order) makes their links chain in that order.
+ */
+import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
+import type { WorkerConfig } from '../config';
+import type { PartitionState } from '../delivery/partition-state';
+import { IntegrityRecorder } from '../integrity';
+import { AbortError, type BatchJob } from './batch-delivery';
+import { backoffMs, errorReason } from './retry';
+
+/** A batch's place in its partition's chain; `release` lets the next batch seal (idempotent). */
+export interface IntegrityTicket {
+  prev: Promise<void>;
+  release(): void;
+}
+
+/** Observer for failures that are retried or skipped (metrics, logs). */
+export type IntegrityWarn = (message: string, fields: Record<string, unknown>) => void;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new AbortError());
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), reject(new AbortError())), { once: true });
+  });
+}
+
+/** Orders, seals and stores the links of one worker's batches. */
+export class IntegrityStage {
+  private readonly tails = new WeakMap<PartitionState, Promise<void>>();
+  private readonly restored = new WeakSet<PartitionState>();
+
+  constructor(
+    private readonly recorder: IntegrityRecorder,
+    private readonly warn: IntegrityWarn,
+  ) {}
+
+  /** Reserves the next place in `state`'s chain; call at cut time, in offset order. */
+  reserve(state: PartitionState): IntegrityTicket {
+    const prev = this.tails.get(state) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    this.tails.set(state, mine);
+    return { prev, release };
+  }
+
+  /**
+   * Seals the stored batch (without the rows ClickHouse rejected) and inserts its link, retrying
+   * until stored or the partition is revoked (AbortError). Always releases the ticket.
+   */
+  async record(state: PartitionState, ticket: IntegrityTicket, job: BatchJob, rejectedRows: readonly number[]): Promise<void> {
+    const signal = state.abort.signal;
+    try {
+      await ticket.prev;
+      if (!state.alive) throw new AbortError();
+      if (!this.restored.has(state)) {
+        await this.retry('restoring the chain head', job, signal, () => this.recorder.assign([job.partition]));
+        this.restored.add(state);
+      }
+      const sealed = this.recorder.seal({
+        partition: job.partition,
+        firstOffset: job.firstOffset,
+        lastOffset: job.lastOffset,
+        insertedAtMs: job.ingestMs,
+        batchToken: job.token,
+        tsv: job.body,
+        skipRows: rejectedRows,
+      });
+      if (typeof sealed === 'string') {
+        // Not retriable (a payload the digest cannot read): verify will report the range as unlinked.
+        this.warn('batch left without an integrity link', { partition: job.partition, first: job.firstOffset, err: sealed });
+        return;
+      }
+      await this.retry('inserting the integrity link', job, signal, () => this.recorder.commit(sealed));
+    } finally {
+      ticket.release();
+    }
+  }
+
+  /** Writes a final checkpoint for revoked partitions (best effort). */
+  async revoke(partitions: number[]): Promise<void> {
+    await this.recorder.revoke(partitions).catch(() => undefined);
+  }
+
+  /** Final checkpoint and timer stop on shutdown. */
+  async stop(): Promise<void> {
+    await this.recorder.stop().catch(() => undefined);
+  }
+
+  private async retry(what: string, job: BatchJob, signal: AbortSignal, fn: () => Promise<void>): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (signal.aborted) throw new AbortError();
+      try {
+        return await fn();
+      } catch (err) {
+        this.warn(`${what} failed; retrying`, { partition: job.partition, first: job.firstOffset, attempt, err: errorReason(err) });
+        await sleep(backoffMs(attempt), signal);
+      }
+    }
+  }
+}
+
+/** Builds the stage from the worker config with its own ClickHouse client (same server and user). */
+export function createIntegrityStage(
+  cfg: WorkerConfig,
+  credentials: { username?: string; password?: string },
+  warn: IntegrityWarn,
+): { stage: IntegrityStage; close(): Promise<void> } {
+  const client = createClient({
+    url: cfg.clickhouse.url,
+    username: credentials.username,
+    password: credentials.password,
+    database: cfg.clickhouse.database,
+    log: { level: ClickHouseLogLevel.OFF },
+  });
+  const recorder = IntegrityRecorder.fromWorkerConfig(cfg, client, process.env, (m) => warn(m, {}));
+  return { stage: new IntegrityStage(recorder, warn), close: () => client.close() };
+}
