@@ -1,0 +1,90 @@
+/**
+ * `npm run bench`: every benchmark in one run, on one test bed, printed as one JSON document.
+ * Each benchmark runs as its own process (so its CPU time is its own) and prints JSON; this
+ * runner collects the last JSON value each prints. `--only parse,e2e` picks benchmarks; extra
+ * flags for one go through `--<name>-args "<flags>"`. Numbers are CPU-normalised medians (see each
+ * benchmark's header); the machine's load makes wall-clock figures noisy.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestBed, stopTestBed } from '../test/env/bed';
+
+const BENCHMARKS: Record<string, { script: string; args: string[]; needsBed: boolean }> = {
+  parse: { script: 'parse.js', args: ['--format', 'fortigate'], needsBed: false },
+  'parse-auto': { script: 'parse.js', args: ['--format', 'auto'], needsBed: false },
+  'integrity-digest': { script: 'integrity-digest.js', args: [], needsBed: false },
+  e2e: { script: 'e2e.js', args: [], needsBed: true },
+  'legal-query': { script: 'legal-query.js', args: ['--rows', '10000000'], needsBed: true },
+  'integrity-verify': { script: 'integrity-verify.js', args: [], needsBed: true },
+  autoscale: { script: 'autoscale.js', args: [], needsBed: true },
+};
+
+function flag(argv: string[], name: string): string | undefined {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+function lastJson(text: string): unknown {
+  const trimmed = text.trim();
+  try {
+    return JSON.parse(trimmed);
+  } catch {
+    const lines = trimmed.split('\n').reverse();
+    for (const l of lines) {
+      try {
+        return JSON.parse(l);
+      } catch {
+        /* not JSON */
+      }
+    }
+    return { error: 'no JSON output', tail: trimmed.slice(-2000) };
+  }
+}
+
+function runOne(name: string, extra: string[], env: NodeJS.ProcessEnv): Promise<unknown> {
+  const b = BENCHMARKS[name];
+  return new Promise((resolve) => {
+    let out = '';
+    const child = spawn(process.execPath, [path.join(__dirname, b.script), ...b.args, ...extra], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (c: string) => (out += c));
+    child.on('exit', (code) => resolve(code === 0 ? lastJson(out) : { error: `exit ${code}`, output: lastJson(out) }));
+  });
+}
+
+async function main(argv: string[]): Promise<void> {
+  const only = (flag(argv, 'only') ?? Object.keys(BENCHMARKS).join(',')).split(',');
+  const unknown = only.filter((n) => !BENCHMARKS[n]);
+  if (unknown.length) throw new Error(`unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  let bed: Awaited<ReturnType<typeof startTestBed>> | undefined;
+  if (only.some((n) => BENCHMARKS[n].needsBed) && !process.env.LP_TESTBED_FILE) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'logpipeline-bench-'));
+    env.LP_TESTBED_FILE = path.join(dir, 'state.json');
+    process.env.LP_TESTBED_FILE = env.LP_TESTBED_FILE;
+    bed = await startTestBed({ ownerPid: process.pid, dir });
+  }
+  const results: Record<string, unknown> = {};
+  try {
+    for (const name of only) {
+      const extra = (flag(argv, `${name}-args`) ?? '').split(' ').filter(Boolean);
+      process.stderr.write(`bench: ${name}...\n`);
+      results[name] = await runOne(name, extra, env);
+    }
+  } finally {
+    if (bed) await stopTestBed(bed);
+  }
+  process.stdout.write(
+    `${JSON.stringify({ machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() }, results }, null, 2)}\n`,
+  );
+}
+
+main(process.argv.slice(2)).catch((err: Error) => {
+  process.stderr.write(`bench: ${err.message}\n`);
+  process.exit(1);
+});
