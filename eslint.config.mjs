@@ -9,4 +9,9 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    // Plain CommonJS scripts (the test-bed supervisor, configs) run without a build step.
+    files: ['**/*.js'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

@@ -6,7 +6,10 @@ const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
   // @kubernetes/client-node 2.x and a few of its dependencies ship only ES modules; Node 20 loads
   // them with require(esm), jest's module system does not, so they are compiled to CommonJS here.
-  '^.+\\.m?js$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs' } }],
+  '^.+\\.m?js$': [
+    '@swc/jest',
+    { jsc: { target: 'es2022', parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs' } },
+  ],
 };
 const transformIgnorePatterns = [
   '/node_modules/(?!(@kubernetes/client-node|openid-client|oauth4webapi|jose|agent-base|socks-proxy-agent|jsep|@jsep-plugin|jsonpath-plus|rfc4648)/)',
@@ -19,7 +22,13 @@ module.exports = {
       transform,
       transformIgnorePatterns,
       testEnvironment: 'node',
-      roots: ['<rootDir>/operator/src', '<rootDir>/consumer/src', '<rootDir>/bench', '<rootDir>/scripts', '<rootDir>/test/env'],
+      roots: [
+        '<rootDir>/operator/src',
+        '<rootDir>/consumer/src',
+        '<rootDir>/bench',
+        '<rootDir>/scripts',
+        '<rootDir>/test/env',
+      ],
       testMatch: ['**/*.test.ts'],
     },
     {

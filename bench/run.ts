@@ -53,14 +53,19 @@ function runOne(name: string, extra: string[], env: NodeJS.ProcessEnv): Promise<
     });
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (c: string) => (out += c));
-    child.on('exit', (code) => resolve(code === 0 ? lastJson(out) : { error: `exit ${code}`, output: lastJson(out) }));
+    child.on('exit', (code) =>
+      resolve(code === 0 ? lastJson(out) : { error: `exit ${code}`, output: lastJson(out) }),
+    );
   });
 }
 
 async function main(argv: string[]): Promise<void> {
   const only = (flag(argv, 'only') ?? Object.keys(BENCHMARKS).join(',')).split(',');
   const unknown = only.filter((n) => !BENCHMARKS[n]);
-  if (unknown.length) throw new Error(`unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+  if (unknown.length)
+    throw new Error(
+      `unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`,
+    );
   const env: NodeJS.ProcessEnv = { ...process.env };
   let bed: Awaited<ReturnType<typeof startTestBed>> | undefined;
   if (only.some((n) => BENCHMARKS[n].needsBed) && !process.env.LP_TESTBED_FILE) {

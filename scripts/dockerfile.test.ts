@@ -90,7 +90,9 @@ describe('Dockerfile', () => {
             expect(fs.existsSync(path.join(REPO_ROOT, sourceOf(rel)))).toBe(true);
           } else if (rel === 'node_modules') {
             expect(
-              from.instructions.some((i) => i.keyword === 'RUN' && /npm (ci|install)\b.*--omit=dev/.test(i.raw)),
+              from.instructions.some(
+                (i) => i.keyword === 'RUN' && /npm (ci|install)\b.*--omit=dev/.test(i.raw),
+              ),
             ).toBe(true);
           } else {
             expect(fromContext).toContain(rel);

@@ -9,10 +9,29 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { applyRendered, deleteRendered, ensureNamespace, renderRelease, serviceAccountKubeconfig, type RenderedObject } from './env/chart';
+import {
+  applyRendered,
+  deleteRendered,
+  ensureNamespace,
+  renderRelease,
+  serviceAccountKubeconfig,
+  type RenderedObject,
+} from './env/chart';
 import { freePort } from './env/process';
 import { readTestBed } from './env/testbed';
-import { apis, condition, createPipeline, createSecret, deleteNamespace, deletePipeline, getPipeline, maybe, pipeline, setDeploymentStatus, waitFor } from './operator-harness';
+import {
+  apis,
+  condition,
+  createPipeline,
+  createSecret,
+  deleteNamespace,
+  deletePipeline,
+  getPipeline,
+  maybe,
+  pipeline,
+  setDeploymentStatus,
+  waitFor,
+} from './operator-harness';
 
 const bed = readTestBed();
 const k8s = bed.kubernetes!;
@@ -34,7 +53,13 @@ function operatorEnv(objects: RenderedObject[], kubeconfig: string, port: number
   };
   const env: Record<string, string> = {};
   for (const e of dep.spec.template.spec.containers[0].env) if (e.value !== undefined) env[e.name] = e.value;
-  return { ...env, KUBECONFIG: kubeconfig, METRICS_PORT: String(port), POD_NAME: 'chart-e2e-operator', POD_NAMESPACE: release.ns };
+  return {
+    ...env,
+    KUBECONFIG: kubeconfig,
+    METRICS_PORT: String(port),
+    POD_NAME: 'chart-e2e-operator',
+    POD_NAMESPACE: release.ns,
+  };
 }
 
 beforeAll(async () => {
@@ -68,7 +93,10 @@ afterAll(async () => {
   if (appNs) await deleteNamespace(appNs);
   if (release) await deleteRendered(k8s, release.objects);
   if (logFile && fs.existsSync(logFile)) {
-    const forbidden = fs.readFileSync(logFile, 'utf8').split('\n').filter((l) => /forbidden/i.test(l));
+    const forbidden = fs
+      .readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => /forbidden/i.test(l));
     expect(forbidden).toEqual([]);
   }
 });
@@ -78,28 +106,59 @@ it('reconciles a LogPipeline end to end with only the chart ServiceAccount permi
     ...pipeline(appNs, 'fw'),
     spec: {
       kafka: { bootstrapServers: [bed.kafka!.bootstrap], topic: { name: `${appNs}.fw`, partitions: 2 } },
-      clickhouse: { url: bed.clickhouse!.url, credentialsSecretRef: { name: 'ch' }, database: 'chart_e2e', table: 'fw' },
+      clickhouse: {
+        url: bed.clickhouse!.url,
+        credentialsSecretRef: { name: 'ch' },
+        database: 'chart_e2e',
+        table: 'fw',
+      },
       workers: { replicas: 1 },
       deletionPolicy: 'Delete',
     } as never,
   });
-  const parts = await waitFor('topic and table ready', async () => {
-    const p = await getPipeline(appNs, 'fw');
-    return condition(p, 'TopicReady')?.status === 'True' && condition(p, 'TableReady')?.status === 'True' ? p : undefined;
-  }, 90_000);
+  const parts = await waitFor(
+    'topic and table ready',
+    async () => {
+      const p = await getPipeline(appNs, 'fw');
+      return condition(p, 'TopicReady')?.status === 'True' && condition(p, 'TableReady')?.status === 'True'
+        ? p
+        : undefined;
+    },
+    90_000,
+  );
   expect(parts.metadata.finalizers).toContain('logpipeline.io/external-resources');
   const { apps, core } = apis();
-  const dep = await waitFor('worker Deployment', () => maybe(apps.readNamespacedDeployment({ namespace: appNs, name: 'fw-worker' })), 30_000);
+  const dep = await waitFor(
+    'worker Deployment',
+    () => maybe(apps.readNamespacedDeployment({ namespace: appNs, name: 'fw-worker' })),
+    30_000,
+  );
   expect(dep.metadata?.ownerReferences?.[0]?.kind).toBe('LogPipeline');
-  expect(await maybe(core.readNamespacedConfigMap({ namespace: appNs, name: 'fw-worker-config' }))).toBeDefined();
+  expect(
+    await maybe(core.readNamespacedConfigMap({ namespace: appNs, name: 'fw-worker-config' })),
+  ).toBeDefined();
   // No kubelet: report the single replica ready as the Deployment controller would.
-  await setDeploymentStatus(appNs, 'fw-worker', { observedGeneration: dep.metadata?.generation, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 });
-  const ready = await waitFor('Ready', async () => {
-    const p = await getPipeline(appNs, 'fw');
-    return condition(p, 'Ready')?.status === 'True' ? p : undefined;
-  }, 60_000);
+  await setDeploymentStatus(appNs, 'fw-worker', {
+    observedGeneration: dep.metadata?.generation,
+    replicas: 1,
+    updatedReplicas: 1,
+    readyReplicas: 1,
+    availableReplicas: 1,
+  });
+  const ready = await waitFor(
+    'Ready',
+    async () => {
+      const p = await getPipeline(appNs, 'fw');
+      return condition(p, 'Ready')?.status === 'True' ? p : undefined;
+    },
+    60_000,
+  );
   expect(ready.status?.observedGeneration).toBe(ready.metadata.generation);
 
   await deletePipeline(appNs, 'fw');
-  await waitFor('finalizer released and pipeline gone', async () => (await getPipeline(appNs, 'fw')) === undefined, 60_000);
+  await waitFor(
+    'finalizer released and pipeline gone',
+    async () => (await getPipeline(appNs, 'fw')) === undefined,
+    60_000,
+  );
 }, 240_000);

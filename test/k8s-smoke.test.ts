@@ -28,7 +28,12 @@ const smokeCrd = {
         name: 'v1',
         served: true,
         storage: true,
-        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { lines: { type: 'integer' } } } } } },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: { spec: { type: 'object', properties: { lines: { type: 'integer' } } } },
+          },
+        },
       },
     ],
   },
@@ -42,14 +47,27 @@ describe('Kubernetes test bed', () => {
   });
 
   it('stores a custom object in etcd and reads it back', async () => {
-    const created = await adminRequest(k8s, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', smokeCrd);
+    const created = await adminRequest(
+      k8s,
+      'POST',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+      smokeCrd,
+    );
     expect([201, 409]).toContain(created.status);
     const objects = client(k8s.kubeconfig, CustomObjectsApi);
     const coords = { group: 'testbed.logpipeline.io', version: 'v1', namespace: 'default', plural: 'smokes' };
     let stored: { spec?: { lines?: number }; metadata?: { uid?: string } } | undefined;
     for (let i = 0; i < 100 && !stored; i++) {
       try {
-        stored = await objects.createNamespacedCustomObject({ ...coords, body: { apiVersion: 'testbed.logpipeline.io/v1', kind: 'Smoke', metadata: { name: 'one' }, spec: { lines: 42 } } });
+        stored = await objects.createNamespacedCustomObject({
+          ...coords,
+          body: {
+            apiVersion: 'testbed.logpipeline.io/v1',
+            kind: 'Smoke',
+            metadata: { name: 'one' },
+            spec: { lines: 42 },
+          },
+        });
       } catch (err) {
         if (!(err instanceof ApiException) || err.code !== 404) throw err;
         await new Promise((r) => setTimeout(r, 100)); // CRD not served yet
@@ -59,7 +77,11 @@ describe('Kubernetes test bed', () => {
     expect(read?.spec?.lines).toBe(42);
     expect(read?.metadata?.uid).toBe(stored?.metadata?.uid);
     await objects.deleteNamespacedCustomObject({ ...coords, name: 'one' });
-    await adminRequest(k8s, 'DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${smokeCrd.metadata.name}`);
+    await adminRequest(
+      k8s,
+      'DELETE',
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${smokeCrd.metadata.name}`,
+    );
   });
 
   it('refuses the non-admin identity by RBAC', async () => {

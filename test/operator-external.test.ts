@@ -25,7 +25,11 @@ import { readTestBed } from './env/testbed';
 const bed = readTestBed();
 const kafka = new Kafka({ brokers: [bed.kafka!.bootstrap], logLevel: logLevel.NOTHING });
 const admin = kafka.admin();
-const ch = createClient({ url: bed.clickhouse!.url, username: bed.clickhouse!.username, password: bed.clickhouse!.password });
+const ch = createClient({
+  url: bed.clickhouse!.url,
+  username: bed.clickhouse!.username,
+  password: bed.clickhouse!.password,
+});
 
 let namespace: string;
 let manager: Manager;
@@ -40,14 +44,21 @@ function spec(table: string, topic: string, extra: object = {}) {
 }
 
 async function tableExists(table: string): Promise<boolean> {
-  const rs = await ch.query({ query: 'SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = {t:String}', query_params: { db: 'op_ext', t: table }, format: 'JSONEachRow' });
+  const rs = await ch.query({
+    query: 'SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = {t:String}',
+    query_params: { db: 'op_ext', t: table },
+    format: 'JSONEachRow',
+  });
   return Number(((await rs.json()) as Array<{ n: string }>)[0].n) === 1;
 }
 
 beforeAll(async () => {
   await admin.connect();
   namespace = await createNamespace('opext');
-  await createSecret(namespace, 'ch', { username: bed.clickhouse!.username, password: bed.clickhouse!.password });
+  await createSecret(namespace, 'ch', {
+    username: bed.clickhouse!.username,
+    password: bed.clickhouse!.password,
+  });
   manager = startManager(namespace);
   external = registerExternalParts(manager);
 });
@@ -61,11 +72,20 @@ afterAll(async () => {
 });
 
 it('creates the topic, the dead-letter topic and the tables, and reports Ready with identities', async () => {
-  await createPipeline({ ...pipeline(namespace, 'fw'), spec: spec('fw_ext', 'opext.fw', { deletionPolicy: 'Delete' }) as never });
-  const lp = await waitFor('pipeline topic and table ready', async () => {
-    const p = await getPipeline(namespace, 'fw');
-    return condition(p, 'TopicReady')?.status === 'True' && condition(p, 'TableReady')?.status === 'True' ? p : undefined;
-  }, 60_000);
+  await createPipeline({
+    ...pipeline(namespace, 'fw'),
+    spec: spec('fw_ext', 'opext.fw', { deletionPolicy: 'Delete' }) as never,
+  });
+  const lp = await waitFor(
+    'pipeline topic and table ready',
+    async () => {
+      const p = await getPipeline(namespace, 'fw');
+      return condition(p, 'TopicReady')?.status === 'True' && condition(p, 'TableReady')?.status === 'True'
+        ? p
+        : undefined;
+    },
+    60_000,
+  );
   const topics = await admin.fetchTopicMetadata({ topics: ['opext.fw', 'opext.fw.dlq'] });
   expect(topics.topics.find((t) => t.name === 'opext.fw')?.partitions).toHaveLength(3);
   expect(await tableExists('fw_ext')).toBe(true);
@@ -76,10 +96,14 @@ it('creates the topic, the dead-letter topic and the tables, and reports Ready w
 
 it('gives a newer pipeline claiming the same topic a conflict instead of a tug of war', async () => {
   await createPipeline({ ...pipeline(namespace, 'fw-copy'), spec: spec('fw_copy', 'opext.fw') as never });
-  const lp = await waitFor('claim conflict', async () => {
-    const p = await getPipeline(namespace, 'fw-copy');
-    return condition(p, 'TopicReady')?.reason === 'TopicClaimConflict' ? p : undefined;
-  }, 30_000);
+  const lp = await waitFor(
+    'claim conflict',
+    async () => {
+      const p = await getPipeline(namespace, 'fw-copy');
+      return condition(p, 'TopicReady')?.reason === 'TopicClaimConflict' ? p : undefined;
+    },
+    30_000,
+  );
   expect(condition(lp, 'TopicReady')?.message).toContain(`${namespace}/fw`);
   expect(condition(lp, 'Ready')?.status).toBe('False');
   await deletePipeline(namespace, 'fw-copy');
@@ -90,10 +114,14 @@ it('reports an unreachable broker as a False condition', async () => {
     ...pipeline(namespace, 'nobroker'),
     spec: { ...spec('nobroker', 'opext.nobroker'), kafka: { bootstrapServers: ['127.0.0.1:1'] } } as never,
   });
-  const lp = await waitFor('KafkaUnreachable', async () => {
-    const p = await getPipeline(namespace, 'nobroker');
-    return condition(p, 'TopicReady')?.reason === 'KafkaUnreachable' ? p : undefined;
-  }, 60_000);
+  const lp = await waitFor(
+    'KafkaUnreachable',
+    async () => {
+      const p = await getPipeline(namespace, 'nobroker');
+      return condition(p, 'TopicReady')?.reason === 'KafkaUnreachable' ? p : undefined;
+    },
+    60_000,
+  );
   expect(condition(lp, 'TopicReady')?.status).toBe('False');
   expect(condition(lp, 'TableReady')?.status).toBe('True');
   await deletePipeline(namespace, 'nobroker');

@@ -48,7 +48,13 @@ export interface WorkerConfig {
   };
   batch: { maxRows: number; maxBytes: number; maxDelayMs: number };
   deadLetter: { enabled: boolean; topic?: string; table?: string };
-  integrity: { enabled: boolean; table: string; checkpointTable: string; checkpointIntervalMs: number; tsaUrl?: string };
+  integrity: {
+    enabled: boolean;
+    table: string;
+    checkpointTable: string;
+    checkpointIntervalMs: number;
+    tsaUrl?: string;
+  };
   /** Port of /metrics, /healthz and /readyz. */
   httpPort: number;
   /** Optional flow-control and fetch tuning; every field has a default (consumer/src/worker-config.ts). */

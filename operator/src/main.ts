@@ -73,7 +73,10 @@ export function loadKubeConfig(file?: string): KubeConfig {
 async function main(): Promise<void> {
   const cfg = parseConfig(process.argv.slice(2), process.env);
   // The chart passes its worker image here so `worker.image` applies to every pipeline without one.
-  configureDefaults({ workerImage: process.env.LP_WORKER_IMAGE, workerImagePullPolicy: process.env.LP_WORKER_IMAGE_PULL_POLICY });
+  configureDefaults({
+    workerImage: process.env.LP_WORKER_IMAGE,
+    workerImagePullPolicy: process.env.LP_WORKER_IMAGE_PULL_POLICY,
+  });
   const log = createLogger({ level: cfg.logLevel, base: { component: 'operator', instance: cfg.identity } });
   const metrics = new OperatorMetrics({ defaultMetrics: true });
   const manager = new Manager({

@@ -35,15 +35,20 @@ export async function startTestBed(opts: BedOptions): Promise<TestBed> {
       }),
     );
   }
-  if (opts.kafka !== false) tasks.push(startKafka(path.join(dir, 'kafka'), opts.ownerPid).then((k) => void (bed.kafka = k)));
+  if (opts.kafka !== false)
+    tasks.push(startKafka(path.join(dir, 'kafka'), opts.ownerPid).then((k) => void (bed.kafka = k)));
   if (opts.clickhouse !== false) {
-    tasks.push(startClickHouse(path.join(dir, 'clickhouse'), opts.ownerPid).then((c) => void (bed.clickhouse = c)));
+    tasks.push(
+      startClickHouse(path.join(dir, 'clickhouse'), opts.ownerPid).then((c) => void (bed.clickhouse = c)),
+    );
   }
   const results = await Promise.allSettled(tasks);
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failures.length > 0) {
     await stopTestBed(bed);
-    throw new Error(`test bed failed to start:\n${failures.map((f) => String(f.reason?.stack ?? f.reason)).join('\n\n')}`);
+    throw new Error(
+      `test bed failed to start:\n${failures.map((f) => String(f.reason?.stack ?? f.reason)).join('\n\n')}`,
+    );
   }
   writeTestBed(bed);
   const secs = ((Date.now() - started) / 1000).toFixed(1);

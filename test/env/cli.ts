@@ -35,7 +35,9 @@ async function down(): Promise<void> {
 }
 
 const cmd = process.argv[2];
-(cmd === 'up' ? up() : cmd === 'down' ? down() : Promise.reject(new Error('usage: cli.js up|down'))).catch((err) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
-});
+(cmd === 'up' ? up() : cmd === 'down' ? down() : Promise.reject(new Error('usage: cli.js up|down'))).catch(
+  (err) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

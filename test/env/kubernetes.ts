@@ -7,10 +7,21 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
-import { cacheDir, freePort, requireTool, startProcess, stopProcess, waitUntil, type ServiceProcess } from './process';
+import {
+  cacheDir,
+  freePort,
+  requireTool,
+  startProcess,
+  stopProcess,
+  waitUntil,
+  type ServiceProcess,
+} from './process';
 import type { KubernetesBed } from './testbed';
 
-const REPO = path.resolve(__dirname, fs.existsSync(path.join(__dirname, '../../crds')) ? '../..' : '../../..');
+const REPO = path.resolve(
+  __dirname,
+  fs.existsSync(path.join(__dirname, '../../crds')) ? '../..' : '../../..',
+);
 const K8S_VERSION = process.env.K8S_VERSION ?? 'v1.34.4';
 const ETCD_VERSION = process.env.ETCD_VERSION ?? 'v3.6.16';
 
@@ -35,8 +46,36 @@ function openssl(args: string[], cwd: string): void {
 
 /** Issues a key + certificate signed by the bed's CA. */
 function issueCert(dir: string, name: string, subject: string, ext?: string): void {
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
-  const args = ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '3650', '-out', `${name}.crt`];
+  openssl(
+    [
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+      '-subj',
+      subject,
+    ],
+    dir,
+  );
+  const args = [
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '3650',
+    '-out',
+    `${name}.crt`,
+  ];
   if (ext) {
     fs.writeFileSync(path.join(dir, `${name}.ext`), ext);
     args.push('-extfile', `${name}.ext`);
@@ -48,8 +87,30 @@ function issueCert(dir: string, name: string, subject: string, ext?: string): vo
 function generatePki(dir: string): void {
   requireTool('openssl', 'the test bed generates its own CA and certificates');
   fs.mkdirSync(dir, { recursive: true });
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=logpipeline-testbed-ca'], dir);
-  issueCert(dir, 'apiserver', '/CN=kube-apiserver', 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n');
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '3650',
+      '-subj',
+      '/CN=logpipeline-testbed-ca',
+    ],
+    dir,
+  );
+  issueCert(
+    dir,
+    'apiserver',
+    '/CN=kube-apiserver',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n',
+  );
   issueCert(dir, 'admin', '/O=system:masters/CN=testbed-admin', 'extendedKeyUsage=clientAuth\n');
   issueCert(dir, 'user', '/O=testbed-users/CN=testbed-user', 'extendedKeyUsage=clientAuth\n');
   openssl(['genrsa', '-out', 'sa.key', '2048'], dir);
@@ -157,7 +218,13 @@ export async function startKubernetes(dir: string, ownerPid: number): Promise<Ku
   generatePki(path.join(dir, 'pki'));
   const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const etcd = startProcess(
-    { name: 'etcd', command: bins.etcd, args: etcdArgs(dir, etcdPort, peerPort), env: {}, logFile: path.join(dir, 'etcd.log') },
+    {
+      name: 'etcd',
+      command: bins.etcd,
+      args: etcdArgs(dir, etcdPort, peerPort),
+      env: {},
+      logFile: path.join(dir, 'etcd.log'),
+    },
     ownerPid,
   );
   await waitUntil('etcd', async () => (await fetch(`http://127.0.0.1:${etcdPort}/health`)).ok, {
@@ -171,14 +238,34 @@ export async function startKubernetes(dir: string, ownerPid: number): Promise<Ku
   writeKubeconfig(kubeconfig, server, path.join(dir, 'pki'), 'admin');
   writeKubeconfig(userKubeconfig, server, path.join(dir, 'pki'), 'user');
   const apiserver = startKubeApiserver(dir, bins.apiserver, etcdPort, apiPort, ownerPid);
-  const bed: KubernetesBed = { kubeconfig, userKubeconfig, server, version: K8S_VERSION, etcd, apiserver, etcdVersion: ETCD_VERSION };
+  const bed: KubernetesBed = {
+    kubeconfig,
+    userKubeconfig,
+    server,
+    version: K8S_VERSION,
+    etcd,
+    apiserver,
+    etcdVersion: ETCD_VERSION,
+  };
   await waitForApiserver(bed);
   return bed;
 }
 
-function startKubeApiserver(dir: string, bin: string, etcdPort: number, port: number, ownerPid: number): ServiceProcess {
+function startKubeApiserver(
+  dir: string,
+  bin: string,
+  etcdPort: number,
+  port: number,
+  ownerPid: number,
+): ServiceProcess {
   return startProcess(
-    { name: 'kube-apiserver', command: bin, args: apiserverArgs(dir, etcdPort, port), env: {}, logFile: path.join(dir, 'kube-apiserver.log') },
+    {
+      name: 'kube-apiserver',
+      command: bin,
+      args: apiserverArgs(dir, etcdPort, port),
+      env: {},
+      logFile: path.join(dir, 'kube-apiserver.log'),
+    },
     ownerPid,
   );
 }
@@ -234,13 +321,15 @@ async function upsertCrd(bed: KubernetesBed, crd: { metadata: { name: string; re
   const base = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
   const created = await adminRequest(bed, 'POST', base, crd);
   if (created.status === 201) return;
-  if (created.status !== 409) throw new Error(`CRD ${crd.metadata.name} rejected (${created.status}): ${created.body}`);
+  if (created.status !== 409)
+    throw new Error(`CRD ${crd.metadata.name} rejected (${created.status}): ${created.body}`);
   const current = JSON.parse((await adminRequest(bed, 'GET', `${base}/${crd.metadata.name}`)).body);
   const updated = await adminRequest(bed, 'PUT', `${base}/${crd.metadata.name}`, {
     ...crd,
     metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion },
   });
-  if (updated.status !== 200) throw new Error(`CRD ${crd.metadata.name} update rejected (${updated.status}): ${updated.body}`);
+  if (updated.status !== 200)
+    throw new Error(`CRD ${crd.metadata.name} update rejected (${updated.status}): ${updated.body}`);
 }
 
 async function waitForCrd(bed: KubernetesBed, name: string): Promise<void> {
@@ -249,13 +338,22 @@ async function waitForCrd(bed: KubernetesBed, name: string): Promise<void> {
   await waitUntil(
     `CRD ${name} Established and discoverable`,
     async () => {
-      const crd = JSON.parse((await adminRequest(bed, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)).body);
-      const established = crd.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Established' && c.status === 'True');
+      const crd = JSON.parse(
+        (await adminRequest(bed, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`))
+          .body,
+      );
+      const established = crd.status?.conditions?.some(
+        (c: { type: string; status: string }) => c.type === 'Established' && c.status === 'True',
+      );
       if (!established) return false;
       const versions: Array<{ name: string; served: boolean }> = crd.spec.versions;
       for (const v of versions.filter((x) => x.served)) {
         const disc = await adminRequest(bed, 'GET', `/apis/${group}/${v.name}`);
-        if (disc.status !== 200 || !JSON.parse(disc.body).resources?.some((r: { name: string }) => r.name === plural)) return false;
+        if (
+          disc.status !== 200 ||
+          !JSON.parse(disc.body).resources?.some((r: { name: string }) => r.name === plural)
+        )
+          return false;
       }
       return true;
     },

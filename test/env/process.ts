@@ -28,7 +28,10 @@ function supervisorPath(): string {
 /** Starts `svc` detached in its own process group; it dies with `ownerPid` unless ownerPid is 0. */
 export function startProcess(svc: Omit<ServiceProcess, 'pid'>, ownerPid: number): ServiceProcess {
   fs.mkdirSync(path.dirname(svc.logFile), { recursive: true });
-  fs.appendFileSync(svc.logFile, `--- start ${new Date().toISOString()} ${svc.command} ${svc.args.join(' ')}\n`);
+  fs.appendFileSync(
+    svc.logFile,
+    `--- start ${new Date().toISOString()} ${svc.command} ${svc.args.join(' ')}\n`,
+  );
   const child = spawn(
     process.execPath,
     [supervisorPath(), String(ownerPid), svc.logFile, '--', svc.command, ...svc.args],
@@ -106,7 +109,9 @@ export async function waitUntil(
     await delay(opts.intervalMs ?? 250);
   }
   const tail = opts.logFile ? `\n--- ${opts.logFile} (tail) ---\n${tailLog(opts.logFile)}` : '';
-  throw new Error(`${what}: not ready after ${opts.timeoutMs} ms${lastError ? ` (last error: ${lastError})` : ''}${tail}`);
+  throw new Error(
+    `${what}: not ready after ${opts.timeoutMs} ms${lastError ? ` (last error: ${lastError})` : ''}${tail}`,
+  );
 }
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */

@@ -49,7 +49,10 @@ export interface TestBed {
 
 /** Where the state file of the current bed lives (set by whoever started it). */
 export function stateFile(): string {
-  return process.env.LP_TESTBED_FILE ?? path.join(process.env.TMPDIR ?? '/tmp', 'logpipeline-testbed', 'state.json');
+  return (
+    process.env.LP_TESTBED_FILE ??
+    path.join(process.env.TMPDIR ?? '/tmp', 'logpipeline-testbed', 'state.json')
+  );
 }
 
 /** Reads the bed's state; throws a clear error when no bed is running. */

@@ -202,7 +202,8 @@ describe('BatchEncoder retention check', () => {
       columns: [{ name: 'ts', type: "DateTime64(3, 'UTC')", source: 'timestamp' }],
       retainMs: 730 * day,
     });
-    const line = (ms: number) => Buffer.from(JSON.stringify({ timestamp: new Date(ms).toISOString(), src_ip: '10.0.0.1' }));
+    const line = (ms: number) =>
+      Buffer.from(JSON.stringify({ timestamp: new Date(ms).toISOString(), src_ip: '10.0.0.1' }));
     const out = encoder.encode(
       [
         { topic: 't', partition: 0, offset: 1, value: line(ingest - 10 * day) },

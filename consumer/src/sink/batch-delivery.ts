@@ -98,7 +98,12 @@ export class BatchDelivery {
     const { rejected, deduplicated } = await this.storeRows(job, signal);
     const deadLetters = this.collectDeadLetters(job, rejected);
     if (deadLetters.length > 0) await this.storeDeadLetters(job, deadLetters, signal);
-    return { rowsInserted: job.rows - rejected.length, deadLetters, deduplicated, rejectedRows: rejected.map((r) => r.row) };
+    return {
+      rowsInserted: job.rows - rejected.length,
+      deadLetters,
+      deduplicated,
+      rejectedRows: rejected.map((r) => r.row),
+    };
   }
 
   /** Inserts the rows; on a data rejection isolates the culprits (retrying systemic verdicts). */

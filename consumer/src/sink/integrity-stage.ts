@@ -51,13 +51,20 @@ export class IntegrityStage {
    * Seals the stored batch (without the rows ClickHouse rejected) and inserts its link, retrying
    * until stored or the partition is revoked (AbortError). Always releases the ticket.
    */
-  async record(state: PartitionState, ticket: IntegrityTicket, job: BatchJob, rejectedRows: readonly number[]): Promise<void> {
+  async record(
+    state: PartitionState,
+    ticket: IntegrityTicket,
+    job: BatchJob,
+    rejectedRows: readonly number[],
+  ): Promise<void> {
     const signal = state.abort.signal;
     try {
       await ticket.prev;
       if (!state.alive) throw new AbortError();
       if (!this.restored.has(state)) {
-        await this.retry('restoring the chain head', job, signal, () => this.recorder.assign([job.partition]));
+        await this.retry('restoring the chain head', job, signal, () =>
+          this.recorder.assign([job.partition]),
+        );
         this.restored.add(state);
       }
       const sealed = this.recorder.seal({
@@ -71,7 +78,11 @@ export class IntegrityStage {
       });
       if (typeof sealed === 'string') {
         // Not retriable (a payload the digest cannot read): verify will report the range as unlinked.
-        this.warn('batch left without an integrity link', { partition: job.partition, first: job.firstOffset, err: sealed });
+        this.warn('batch left without an integrity link', {
+          partition: job.partition,
+          first: job.firstOffset,
+          err: sealed,
+        });
         return;
       }
       await this.retry('inserting the integrity link', job, signal, () => this.recorder.commit(sealed));
@@ -90,13 +101,23 @@ export class IntegrityStage {
     await this.recorder.stop().catch(() => undefined);
   }
 
-  private async retry(what: string, job: BatchJob, signal: AbortSignal, fn: () => Promise<void>): Promise<void> {
+  private async retry(
+    what: string,
+    job: BatchJob,
+    signal: AbortSignal,
+    fn: () => Promise<void>,
+  ): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) throw new AbortError();
       try {
         return await fn();
       } catch (err) {
-        this.warn(`${what} failed; retrying`, { partition: job.partition, first: job.firstOffset, attempt, err: errorReason(err) });
+        this.warn(`${what} failed; retrying`, {
+          partition: job.partition,
+          first: job.firstOffset,
+          attempt,
+          err: errorReason(err),
+        });
         await sleep(backoffMs(attempt), signal);
       }
     }

@@ -2,7 +2,14 @@
  * Defaults for every optional LogPipeline field, in one place, so the operator, the `plan` CLI and
  * the docs agree. `resolveSpec` never mutates its input.
  */
-import type { AutoscalingSpec, ColumnSpec, KeyExpression, LogPipeline, ParserFormat, RetentionMove } from './types';
+import type {
+  AutoscalingSpec,
+  ColumnSpec,
+  KeyExpression,
+  LogPipeline,
+  ParserFormat,
+  RetentionMove,
+} from './types';
 import { durationMs } from './duration';
 
 /** The worker image the chart builds; overridable per pipeline. */
@@ -30,12 +37,22 @@ export interface ResolvedSpec {
   uid: string;
   kafka: {
     bootstrapServers: string[];
-    sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; secretName: string; usernameKey: string; passwordKey: string };
+    sasl?: {
+      mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+      secretName: string;
+      usernameKey: string;
+      passwordKey: string;
+    };
     tls?: { enabled: boolean; caSecretName?: string; caKey?: string; insecureSkipVerify: boolean };
     topic: { name: string; partitions: number; replicationFactor: number; config: Record<string, string> };
     consumerGroup: string;
   };
-  parser: { format: ParserFormat; timezone: string; maxLineBytes: number; staticFields: Record<string, string> };
+  parser: {
+    format: ParserFormat;
+    timezone: string;
+    maxLineBytes: number;
+    staticFields: Record<string, string>;
+  };
   clickhouse: {
     url: string;
     credentials?: { secretName: string; usernameKey: string; passwordKey: string };
@@ -48,7 +65,12 @@ export interface ResolvedSpec {
     partitionBy?: KeyExpression;
     orderBy?: KeyExpression[];
     timeColumn: string;
-    retention: { deleteAfterMs: number; deleteAfter: string; moves: RetentionMove[]; materializeOnChange: boolean };
+    retention: {
+      deleteAfterMs: number;
+      deleteAfter: string;
+      moves: RetentionMove[];
+      materializeOnChange: boolean;
+    };
     storagePolicy?: string;
     dedupWindow: number;
   };
@@ -128,8 +150,16 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
     },
     clickhouse: {
       url: s.clickhouse.url,
-      credentials: creds && { secretName: creds.name, usernameKey: creds.usernameKey ?? 'username', passwordKey: creds.passwordKey ?? 'password' },
-      adminCredentials: admin && { secretName: admin.name, usernameKey: admin.usernameKey ?? 'username', passwordKey: admin.passwordKey ?? 'password' },
+      credentials: creds && {
+        secretName: creds.name,
+        usernameKey: creds.usernameKey ?? 'username',
+        passwordKey: creds.passwordKey ?? 'password',
+      },
+      adminCredentials: admin && {
+        secretName: admin.name,
+        usernameKey: admin.usernameKey ?? 'username',
+        passwordKey: admin.passwordKey ?? 'password',
+      },
       database: s.clickhouse.database,
       table: s.clickhouse.table,
       cluster: s.clickhouse.cluster,
@@ -172,7 +202,10 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
         pollInterval: as.pollInterval ?? '15s',
         pollIntervalMs: durationMs(as.pollInterval ?? '15s'),
       },
-      resources: s.workers?.resources ?? { requests: { cpu: '500m', memory: '512Mi' }, limits: { memory: '1Gi' } },
+      resources: s.workers?.resources ?? {
+        requests: { cpu: '500m', memory: '512Mi' },
+        limits: { memory: '1Gi' },
+      },
       env: s.workers?.env ?? [],
       nodeSelector: s.workers?.nodeSelector ?? {},
       tolerations: s.workers?.tolerations ?? [],
@@ -186,7 +219,10 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
     },
     integrity: {
       enabled: s.integrity?.enabled ?? false,
-      signingKey: s.integrity?.signingKeySecretRef && { secretName: s.integrity.signingKeySecretRef.name, key: s.integrity.signingKeySecretRef.key },
+      signingKey: s.integrity?.signingKeySecretRef && {
+        secretName: s.integrity.signingKeySecretRef.name,
+        key: s.integrity.signingKeySecretRef.key,
+      },
       checkpointIntervalMs: durationMs(s.integrity?.checkpointInterval ?? '5m'),
       tsaUrl: s.integrity?.tsaUrl,
       table: `${s.clickhouse.table}_integrity`,

@@ -20,7 +20,10 @@ export interface SecretKeyRef {
 export interface KafkaSpec {
   bootstrapServers: string[];
   /** SASL from a Secret; absent means no SASL. */
-  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; secretRef: { name: string; usernameKey?: string; passwordKey?: string } };
+  sasl?: {
+    mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+    secretRef: { name: string; usernameKey?: string; passwordKey?: string };
+  };
   /** TLS; `caSecretRef` names the CA bundle. */
   tls?: { enabled: boolean; caSecretRef?: SecretKeyRef; insecureSkipVerify?: boolean };
   topic?: {
@@ -36,7 +39,8 @@ export interface KafkaSpec {
 }
 
 /** Supported log formats. */
-export type ParserFormat = 'auto' | 'rfc5424' | 'rfc3164' | 'fortigate' | 'paloalto' | 'cisco-asa' | 'iptables' | 'cef' | 'json';
+export type ParserFormat =
+  'auto' | 'rfc5424' | 'rfc3164' | 'fortigate' | 'paloalto' | 'cisco-asa' | 'iptables' | 'cef' | 'json';
 
 /** How lines are parsed and enriched. */
 export interface ParserSpec {

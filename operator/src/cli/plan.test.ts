@@ -18,7 +18,9 @@ describe('planPipeline', () => {
     const plan = planPipeline(validPipeline());
     expect(plan.valid).toBe(true);
     expect(plan.topic).toMatchObject({ topic: 'firewall.logs', numPartitions: 12 });
-    expect(plan.clickhouse?.some((s) => s.startsWith('CREATE TABLE IF NOT EXISTS `logs`.`firewall`'))).toBe(true);
+    expect(plan.clickhouse?.some((s) => s.startsWith('CREATE TABLE IF NOT EXISTS `logs`.`firewall`'))).toBe(
+      true,
+    );
     const kinds = (plan.kubernetes as Array<{ kind: string }>).map((o) => o.kind);
     expect(kinds).toEqual(['ConfigMap', 'Deployment', 'PodDisruptionBudget']);
   });

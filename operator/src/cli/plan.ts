@@ -32,7 +32,10 @@ export function planPipeline(doc: unknown): PipelinePlan {
   const id = `${lp?.metadata?.namespace ?? 'default'}/${lp?.metadata?.name ?? '?'}`;
   const errors = validatePipeline(doc).map(formatValidationError);
   if (errors.length > 0) return { pipeline: id, valid: false, errors };
-  const withNs: LogPipeline = { ...lp, metadata: { ...lp.metadata, namespace: lp.metadata.namespace ?? 'default' } };
+  const withNs: LogPipeline = {
+    ...lp,
+    metadata: { ...lp.metadata, namespace: lp.metadata.namespace ?? 'default' },
+  };
   const spec = resolveSpec(withNs);
   const ddl = buildTableDDL(spec);
   const topic = buildTopicSpec(spec);
@@ -81,7 +84,11 @@ function renderText(p: PipelinePlan): string {
 }
 
 /** Runs `plan`; resolves to the exit code (0 valid, 1 invalid input, 2 usage). */
-export async function runPlan(argv: string[], stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Promise<number> {
+export async function runPlan(
+  argv: string[],
+  stdout: NodeJS.WritableStream,
+  stderr: NodeJS.WritableStream,
+): Promise<number> {
   let args: ReturnType<typeof parseArgs>;
   try {
     args = parseArgs(argv);

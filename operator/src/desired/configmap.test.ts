@@ -50,7 +50,13 @@ describe('worker config', () => {
       maxLineBytes: 65536,
       staticFields: { dc: 'ank', site: 'ist' },
     });
-    expect(cfg.clickhouse).toEqual({ url: 'http://ch:8123', database: 'logs', table: 'fw', columns, retainMs: 730 * 86_400_000 });
+    expect(cfg.clickhouse).toEqual({
+      url: 'http://ch:8123',
+      database: 'logs',
+      table: 'fw',
+      columns,
+      retainMs: 730 * 86_400_000,
+    });
     expect(cfg.batch).toEqual({ maxRows: 5000, maxBytes: 16 * 1024 * 1024, maxDelayMs: 250 });
     expect(cfg.deadLetter).toEqual({ enabled: true, topic: 'logs.fw.dlq', table: 'fw_dlq' });
     expect(cfg.integrity).toEqual({
