@@ -25,6 +25,7 @@ export interface PeerArgs {
 /** What the peer prints. */
 export interface PeerResult {
   rows: number;
+  parsedRows: number;
   wallSeconds: number;
   cpuSeconds: number;
   engine: string;
@@ -82,12 +83,16 @@ async function run(args: PeerArgs): Promise<PeerResult> {
       await new Promise((r) => setTimeout(r, 250));
       rows = Number(s.query('SELECT count() FROM fw', 'TSV'));
     }
-    const result = {
-      rows,
-      wallSeconds: (Date.now() - t0) / 1000,
-      cpuSeconds: cpuSeconds(process.cpuUsage(cpu0)),
-      engine,
-    };
+    const cpu = cpuSeconds(process.cpuUsage(cpu0));
+    const wallSeconds = (Date.now() - t0) / 1000;
+    // Proof the view parsed the lines (not just stored them): rows with both ports and an address.
+    const parsedRows = Number(
+      s.query(
+        "SELECT countIf(dst_port IS NOT NULL AND src_port IS NOT NULL AND src_ip != toIPv6('::')) FROM fw",
+        'TSV',
+      ),
+    );
+    const result = { rows, parsedRows, wallSeconds, cpuSeconds: cpu, engine };
     s.query('DROP TABLE fw_mv');
     s.query('DROP TABLE fw_queue');
     return result;

@@ -189,7 +189,9 @@ async function peerRun(
       maxBuffer: 1 << 20,
     }).toString();
     const r = JSON.parse(out.trim().split('\n').pop()!) as PeerResult;
-    if (r.rows !== lines.length) throw new Error(`peer stored ${r.rows} rows, expected ${lines.length}`);
+    if (r.rows !== lines.length || r.parsedRows !== lines.length) {
+      throw new Error(`peer stored ${r.rows} rows (${r.parsedRows} parsed), expected ${lines.length}`);
+    }
     return { ...r, linesPerCpuSecond: lines.length / r.cpuSeconds };
   });
 }
