@@ -43,7 +43,7 @@ module.exports = {
       globalSetup: '<rootDir>/test/env/jest-global-setup.ts',
       globalTeardown: '<rootDir>/test/env/jest-global-teardown.ts',
       slowTestThreshold: 60,
-      testTimeout: 180_000,
+      setupFilesAfterEnv: ['<rootDir>/test/env/jest-timeout.ts'],
     },
   ],
 };
