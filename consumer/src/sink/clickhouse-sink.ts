@@ -104,7 +104,14 @@ export class ClickHouseSink {
       values: bodyStream(body),
       format: 'TabSeparated',
       abort_signal: signal,
-      clickhouse_settings: { insert_deduplication_token: token, insert_deduplicate: 1 },
+      // Synchronous inserts whatever the user profile says: the token's semantics (and "acknowledged
+      // means durable") hold for synchronous inserts; views fed by the table deduplicate too.
+      clickhouse_settings: {
+        insert_deduplication_token: token,
+        insert_deduplicate: 1,
+        async_insert: 0,
+        deduplicate_blocks_in_dependent_materialized_views: 1,
+      },
     });
     const written = result.summary?.written_rows;
     return { writtenRows: written === undefined ? undefined : Number(written) };
