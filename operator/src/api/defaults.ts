@@ -175,7 +175,9 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
         materializeOnChange: s.clickhouse.retention?.materializeOnChange ?? false,
       },
       storagePolicy: s.clickhouse.storagePolicy,
-      dedupWindow: s.clickhouse.dedupWindow ?? 1000,
+      // Counted in inserts for the whole table: at ~100 inserts/s (data + DLQ tokens) 10000 covers
+      // minutes of retries and restarts, not seconds; the hashes it keeps are tiny.
+      dedupWindow: s.clickhouse.dedupWindow ?? 10_000,
     },
     workers: {
       image: s.workers?.image ?? operatorDefaults.workerImage,

@@ -157,7 +157,7 @@ export const clickhouseSchema: JSONSchemaProps = obj(
       maxLength: 63,
     }),
     dedupWindow: int(
-      'Number of recent insert tokens the table remembers so a retried batch is not inserted twice (exactly once). Default 1000.',
+      'Number of recent insert tokens the table remembers so a retried batch is not inserted twice (exactly once). Default 10000 (counted in inserts for the whole table, so size it to insert rate × the longest retry or restart you must survive).',
       1,
       100_000,
     ),

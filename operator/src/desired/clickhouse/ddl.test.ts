@@ -38,7 +38,7 @@ describe('buildTableDDL: firewall preset defaults', () => {
     expect(sql).toContain('ORDER BY (`src_ip`, `ts`)\n');
     expect(sql).toContain('TTL toDateTime(`ts`) + INTERVAL 730 DAY DELETE\n');
     expect(sql).toContain('INDEX `idx_dst_ip` `dst_ip` TYPE bloom_filter(0.01) GRANULARITY 1');
-    expect(sql.endsWith('SETTINGS non_replicated_deduplication_window = 1000')).toBe(true);
+    expect(sql.endsWith('SETTINGS non_replicated_deduplication_window = 10000')).toBe(true);
   });
 
   it('declares the preset columns with their worker sources', () => {
@@ -118,7 +118,7 @@ describe('buildTableDDL: options', () => {
     });
     expect(dataCreate(d)).toContain(
       "TTL toDateTime(`ts`) + INTERVAL 7 DAY TO DISK 'warm', toDateTime(`ts`) + INTERVAL 90 DAY TO VOLUME 'cold', toDateTime(`ts`) + INTERVAL 730 DAY DELETE\n" +
-        "SETTINGS storage_policy = 'hot_cold', non_replicated_deduplication_window = 1000",
+        "SETTINGS storage_policy = 'hot_cold', non_replicated_deduplication_window = 10000",
     );
   });
 
@@ -156,7 +156,7 @@ describe('buildTableDDL: options', () => {
     expect(data.create[0]).toContain(
       "ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/logs/fw_local', '{replica}')",
     );
-    expect(data.create[0]).toContain('SETTINGS replicated_deduplication_window = 1000');
+    expect(data.create[0]).toContain('SETTINGS replicated_deduplication_window = 10000');
     expect(data.create[1]).toBe(
       "CREATE TABLE IF NOT EXISTS `logs`.`fw` ON CLUSTER 'main' AS `logs`.`fw_local`\n" +
         "ENGINE = Distributed('main', 'logs', 'fw_local', cityHash64(`kafka_partition`, `kafka_offset`))",

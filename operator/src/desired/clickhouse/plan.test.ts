@@ -17,7 +17,7 @@ function observedDefault(): ObservedTable {
     engine: 'MergeTree',
     engineFull:
       'MergeTree PARTITION BY toYYYYMMDD(ts) ORDER BY (src_ip, ts) TTL toDateTime(ts) + toIntervalDay(730) ' +
-      'SETTINGS non_replicated_deduplication_window = 1000, index_granularity = 8192',
+      'SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 8192',
     sortingKey: 'src_ip, ts',
     partitionKey: 'toYYYYMMDD(ts)',
     storagePolicy: 'default',
@@ -92,10 +92,10 @@ describe('planTableChanges', () => {
 
   it('sets a missing or changed dedup window and adds a missing skip index', () => {
     const observed = { ...observedDefault(), skipIndexes: [] };
-    observed.engineFull = observed.engineFull.replace('non_replicated_deduplication_window = 1000, ', '');
+    observed.engineFull = observed.engineFull.replace('non_replicated_deduplication_window = 10000, ', '');
     expect(planTableChanges(desired(), observed).actions.map((a) => a.sql)).toEqual([
       'ALTER TABLE `logs`.`fw` ADD INDEX IF NOT EXISTS `idx_dst_ip` `dst_ip` TYPE bloom_filter(0.01) GRANULARITY 1',
-      'ALTER TABLE `logs`.`fw` MODIFY SETTING non_replicated_deduplication_window = 1000',
+      'ALTER TABLE `logs`.`fw` MODIFY SETTING non_replicated_deduplication_window = 10000',
     ]);
   });
 
@@ -152,7 +152,7 @@ describe('TTL normalisation', () => {
   it('splits engine_full into TTL and settings', () => {
     expect(splitEngineFull(observedDefault().engineFull)).toEqual({
       ttl: 'toDateTime(ts) + toIntervalDay(730)',
-      settings: { non_replicated_deduplication_window: '1000', index_granularity: '8192' },
+      settings: { non_replicated_deduplication_window: '10000', index_granularity: '8192' },
     });
     expect(splitEngineFull('MergeTree ORDER BY ts')).toEqual({ ttl: '', settings: {} });
   });
