@@ -18,6 +18,7 @@ import {
   type Loop,
   type Sample,
 } from './autoscale-harness';
+import { deletePipeline, waitFor } from './operator-harness';
 
 jest.setTimeout(300_000);
 
@@ -165,4 +166,16 @@ test('an unreachable Kafka keeps the replicas and reports LagUnavailable', async
   } finally {
     await rec.stop();
   }
+});
+
+test('forgets deleted pipelines: autoscaler state and metric series go with them', async () => {
+  const l = loop!;
+  const series = async () =>
+    (await l.registry.getSingleMetric('logpipeline_autoscaler_lag_messages')!.get()).values.length;
+  expect(l.external.autoscaler.stateSize()).toBeGreaterThanOrEqual(2);
+  expect(await series()).toBeGreaterThanOrEqual(2);
+  for (const name of ['burst', 'cap', 'nokafka']) await deletePipeline(l.namespace, name);
+  // The sweep runs every 30 s, also when nothing is left to evaluate.
+  await waitFor('autoscaler state swept', async () => l.external.autoscaler.stateSize() === 0, 75_000);
+  expect(await series()).toBe(0);
 });

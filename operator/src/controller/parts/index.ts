@@ -42,6 +42,7 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     clickhouse,
     autoscaler,
     close: async () => {
+      autoscaler.close();
       await Promise.allSettled([kafka.close(), clickhouse.close()]);
     },
   };

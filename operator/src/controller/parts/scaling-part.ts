@@ -44,6 +44,8 @@ export interface ScalingPartDeps {
 export interface LagScaler extends ScalingPart {
   /** Pipelines with state in memory. */
   stateSize(): number;
+  /** Stops the periodic sweep (operator shutdown). */
+  close(): void;
 }
 
 interface Entry {
@@ -81,8 +83,12 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
   const pings = new Map<string, { at: number; error?: string; pending?: Promise<string | undefined> }>();
   let lastSweep = now();
 
+  // Deleted pipelines are never evaluated again, so the sweep also runs on its own timer.
+  const timer = setInterval(() => sweep(now()), SWEEP_MS);
+  timer.unref();
+
   function sweep(t: number): void {
-    if (t - lastSweep < SWEEP_MS) return;
+    if (t - lastSweep < SWEEP_MS / 2) return;
     lastSweep = t;
     const live = new Set<string>();
     for (const lp of deps.pipelines()) {
@@ -228,6 +234,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
 
   return {
     stateSize: () => entries.size,
+    close: () => clearInterval(timer),
     async evaluate(spec, dep, ctx): Promise<ScalingOutcome> {
       const t = now();
       sweep(t);

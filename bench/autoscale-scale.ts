@@ -1,0 +1,212 @@
+/**
+ * The 1000-pipeline benchmark: N autoscaled LogPipelines (1-partition topics, idle, minReplicas 0)
+ * created in the real apiserver against the bed's Kafka and ClickHouse, reconciled by the operator
+ * running as its own process. Measures the time until all N are Ready, the operator's RSS and heap
+ * once they are, its steady-state CPU per pipeline poll, and its RSS after all are deleted (state
+ * swept, no growth with churn: KEDA #7453).
+ *
+ * The bed has no Deployment controller. Idle pipelines scale to zero on their first poll, and for
+ * a Deployment with zero replicas this benchmark writes what the controller would: observed
+ * generation and zero pods (it never claims a pod that does not exist).
+ */
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { GROUP, PLURAL, VERSION, type LogPipeline } from '../operator/src/api/types';
+import type { TestBed } from '../test/env/testbed';
+import { benchSpec, cpuSeconds, metric, rssMiB, scrape, startOperator, until } from './autoscale-support';
+
+/** Result of the N-pipeline run. */
+export interface ScaleResult {
+  pipelines: number;
+  createSeconds: number;
+  allReadySeconds: number;
+  operatorRssMiB: number;
+  operatorHeapUsedMiB: number;
+  autoscalerSeries: number;
+  steady: { seconds: number; cpuSeconds: number; reconciles: number; pollsPerCpuSecond: number };
+  afterDeleteRssMiB: number;
+  afterDeleteAutoscalerSeries: number;
+}
+
+const NS = 'bench-1000';
+
+function clients(bed: TestBed) {
+  const kc = new KubeConfig();
+  kc.loadFromFile(bed.kubernetes!.kubeconfig);
+  return {
+    core: kc.makeApiClient(CoreV1Api),
+    apps: kc.makeApiClient(AppsV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+  };
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
+}
+
+/** Writes Deployment status for zero-replica Deployments (what the Deployment controller would say). */
+function zeroReplicaStatusWriter(bed: TestBed): { stop(): Promise<void> } {
+  const { apps } = clients(bed);
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const list = await apps.listNamespacedDeployment({ namespace: NS }).catch(() => ({ items: [] }));
+      const stale = list.items.filter(
+        (d) => d.spec?.replicas === 0 && d.status?.observedGeneration !== d.metadata?.generation,
+      );
+      await pool(stale, 8, (d) =>
+        apps
+          .replaceNamespacedDeploymentStatus({
+            namespace: NS,
+            name: d.metadata!.name!,
+            body: {
+              ...d,
+              status: {
+                observedGeneration: d.metadata!.generation,
+                replicas: 0,
+                readyReplicas: 0,
+                updatedReplicas: 0,
+                availableReplicas: 0,
+              },
+            },
+          })
+          .catch(() => undefined),
+      );
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+async function countReady(custom: CustomObjectsApi): Promise<{ total: number; ready: number }> {
+  const list = (await custom.listNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    plural: PLURAL,
+    namespace: NS,
+  })) as { items: LogPipeline[] };
+  const ready = list.items.filter((lp) =>
+    lp.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  ).length;
+  return { total: list.items.length, ready };
+}
+
+/** Creates `n` pipelines, waits for all Ready, measures the operator, deletes them. */
+export async function scaleBench(
+  bed: TestBed,
+  dir: string,
+  n: number,
+  steadySeconds: number,
+): Promise<ScaleResult> {
+  const { core, custom } = clients(bed);
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  await core.createNamespacedSecret({
+    namespace: NS,
+    body: {
+      metadata: { name: 'ch' },
+      stringData: { username: bed.clickhouse!.username, password: bed.clickhouse!.password },
+    },
+  });
+  const op = await startOperator(bed, [NS], dir);
+  const writer = zeroReplicaStatusWriter(bed);
+  try {
+    const names = Array.from({ length: n }, (_, i) => `p${String(i).padStart(4, '0')}`);
+    const autoscaling = {
+      enabled: true,
+      minReplicas: 0,
+      maxReplicas: 1,
+      lagPerReplica: 10_000,
+      scaleDownStabilization: '0s',
+    };
+    const t0 = Date.now();
+    await pool(names, 8, (name) =>
+      custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace: NS,
+        body: {
+          apiVersion: `${GROUP}/${VERSION}`,
+          kind: 'LogPipeline',
+          metadata: { name, namespace: NS },
+          spec: benchSpec(bed, NS, name, 'bench1000', { autoscaling }, 1),
+        },
+      }),
+    );
+    const created = Date.now();
+    let last = '';
+    await until(
+      `all ${n} pipelines Ready`,
+      async () => {
+        const c = await countReady(custom);
+        const line = `${Math.round((Date.now() - t0) / 1000)}s: ${c.ready}/${c.total} Ready`;
+        if (line.split(':')[1] !== last.split(':')[1]) process.stderr.write(`${line}\n`);
+        last = line;
+        return c.ready === n;
+      },
+      3_600_000,
+      5_000,
+    );
+    const allReady = Date.now();
+    const pid = op.child.pid!;
+    const text = await scrape(op);
+    const ready = {
+      operatorRssMiB: rssMiB(pid),
+      operatorHeapUsedMiB: Math.round(
+        metric(text, 'logpipeline_operator_nodejs_heap_size_used_bytes').sum / 1048576,
+      ),
+      autoscalerSeries: metric(text, 'logpipeline_autoscaler_lag_messages').series,
+    };
+    // Steady state: every pipeline polled every 15 s (the default interval).
+    const cpu0 = cpuSeconds(pid);
+    const rec0 = metric(text, 'logpipeline_operator_reconcile_total').sum;
+    await new Promise((r) => setTimeout(r, steadySeconds * 1000));
+    const cpu = cpuSeconds(pid) - cpu0;
+    const reconciles = metric(await scrape(op), 'logpipeline_operator_reconcile_total').sum - rec0;
+    // Churn: delete every pipeline; the autoscaler's state and series must go with them (sweep: 30 s).
+    await pool(names, 8, (name) =>
+      custom.deleteNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace: NS,
+        name,
+      }),
+    );
+    await until(
+      'all pipelines deleted',
+      async () => (await countReady(custom)).total === 0,
+      1_800_000,
+      5_000,
+    );
+    await new Promise((r) => setTimeout(r, 40_000));
+    const afterText = await scrape(op);
+    return {
+      pipelines: n,
+      createSeconds: (created - t0) / 1000,
+      allReadySeconds: (allReady - t0) / 1000,
+      ...ready,
+      steady: {
+        seconds: steadySeconds,
+        cpuSeconds: cpu,
+        reconciles,
+        pollsPerCpuSecond: Math.round(reconciles / cpu),
+      },
+      afterDeleteRssMiB: rssMiB(pid),
+      afterDeleteAutoscalerSeries: metric(afterText, 'logpipeline_autoscaler_lag_messages').series,
+    };
+  } finally {
+    await writer.stop();
+    await op.stop();
+  }
+}
