@@ -123,7 +123,10 @@ function line(f: Finding): string {
 export function formatReport(r: VerifyReport): string {
   const s = r.stats;
   const out = [
-    `${r.ok ? 'OK' : 'TAMPERING DETECTED'}: ${r.database}.${r.table}, window ${iso(r.window.fromMs)} .. ${iso(r.window.toMs)}`,
+    `${r.ok ? 'OK' : 'TAMPERING DETECTED'}: ${r.database}.${r.table}, ` +
+      (r.window.fromMs === undefined && r.window.toMs === undefined
+        ? 'all rows'
+        : `window ${iso(r.window.fromMs)} .. ${iso(r.window.toMs)}`),
     `  ${s.batchesVerified}/${s.links} batches verified, ${s.rowsRead} rows, ${s.checkpointsVerified}/${s.checkpoints} checkpoints, ` +
       `${s.timestampsVerified} timestamps`,
     `  ${(s.elapsedMs / 1000).toFixed(2)} s, ${Math.round(s.rowsPerSecond)} rows/s, ${s.megabytesPerSecond.toFixed(1)} MB/s, peak RSS ${s.peakRssMB} MB`,
