@@ -16,7 +16,7 @@
  *
  * `<table>_checkpoints` — one row per signed checkpoint, never deleted by TTL (one row per interval):
  *   created_at DateTime64(3,'UTC'), heads String (JSON: partition -> link), signature String
- *   (base64 Ed25519 over heads), public_key String (PEM), tsa_token String (base64 RFC 3161, or '').
+ *   (base64 Ed25519 over heads), public_key String (the signing key's fingerprint `sha256:<hex>`, also inside the signed JSON), tsa_token String (base64 RFC 3161, or '').
  */
 import type { ColumnSpec } from '../../api/types';
 import type { ResolvedSpec } from '../../api/defaults';
