@@ -46,6 +46,9 @@ test('noisy steady load does not make the workers flap', async () => {
     maxReplicas: 3,
     lagPerReplica: LAG_PER_REPLICA,
     scaleDownStabilization: `${DOWN_WINDOW_MS / 1000}s`,
+    // Noisy load is what the scale-up window is for: a spike must outlast one spike period (10 s)
+    // before it adds a worker. Without it, a loaded machine turns every spike into a reversal.
+    scaleUpStabilization: '10s',
   });
   const rec = new Recorder(l, 'noise');
   const random = rng(1556);
