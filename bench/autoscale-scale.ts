@@ -12,7 +12,16 @@
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type LogPipeline } from '../operator/src/api/types';
 import type { TestBed } from '../test/env/testbed';
-import { benchSpec, cpuSeconds, metric, rssMiB, scrape, startOperator, until } from './autoscale-support';
+import {
+  benchSpec,
+  cpuSeconds,
+  median,
+  metric,
+  rssMiB,
+  scrape,
+  startOperator,
+  until,
+} from './autoscale-support';
 
 /** Result of the N-pipeline run. */
 export interface ScaleResult {
@@ -22,7 +31,15 @@ export interface ScaleResult {
   operatorRssMiB: number;
   operatorHeapUsedMiB: number;
   autoscalerSeries: number;
-  steady: { seconds: number; cpuSeconds: number; reconciles: number; pollsPerCpuSecond: number };
+  steady: {
+    seconds: number;
+    cpuSeconds: number;
+    reconciles: number;
+    pollsPerCpuSecond: number;
+    /** Medians and maxima of samples every 5 s. */
+    rssMiB: { median: number; max: number };
+    heapUsedMiB: { median: number; max: number };
+  };
   afterDeleteRssMiB: number;
   afterDeleteAutoscalerSeries: number;
 }
@@ -170,7 +187,17 @@ export async function scaleBench(
     // Steady state: every pipeline polled every 15 s (the default interval).
     const cpu0 = cpuSeconds(pid);
     const rec0 = metric(text, 'logpipeline_operator_reconcile_total').sum;
-    await new Promise((r) => setTimeout(r, steadySeconds * 1000));
+    const rss: number[] = [];
+    const heap: number[] = [];
+    for (const end = Date.now() + steadySeconds * 1000; Date.now() < end;) {
+      await new Promise((r) => setTimeout(r, 5_000));
+      rss.push(rssMiB(pid));
+      heap.push(
+        Math.round(
+          metric(await scrape(op), 'logpipeline_operator_nodejs_heap_size_used_bytes').sum / 1048576,
+        ),
+      );
+    }
     const cpu = cpuSeconds(pid) - cpu0;
     const reconciles = metric(await scrape(op), 'logpipeline_operator_reconcile_total').sum - rec0;
     // Churn: delete every pipeline; the autoscaler's state and series must go with them (sweep: 30 s).
@@ -198,9 +225,11 @@ export async function scaleBench(
       ...ready,
       steady: {
         seconds: steadySeconds,
-        cpuSeconds: cpu,
+        cpuSeconds: Math.round(cpu * 100) / 100,
         reconciles,
         pollsPerCpuSecond: Math.round(reconciles / cpu),
+        rssMiB: { median: median(rss), max: Math.max(...rss) },
+        heapUsedMiB: { median: median(heap), max: Math.max(...heap) },
       },
       afterDeleteRssMiB: rssMiB(pid),
       afterDeleteAutoscalerSeries: metric(afterText, 'logpipeline_autoscaler_lag_messages').series,
