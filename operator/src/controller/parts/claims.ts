@@ -29,7 +29,8 @@ export function olderClaimant(lp: LogPipeline, all: Iterable<LogPipeline>): LogP
   let winner: LogPipeline | undefined;
   for (const other of all) {
     if (other.metadata.uid === lp.metadata.uid || other.metadata.deletionTimestamp) continue;
-    if (other.metadata.namespace === lp.metadata.namespace && other.metadata.name === lp.metadata.name) continue;
+    if (other.metadata.namespace === lp.metadata.namespace && other.metadata.name === lp.metadata.name)
+      continue;
     try {
       if (claimKey(other) !== key) continue;
     } catch {

@@ -23,7 +23,9 @@ export class ClickHousePool {
    */
   async client(spec: ResolvedSpec, ctx: PartContext): Promise<ClickHouseClient> {
     const creds = spec.clickhouse.adminCredentials ?? spec.clickhouse.credentials;
-    const username = creds ? ((await ctx.readSecretKey(creds.secretName, creds.usernameKey)) ?? 'default') : 'default';
+    const username = creds
+      ? ((await ctx.readSecretKey(creds.secretName, creds.usernameKey)) ?? 'default')
+      : 'default';
     const password = creds ? ((await ctx.readSecretKey(creds.secretName, creds.passwordKey)) ?? '') : '';
     const key = `${spec.clickhouse.url}|${username}`;
     const cached = this.clients.get(key);
@@ -46,12 +48,22 @@ export class ClickHousePool {
  * workers' credentials Secret, and the read-only auditor from the admin Secret's optional
  * `auditor-username` / `auditor-password` keys (both are needed; docs/compliance.md, "Access").
  */
-async function ensureUsers(client: ClickHouseClient, spec: ResolvedSpec, ctx: PartContext): Promise<PipelineEvent | undefined> {
+async function ensureUsers(
+  client: ClickHouseClient,
+  spec: ResolvedSpec,
+  ctx: PartContext,
+): Promise<PipelineEvent | undefined> {
   const creds = spec.clickhouse.credentials;
   const admin = spec.clickhouse.adminCredentials;
   if (!creds || !admin) return undefined;
-  const writer = { username: await ctx.readSecretKey(creds.secretName, creds.usernameKey), password: await ctx.readSecretKey(creds.secretName, creds.passwordKey) };
-  const auditor = { username: await ctx.readSecretKey(admin.secretName, 'auditor-username'), password: await ctx.readSecretKey(admin.secretName, 'auditor-password') };
+  const writer = {
+    username: await ctx.readSecretKey(creds.secretName, creds.usernameKey),
+    password: await ctx.readSecretKey(creds.secretName, creds.passwordKey),
+  };
+  const auditor = {
+    username: await ctx.readSecretKey(admin.secretName, 'auditor-username'),
+    password: await ctx.readSecretKey(admin.secretName, 'auditor-password'),
+  };
   if (!writer.username || !writer.password || !auditor.username || !auditor.password) return undefined;
   try {
     await ensureAccessUsers(client, spec, {
@@ -61,7 +73,11 @@ async function ensureUsers(client: ClickHouseClient, spec: ResolvedSpec, ctx: Pa
     return undefined;
   } catch (err) {
     // A refused user (weak password, no access control on the server) must not block the data path.
-    return { type: 'Warning', reason: 'AccessUsersNotCreated', message: (err as Error).message.slice(0, 500) };
+    return {
+      type: 'Warning',
+      reason: 'AccessUsersNotCreated',
+      message: (err as Error).message.slice(0, 500),
+    };
   }
 }
 
@@ -78,10 +94,17 @@ export function createTablePart(pool: ClickHousePool): ExternalPart {
           serverIdentity: out.identity,
           serverVersion: out.version,
         };
-        const events: PipelineEvent[] = out.applied.map((s) => ({ type: 'Normal', reason: 'TableChanged', message: s.slice(0, 500) }));
-        const usersProblem = out.ready ? await ensureUsers(await pool.client(spec, ctx), spec, ctx) : undefined;
+        const events: PipelineEvent[] = out.applied.map((s) => ({
+          type: 'Normal',
+          reason: 'TableChanged',
+          message: s.slice(0, 500),
+        }));
+        const usersProblem = out.ready
+          ? await ensureUsers(await pool.client(spec, ctx), spec, ctx)
+          : undefined;
         if (usersProblem) events.push(usersProblem);
-        for (const r of out.refusals) events.push({ type: 'Warning', reason: 'DestructiveChangeRefused', message: r.message });
+        for (const r of out.refusals)
+          events.push({ type: 'Warning', reason: 'DestructiveChangeRefused', message: r.message });
         if (out.ready && spec.clickhouse.retention.deleteAfterMs < MIN_COMPLIANT_RETENTION_MS) {
           // Ready, but say loudly that the retention is below Law 5651's six-month minimum.
           return {
@@ -92,15 +115,31 @@ export function createTablePart(pool: ClickHousePool): ExternalPart {
             events,
           };
         }
-        return { status: out.ready ? 'True' : 'False', reason: out.reason, message: out.message, observed, events };
+        return {
+          status: out.ready ? 'True' : 'False',
+          reason: out.reason,
+          message: out.message,
+          observed,
+          events,
+        };
       } catch (err) {
-        if (err instanceof ClickHouseApplyError) return { status: 'False', reason: err.reason, message: err.message, retry: true };
+        if (err instanceof ClickHouseApplyError)
+          return { status: 'False', reason: err.reason, message: err.message, retry: true };
         throw err;
       }
     },
-    async delete(spec: ResolvedSpec, recorded: LogPipelineStatus | undefined, ctx: PartContext): Promise<PipelineEvent | void> {
+    async delete(
+      spec: ResolvedSpec,
+      recorded: LogPipelineStatus | undefined,
+      ctx: PartContext,
+    ): Promise<PipelineEvent | void> {
       const identity = recorded?.table?.serverIdentity;
-      if (!identity) return { type: 'Warning', reason: 'TableNotDropped', message: 'no ClickHouse server identity was recorded; tables left in place' };
+      if (!identity)
+        return {
+          type: 'Warning',
+          reason: 'TableNotDropped',
+          message: 'no ClickHouse server identity was recorded; tables left in place',
+        };
       const out = await dropTable(await pool.client(spec, ctx), spec, identity);
       return { type: out.dropped ? 'Normal' : 'Warning', reason: out.reason, message: out.message };
     },

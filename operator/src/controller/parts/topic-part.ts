@@ -5,7 +5,12 @@
  */
 import type { ResolvedSpec } from '../../api/defaults';
 import type { LogPipeline, LogPipelineStatus } from '../../api/types';
-import { KafkaAdminPool, KafkaApplyError, kafkaConnection, type KafkaConnection } from '../../apply/kafka-client';
+import {
+  KafkaAdminPool,
+  KafkaApplyError,
+  kafkaConnection,
+  type KafkaConnection,
+} from '../../apply/kafka-client';
 import { deleteTopic, ensureTopic } from '../../apply/kafka-topic';
 import type { PipelineEvent } from '../../apply/kube';
 import { buildDeadLetterTopicSpec, buildTopicSpec } from '../../desired/topic';
@@ -41,7 +46,9 @@ export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<
       try {
         const conn = await kafkaConnectionFor(spec, ctx);
         const main = await pool.withAdmin(conn, (admin) => ensureTopic(admin, topic.value));
-        const dead = dlq?.ok ? await pool.withAdmin(conn, (admin) => ensureTopic(admin, dlq.value)) : undefined;
+        const dead = dlq?.ok
+          ? await pool.withAdmin(conn, (admin) => ensureTopic(admin, dlq.value))
+          : undefined;
         const events: PipelineEvent[] = [...main.changes, ...(dead?.changes ?? [])].map((c) => ({
           type: 'Normal',
           reason: 'TopicChanged',
@@ -53,24 +60,40 @@ export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<
           status: notReady ? 'False' : 'True',
           reason: notReady ? notReady.reason : 'TopicReady',
           message: notReady ? notReady.message : main.message,
-          observed: { name: topic.value.topic, partitions: main.partitions, clusterId: main.clusterId, topicId: main.topicId },
+          observed: {
+            name: topic.value.topic,
+            partitions: main.partitions,
+            clusterId: main.clusterId,
+            topicId: main.topicId,
+          },
           events,
         };
       } catch (err) {
-        if (err instanceof KafkaApplyError) return { status: 'False', reason: err.reason, message: err.message, retry: true };
+        if (err instanceof KafkaApplyError)
+          return { status: 'False', reason: err.reason, message: err.message, retry: true };
         throw err;
       }
     },
-    async delete(spec: ResolvedSpec, recorded: LogPipelineStatus | undefined, ctx: PartContext): Promise<PipelineEvent | void> {
+    async delete(
+      spec: ResolvedSpec,
+      recorded: LogPipelineStatus | undefined,
+      ctx: PartContext,
+    ): Promise<PipelineEvent | void> {
       const clusterId = recorded?.topic?.clusterId;
-      if (!clusterId) return { type: 'Warning', reason: 'TopicNotDeleted', message: 'no Kafka cluster id was recorded; topic left in place' };
+      if (!clusterId)
+        return {
+          type: 'Warning',
+          reason: 'TopicNotDeleted',
+          message: 'no Kafka cluster id was recorded; topic left in place',
+        };
       const conn = await kafkaConnectionFor(spec, ctx);
       const names = [spec.kafka.topic.name, ...(spec.deadLetter.enabled ? [spec.deadLetter.topic] : [])];
       const messages: string[] = [];
       for (const name of names) {
         const out = await pool.withAdmin(conn, (admin) => deleteTopic(admin, name, clusterId));
         messages.push(out.message);
-        if (out.reason === 'ClusterIdMismatch') return { type: 'Warning', reason: out.reason, message: out.message };
+        if (out.reason === 'ClusterIdMismatch')
+          return { type: 'Warning', reason: out.reason, message: out.message };
       }
       return { type: 'Normal', reason: 'TopicDeleted', message: messages.join('; ') };
     },
