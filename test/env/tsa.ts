@@ -7,6 +7,8 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -22,15 +24,26 @@ export interface TsaServer {
   caCertPem: string;
   caCertFile: string;
   tsaCertPem: string;
-  /** Requests answered so far. */
+  /** Requests answered so far (refused ones included). */
   requests(): number;
+  /** Requests refused for missing or wrong credentials. */
+  refused(): number;
+  /** With `mtls`: a client certificate and key the TSA accepts (PEM, issued by the same CA). */
+  clientCertPem?: string;
+  clientKeyPem?: string;
   close(): Promise<void>;
 }
 
-/** Options: key algorithm of CA and TSA (default rsa), certificate subject prefix. */
+/**
+ * Options: key algorithm of CA and TSA (default rsa), certificate subject prefix, and the access
+ * control of TSAs that are not open: HTTP basic auth, and/or HTTPS requiring a client certificate.
+ */
 export interface TsaOptions {
   keyType?: 'rsa' | 'ec';
   name?: string;
+  basicAuth?: { username: string; password: string };
+  /** Serve HTTPS (server certificate for 127.0.0.1 from the test CA) and require a client certificate. */
+  mtls?: boolean;
 }
 
 async function openssl(dir: string, args: string[]): Promise<void> {
@@ -124,6 +137,45 @@ export async function makeTsaCertificates(dir: string, opts: TsaOptions = {}): P
   );
 }
 
+/** Issues `<name>.crt`/`<name>.key` from the test CA with the given extended key usage (and IP SAN). */
+async function issueTlsCertificate(dir: string, name: string, usage: string, san?: string): Promise<void> {
+  await openssl(
+    dir,
+    ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'].concat([
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+      '-subj',
+      `/CN=${name}`,
+    ]),
+  );
+  fs.writeFileSync(
+    path.join(dir, `${name}-ext.cnf`),
+    `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=${usage}\n` +
+      (san ? `subjectAltName=${san}\n` : ''),
+  );
+  await openssl(
+    dir,
+    ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key'].concat([
+      '-CAcreateserial',
+      '-out',
+      `${name}.crt`,
+      '-days',
+      '30',
+      '-extfile',
+      `${name}-ext.cnf`,
+    ]),
+  );
+}
+
+/** True when the request carries the expected basic credentials (or none are required). */
+function authorized(req: http.IncomingMessage, basic: TsaOptions['basicAuth']): boolean {
+  if (!basic) return true;
+  const expected = `Basic ${Buffer.from(`${basic.username}:${basic.password}`).toString('base64')}`;
+  return req.headers.authorization === expected;
+}
+
 /** Answers one request body with `openssl ts -reply`; requests are serialised (shared serial file). */
 async function reply(dir: string, body: Buffer, seq: number): Promise<Buffer> {
   const req = path.join(dir, `req-${seq}.tsq`);
@@ -143,11 +195,19 @@ export async function startTsa(opts: TsaOptions = {}): Promise<TsaServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'logpipeline-tsa-'));
   await makeTsaCertificates(dir, opts);
   let count = 0;
+  let refused = 0;
   let queue: Promise<unknown> = Promise.resolve();
-  const server = http.createServer((req, res) => {
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const tlsRefused = opts.mtls && !(req.socket as TLSSocket).authorized;
+      if (tlsRefused || !authorized(req, opts.basicAuth)) {
+        count++;
+        refused++;
+        res.writeHead(401, { 'www-authenticate': 'Basic realm="tsa"' }).end();
+        return;
+      }
       if (req.method !== 'POST' || req.headers['content-type'] !== 'application/timestamp-query') {
         res.writeHead(400).end();
         return;
@@ -160,16 +220,39 @@ export async function startTsa(opts: TsaOptions = {}): Promise<TsaServer> {
         (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(err.message),
       );
     });
-  });
+  };
+  let server: http.Server;
+  if (opts.mtls) {
+    await issueTlsCertificate(dir, 'server', 'serverAuth', 'IP:127.0.0.1');
+    await issueTlsCertificate(dir, 'client', 'clientAuth');
+    const read = (f: string) => fs.readFileSync(path.join(dir, f));
+    server = https.createServer(
+      // rejectUnauthorized false: a client without a certificate from the CA gets a 401 (checked in
+      // the handler) rather than a bare TLS abort, so tests can tell the refusal apart.
+      {
+        key: read('server.key'),
+        cert: read('server.crt'),
+        ca: read('ca.crt'),
+        requestCert: true,
+        rejectUnauthorized: false,
+      },
+      handler,
+    );
+  } else {
+    server = http.createServer(handler);
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   return {
-    url: `http://127.0.0.1:${port}/tsa`,
+    url: `${opts.mtls ? 'https' : 'http'}://127.0.0.1:${port}/tsa`,
+    clientCertPem: opts.mtls ? fs.readFileSync(path.join(dir, 'client.crt'), 'utf8') : undefined,
+    clientKeyPem: opts.mtls ? fs.readFileSync(path.join(dir, 'client.key'), 'utf8') : undefined,
     dir,
     caCertPem: fs.readFileSync(path.join(dir, 'ca.crt'), 'utf8'),
     caCertFile: path.join(dir, 'ca.crt'),
     tsaCertPem: fs.readFileSync(path.join(dir, 'tsa.crt'), 'utf8'),
     requests: () => count,
+    refused: () => refused,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       fs.rmSync(dir, { recursive: true, force: true });

@@ -92,30 +92,77 @@ export function parseTimeStampResponse(body: Buffer, req: TimeStampRequest): Tim
   return { token, info: parsed.info };
 }
 
+/**
+ * How to authenticate to a TSA that is not open: HTTP basic auth and/or a TLS client certificate
+ * (mTLS), plus the CA that issued the TSA's HTTPS certificate when it is not a public one. Values
+ * come from Secrets; they are never logged nor put in an error message.
+ */
+export interface TsaClientAuth {
+  username?: string;
+  password?: string;
+  /** PEM client certificate (chain) and its private key, for mTLS. */
+  clientCertPem?: string;
+  clientKeyPem?: string;
+  /** PEM CA certificate(s) trusted for the TSA's HTTPS server certificate (default: Node's store). */
+  caPem?: string;
+}
+
 /** POSTs the request to the TSA and returns the checked reply (timeout in ms). */
 export async function requestTimeStamp(
   url: string,
   sha256Digest: Buffer,
   timeoutMs = 10_000,
+  auth: TsaClientAuth = {},
 ): Promise<TimeStampReply> {
   const req = buildTimeStampRequest(sha256Digest);
-  const body = await postDer(url, req.der, timeoutMs);
+  const body = await postDer(url, req.der, timeoutMs, auth);
   return parseTimeStampResponse(body, req);
+}
+
+/** Request options carrying the credentials (basic auth header, TLS client certificate, CA). */
+function authOptions(target: URL, auth: TsaClientAuth): https.RequestOptions {
+  if ((auth.clientCertPem || auth.caPem) && target.protocol !== 'https:')
+    throw new Error('a TSA client certificate or CA needs an https:// TSA URL');
+  if ((auth.clientCertPem === undefined) !== (auth.clientKeyPem === undefined))
+    throw new Error('a TSA client certificate needs both the certificate and its key');
+  const headers: Record<string, string> = {};
+  if (auth.username !== undefined || auth.password !== undefined) {
+    const pair = `${auth.username ?? ''}:${auth.password ?? ''}`;
+    headers.authorization = `Basic ${Buffer.from(pair, 'utf8').toString('base64')}`;
+  }
+  const tls: https.RequestOptions = {};
+  if (auth.clientCertPem) tls.cert = auth.clientCertPem;
+  if (auth.clientKeyPem) tls.key = auth.clientKeyPem;
+  if (auth.caPem) tls.ca = auth.caPem;
+  return { ...tls, headers };
 }
 
 const MAX_RESPONSE_BYTES = 1 << 20;
 
-function postDer(url: string, der: Buffer, timeoutMs: number): Promise<Buffer> {
+function postDer(url: string, der: Buffer, timeoutMs: number, auth: TsaClientAuth): Promise<Buffer> {
   const target = new URL(url);
   const lib = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : null;
   if (!lib) return Promise.reject(new Error(`unsupported TSA URL scheme ${target.protocol}`));
+  if (target.username || target.password)
+    return Promise.reject(new Error('put TSA credentials in a Secret, not in the TSA URL'));
+  let extra: https.RequestOptions;
+  try {
+    extra = authOptions(target, auth);
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
   return new Promise((resolve, reject) => {
     const req = lib.request(
       target,
       {
+        ...extra,
         method: 'POST',
         timeout: timeoutMs,
-        headers: { 'content-type': 'application/timestamp-query', 'content-length': der.length },
+        headers: {
+          ...extra.headers,
+          'content-type': 'application/timestamp-query',
+          'content-length': der.length,
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -127,7 +174,9 @@ function postDer(url: string, der: Buffer, timeoutMs: number): Promise<Buffer> {
         });
         res.on('end', () => {
           const type = String(res.headers['content-type'] ?? '');
-          if (res.statusCode !== 200) reject(new Error(`TSA answered HTTP ${res.statusCode}`));
+          if (res.statusCode === 401 || res.statusCode === 403)
+            reject(new Error(`TSA refused the credentials (HTTP ${res.statusCode})`));
+          else if (res.statusCode !== 200) reject(new Error(`TSA answered HTTP ${res.statusCode}`));
           else if (!type.startsWith('application/timestamp-reply'))
             reject(new Error(`TSA answered content-type ${type || '(none)'}`));
           else resolve(Buffer.concat(chunks));

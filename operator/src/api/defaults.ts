@@ -101,6 +101,9 @@ export interface ResolvedSpec {
     tsaUrl?: string;
     table: string;
     checkpointTable: string;
+    sealTable: string;
+    tsaCredentialsSecret?: string;
+    seal?: { schedule: 'daily'; graceMs: number; backfillDays: number };
   };
   deletionPolicy: 'Retain' | 'Delete';
 }
@@ -229,6 +232,13 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
       tsaUrl: s.integrity?.tsaUrl,
       table: `${s.clickhouse.table}_integrity`,
       checkpointTable: `${s.clickhouse.table}_checkpoints`,
+      sealTable: `${s.clickhouse.table}_seals`,
+      tsaCredentialsSecret: s.integrity?.tsaCredentialsSecretRef?.name,
+      seal: s.integrity?.seal && {
+        schedule: s.integrity.seal.schedule,
+        graceMs: durationMs(s.integrity.seal.grace ?? '1h'),
+        backfillDays: s.integrity.seal.backfillDays ?? 7,
+      },
     },
     deletionPolicy: s.deletionPolicy ?? 'Retain',
   };

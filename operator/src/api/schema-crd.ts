@@ -9,6 +9,8 @@ import {
   TOPIC_PATTERN,
   IDENTIFIER_PATTERN,
   bool,
+  int,
+  K8S_NAME_PATTERN,
   obj,
   oneOf,
   secretKeyRef,
@@ -48,6 +50,25 @@ const integritySchema = obj('Tamper evidence: hash-chained, signed checkpoints o
     pattern: '^https?://[^\\s]+$',
     maxLength: 2048,
   }),
+  tsaCredentialsSecretRef: obj(
+    'Secret with the credentials of a TSA that is not open (used by the scheduled seal): keys `username`/`password` (HTTP basic auth), `tls.crt`/`tls.key` (client certificate, mTLS), `ca.crt` (CA of the TSA HTTPS certificate); each optional.',
+    {
+      name: str('Name of the Secret in the LogPipeline namespace.', {
+        pattern: K8S_NAME_PATTERN,
+        minLength: 1,
+      }),
+    },
+    ['name'],
+  ),
+  seal: obj(
+    'Daily sealed evidence made by the operator: each complete UTC day of the table is exported canonically, and its manifest (SHA-256, row count, chain heads, checkpoints, retention) signed with the signing key, timestamped by tsaUrl and stored in `<table>_seals`. Requires enabled and tsaUrl.',
+    {
+      schedule: oneOf('How often: `daily` seals each UTC day once it is complete.', ['daily']),
+      grace: duration('Wait this long after midnight UTC for late lines before sealing the day. Default 1h.'),
+      backfillDays: int('Unsealed days this far back are sealed too (oldest first). Default 7.', 1, 800),
+    },
+    ['schedule'],
+  ),
 });
 
 /** The spec schema without rules attached. */

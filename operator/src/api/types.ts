@@ -153,6 +153,19 @@ export interface IntegritySpec {
   checkpointInterval?: string;
   /** Optional RFC 3161 Time Stamping Authority URL. */
   tsaUrl?: string;
+  /** Secret with TSA credentials: `username`/`password`, `tls.crt`/`tls.key`, `ca.crt` (each optional). */
+  tsaCredentialsSecretRef?: { name: string };
+  /** Daily sealed evidence made by the operator. */
+  seal?: SealSpec;
+}
+
+/** The operator's scheduled seal (docs/compliance.md, "Daily sealed evidence"). */
+export interface SealSpec {
+  schedule: 'daily';
+  /** Wait after the day ends for late lines; default 1h. */
+  grace?: string;
+  /** How many past days are sealed when unsealed; default 7. */
+  backfillDays?: number;
 }
 
 /** The desired state of a pipeline. */
@@ -183,6 +196,8 @@ export interface LogPipelineStatus {
   topic?: { name?: string; partitions?: number; clusterId?: string; topicId?: string };
   table?: { database?: string; table?: string; serverIdentity?: string; serverVersion?: string };
   workers?: { desired?: number; current?: number; ready?: number; selector?: string };
+  /** The scheduled seal: the newest day sealed and the last failure. */
+  seal?: { lastSealedDay?: string; lastSealTime?: string; lastFailure?: string };
   lag?: {
     total?: number;
     maxPartition?: number;

@@ -161,6 +161,18 @@ export const INVALID_CASES: PipelineCase[] = [
     ],
   },
   {
+    name: 'scheduled seal without a TSA',
+    change: (lp) =>
+      (lp.spec.integrity = {
+        enabled: true,
+        signingKeySecretRef: { name: 'k', key: 'ed25519.pem' },
+        seal: { schedule: 'daily' },
+      }),
+    expect: [
+      { field: 'spec.integrity.seal', type: 'FieldValueRequired', rule: 'seal-needs-integrity-and-tsa' },
+    ],
+  },
+  {
     name: 'custom preset without columns',
     change: (lp) => Object.assign(lp.spec.clickhouse, { preset: 'custom', columns: undefined }),
     expect: [{ field: `${ch}.columns`, type: 'FieldValueRequired', rule: 'custom-preset-needs-columns' }],

@@ -215,6 +215,16 @@ export const PIPELINE_RULES: readonly PipelineRule[] = [
     reason: 'FieldValueRequired',
     holds: (self) => !self.enabled || self.signingKeySecretRef !== undefined,
   }),
+  define<IntegritySpec>({
+    id: 'seal-needs-integrity-and-tsa',
+    at: 'spec.integrity',
+    rule: '!has(self.seal) || (has(self.enabled) && self.enabled && has(self.tsaUrl))',
+    message:
+      'spec.integrity.seal needs integrity.enabled (the seal is signed with its key) and integrity.tsaUrl (the seal is timestamped by that TSA)',
+    fieldPath: '.seal',
+    reason: 'FieldValueRequired',
+    holds: (self) => self.seal === undefined || (self.enabled === true && self.tsaUrl !== undefined),
+  }),
 ];
 
 function replicaRules(): PipelineRule[] {

@@ -14,6 +14,8 @@ commands:
   verify [options]                    verify the integrity chain, signatures and timestamp tokens of a table
   query --ip <ip> --from <t1> --to <t2> [options]
                                       the legal query: all records for an IP between two times
+  seal --date D [options]             seal one day of a table: canonical export, signed and timestamped manifest
+  seal export --date D --out DIR      write a stored seal as files an auditor checks with openssl
 run 'logpipeline <command> --help' for a command's options.
 `;
 
@@ -26,6 +28,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('../../../consumer/src/cli/parse')).runParse(rest, process.stdin, process.stdout);
     case 'verify':
       return (await import('./verify')).runVerify(rest, process.stdout);
+    case 'seal':
+      return (await import('./seal')).runSeal(rest, process.stdout);
     case 'query':
       return (await import('./query')).runQuery(rest, process.stdout);
     case undefined:

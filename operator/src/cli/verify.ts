@@ -34,6 +34,8 @@ const USAGE = `usage: logpipeline verify --database DB --table T [--from T1 --to
   --columns a,b,c            canonical column list (default: the signed checkpoint's, else the table's)
   --time-column NAME         default: the checkpoint's, else ts
   --output text|json
+  --seal DIR|MANIFEST        verify an exported daily seal offline instead (with --public-key, --tsa-ca)
+  --no-signature-check       with --seal: accept a seal without checking its signature
 `;
 
 const VALUES = [
@@ -49,8 +51,9 @@ const VALUES = [
   'columns',
   'time-column',
   'output',
+  'seal',
 ];
-const FLAGS = ['all', 'require-timestamps', 'help'];
+const FLAGS = ['all', 'require-timestamps', 'help', 'no-signature-check'];
 
 function readCAs(file: string): X509Certificate[] {
   const pem = fs.readFileSync(file, 'utf8');
@@ -106,6 +109,7 @@ export async function runVerify(
       out.write(USAGE);
       return 0;
     }
+    if (args.values.has('seal')) return await (await import('./seal')).runSealVerify(args, out);
     opts = verifyOptions(args);
     const format = args.values.get('output') ?? 'text';
     if (format !== 'text' && format !== 'json') throw new UsageError('--output must be text or json');

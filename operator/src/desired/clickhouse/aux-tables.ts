@@ -17,6 +17,12 @@
  * `<table>_checkpoints` — one row per signed checkpoint, never deleted by TTL (one row per interval):
  *   created_at DateTime64(3,'UTC'), heads String (JSON: partition -> link), signature String
  *   (base64 Ed25519 over heads), public_key String (the signing key's fingerprint `sha256:<hex>`, also inside the signed JSON), tsa_token String (base64 RFC 3161, or '').
+ *
+ * `<table>_seals` — one row per sealed day (`logpipeline seal`, docs/compliance.md), never deleted by TTL:
+ *   day Date (UTC), pipeline, table_name LowCardinality(String), created_at DateTime64(3,'UTC'),
+ *   export_sha256 FixedString(64) (hex SHA-256 of the day's canonical export), row_count UInt64,
+ *   manifest String (canonical JSON), signature String (base64 Ed25519 over manifest),
+ *   tsa_token String (base64 RFC 3161 token over SHA-256 of manifest, or '').
  */
 import type { ColumnSpec } from '../../api/types';
 import type { ResolvedSpec } from '../../api/defaults';
@@ -61,6 +67,18 @@ const CHECKPOINT_COLUMNS: ColumnSpec[] = [
   { name: 'tsa_token', type: 'String' },
 ];
 
+const SEAL_COLUMNS: ColumnSpec[] = [
+  { name: 'day', type: 'Date' },
+  { name: 'pipeline', type: 'LowCardinality(String)' },
+  { name: 'table_name', type: 'LowCardinality(String)' },
+  { name: 'created_at', type: TS },
+  { name: 'export_sha256', type: 'FixedString(64)' },
+  { name: 'row_count', type: 'UInt64' },
+  { name: 'manifest', type: 'String', codec: Z },
+  { name: 'signature', type: 'String' },
+  { name: 'tsa_token', type: 'String' },
+];
+
 function auxSchema(
   columns: ColumnSpec[],
   timeColumn: string,
@@ -98,4 +116,9 @@ export function integritySchema(spec: ResolvedSpec): TableSchema {
 /** Schema of the signed-checkpoint table: ordered by time, no TTL. */
 export function checkpointSchema(): TableSchema {
   return auxSchema(CHECKPOINT_COLUMNS, 'created_at', 'toYYYYMM', ['created_at'], []);
+}
+
+/** Schema of the daily-seal table: one row per sealed day, ordered by (table, day), no TTL. */
+export function sealSchema(): TableSchema {
+  return auxSchema(SEAL_COLUMNS, 'day', 'toYear', ['table_name', 'day'], []);
 }

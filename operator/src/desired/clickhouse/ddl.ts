@@ -13,7 +13,7 @@
  * a cheap, evenly spread key; without them the sort key is hashed.
  */
 import type { ResolvedSpec } from '../../api/defaults';
-import { checkpointSchema, deadLetterSchema, integritySchema } from './aux-tables';
+import { checkpointSchema, deadLetterSchema, integritySchema, sealSchema } from './aux-tables';
 import {
   SchemaError,
   catchSchemaError,
@@ -25,7 +25,7 @@ import {
 import { renderColumnDefinition, resolveTableSchema, type TableSchema } from './schema';
 
 /** Which companion a table is. */
-export type TableRole = 'data' | 'deadLetter' | 'integrity' | 'checkpoints';
+export type TableRole = 'data' | 'deadLetter' | 'integrity' | 'checkpoints' | 'seals';
 
 /** One desired table: its schema, names, engine settings and CREATE statements. */
 export interface DesiredTable {
@@ -158,6 +158,7 @@ function buildUnchecked(spec: ResolvedSpec): TableDDL {
     tables.push(
       desiredTable(spec, 'checkpoints', spec.integrity.checkpointTable, checkpointSchema(), onCluster),
     );
+    tables.push(desiredTable(spec, 'seals', spec.integrity.sealTable, sealSchema(), onCluster));
   }
   const names = new Set(tables.flatMap((t) => [t.name, t.storageName]));
   if (names.size !== tables.length * (cluster ? 2 : 1))
