@@ -190,3 +190,62 @@ test('a token signed by a certificate without the timeStamping usage is refused'
   expect(verifyTimeStampToken(fs.readFileSync(path.join(dir, 'proper.der')), d, ca).problem).toBeNull();
   fs.rmSync(dir, { recursive: true });
 });
+
+describe('TSAs that are not open', () => {
+  let basic: TsaServer;
+  let mtls: TsaServer;
+  const creds = { username: 'auditor', password: 's3cret-Pa55' };
+
+  beforeAll(async () => {
+    [basic, mtls] = await Promise.all([
+      startTsa({ name: 'basic', basicAuth: creds }),
+      startTsa({ name: 'mtls', mtls: true, basicAuth: creds }),
+    ]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([basic?.close(), mtls?.close()]);
+  });
+
+  test('HTTP basic auth: granted with the credentials, refused (without echoing them) otherwise', async () => {
+    const d = digest('basic');
+    const reply = await requestTimeStamp(basic.url, d, 10_000, creds);
+    expect(verifyTimeStampToken(reply.token, d, [new X509Certificate(basic.caCertPem)]).problem).toBeNull();
+    const refusedBefore = basic.refused();
+    const wrong = requestTimeStamp(basic.url, d, 10_000, { username: 'auditor', password: 'wrong-Pa55' });
+    await expect(wrong).rejects.toThrow('TSA refused the credentials (HTTP 401)');
+    await expect(requestTimeStamp(basic.url, d)).rejects.toThrow('HTTP 401');
+    expect(basic.refused()).toBe(refusedBefore + 2);
+    const err = await wrong.catch((e: Error) => e.message);
+    expect(err).not.toContain('wrong-Pa55');
+  });
+
+  test('credentials in the URL are refused: they belong in a Secret', async () => {
+    const url = basic.url.replace('http://', 'http://auditor:s3cret-Pa55@');
+    await expect(requestTimeStamp(url, digest('x'))).rejects.toThrow('not in the TSA URL');
+  });
+
+  test('mTLS: granted with the client certificate, refused without it', async () => {
+    const d = digest('mtls');
+    const tls = { caPem: mtls.caCertPem, clientCertPem: mtls.clientCertPem, clientKeyPem: mtls.clientKeyPem };
+    const reply = await requestTimeStamp(mtls.url, d, 10_000, { ...creds, ...tls });
+    expect(verifyTimeStampToken(reply.token, d, [new X509Certificate(mtls.caCertPem)]).problem).toBeNull();
+    await expect(requestTimeStamp(mtls.url, d, 10_000, { ...creds, caPem: mtls.caCertPem })).rejects.toThrow(
+      'HTTP 401',
+    );
+    // The TSA's HTTPS certificate is checked: without its CA the connection is refused.
+    await expect(
+      requestTimeStamp(mtls.url, d, 10_000, { ...creds, ...tls, caPem: undefined }),
+    ).rejects.toThrow(/certificate/);
+  });
+
+  test('a client certificate over plain HTTP or without its key is a configuration error', async () => {
+    const d = digest('cfg');
+    await expect(
+      requestTimeStamp(basic.url, d, 10_000, { clientCertPem: 'x', clientKeyPem: 'y' }),
+    ).rejects.toThrow('needs an https:// TSA URL');
+    await expect(requestTimeStamp(mtls.url, d, 10_000, { clientCertPem: 'x' })).rejects.toThrow(
+      'both the certificate and its key',
+    );
+  });
+});
