@@ -6,6 +6,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { CanonicalColumn } from '../../../consumer/src/integrity/canonical';
+import { msText } from '../../../consumer/src/integrity/chain';
 import { qualifiedName } from '../desired/clickhouse/identifiers';
 import type { SealChainHead, SealCheckpointRef } from './seal-manifest';
 
@@ -135,11 +136,13 @@ export async function signedColumns(
 }
 
 const RECORD_SELECT =
-  'SELECT toString(day) AS day, pipeline, table_name, toUnixTimestamp64Milli(created_at) AS created_at_ms, export_sha256, row_count, manifest, signature, tsa_token';
+  'SELECT toString(day) AS day_text, pipeline, table_name, toUnixTimestamp64Milli(created_at) AS created_at_ms, export_sha256, row_count, manifest, signature, tsa_token';
 
 function toRecord(r: Record<string, unknown>): SealRecord {
+  const { day_text: day, ...rest } = r;
   return {
-    ...(r as unknown as SealRecord),
+    ...(rest as unknown as SealRecord),
+    day: String(day),
     created_at_ms: Number(r.created_at_ms),
     row_count: Number(r.row_count),
   };
@@ -167,13 +170,13 @@ export async function sealedDays(
   fromDay: string,
   toDay: string,
 ): Promise<string[]> {
-  const out = await rows<{ day: string }>(
+  const out = await rows<{ d: string }>(
     client,
-    `SELECT DISTINCT toString(day) AS day FROM ${qualifiedName(t.database, t.sealTable)} WHERE table_name = {table:String} ` +
-      'AND day >= toDate({from:String}) AND day <= toDate({to:String}) ORDER BY day',
+    `SELECT DISTINCT toString(day) AS d FROM ${qualifiedName(t.database, t.sealTable)} WHERE table_name = {table:String} ` +
+      'AND day >= toDate({from:String}) AND day <= toDate({to:String}) ORDER BY d',
     { table: t.table, from: fromDay, to: toDay },
   );
-  return out.map((r) => r.day);
+  return out.map((r) => r.d);
 }
 
 /** Days in [fromDay, toDay] on which the chain has rows (from the links' time ranges), ascending. */
@@ -208,7 +211,7 @@ export async function insertSeal(client: ClickHouseClient, t: SealTables, record
         day: record.day,
         pipeline: record.pipeline,
         table_name: record.table_name,
-        created_at: record.created_at_ms / 1000,
+        created_at: msText(record.created_at_ms),
         export_sha256: record.export_sha256,
         row_count: record.row_count,
         manifest: record.manifest,
