@@ -121,6 +121,19 @@ describe('rule table', () => {
       ['replicas-or-autoscaling', { replicas: 2, autoscaling: { enabled: true } }, undefined, false],
       ['integrity-needs-signing-key', { enabled: false }, undefined, true],
       ['integrity-needs-signing-key', { enabled: true }, undefined, false],
+      [
+        'seal-needs-integrity-and-tsa',
+        { enabled: true, tsaUrl: 'https://t', seal: { schedule: 'daily' } },
+        undefined,
+        true,
+      ],
+      ['seal-needs-integrity-and-tsa', { enabled: true, seal: { schedule: 'daily' } }, undefined, false],
+      [
+        'seal-needs-integrity-and-tsa',
+        { tsaUrl: 'https://t', seal: { schedule: 'daily' } },
+        undefined,
+        false,
+      ],
     ];
     for (const [id, self, old, ok] of cases) expect([id, byId[id].holds(self, old)]).toEqual([id, ok]);
     expect(new Set(cases.map((c) => c[0])).size).toBe(PIPELINE_RULES.length);
