@@ -1,0 +1,129 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { buildDayExportQuery } from './seal-export';
+import {
+  buildSealManifest,
+  checkManifest,
+  dayWindow,
+  incompleteReason,
+  lastCompleteDay,
+  manifestBytes,
+  signManifest,
+  type SealFacts,
+} from './seal-manifest';
+
+const HOUR = 3_600_000;
+const key = generateKeyPairSync('ed25519');
+
+const facts: SealFacts = {
+  pipeline: 'isp/fw',
+  database: 'logs',
+  table: 'fw',
+  day: '2026-11-04',
+  timeColumn: 'ts',
+  columns: [
+    { name: 'ts', type: "DateTime64(3, 'UTC')", source: 'ts' },
+    { name: 'src_ip', type: 'IPv6' },
+  ],
+  export: { sha256: 'a'.repeat(64), rows: 3, bytes: 120 },
+  heads: [
+    {
+      partition: 1,
+      links: 1,
+      first_offset: 5,
+      last_offset: 9,
+      prev_link: '0'.repeat(64),
+      link: 'b'.repeat(64),
+    },
+    {
+      partition: 0,
+      links: 2,
+      first_offset: 0,
+      last_offset: 9,
+      prev_link: '0'.repeat(64),
+      link: 'c'.repeat(64),
+    },
+  ],
+  checkpoints: [
+    { id: 'f'.repeat(64), created_at: 20 },
+    { id: 'e'.repeat(64), created_at: 10 },
+  ],
+  retentionMs: 730 * 24 * HOUR,
+  createdAtMs: Date.UTC(2026, 10, 5, 1),
+};
+
+describe('days', () => {
+  it('parses a UTC calendar day into a half-open window and refuses anything else', () => {
+    expect(dayWindow('2026-11-04')).toEqual({
+      fromMs: Date.UTC(2026, 10, 4),
+      toMs: Date.UTC(2026, 10, 5),
+    });
+    for (const bad of ['2026-11-31', '2026-1-04', '20261104', '2026-11-04T00:00', "2026-11-04'"])
+      expect(() => dayWindow(bad)).toThrow('is not a date YYYY-MM-DD');
+  });
+
+  it('a day is complete only after its end plus the grace for late lines', () => {
+    const end = Date.UTC(2026, 10, 5);
+    expect(incompleteReason('2026-11-04', end + HOUR - 1, HOUR)).toContain('is not complete');
+    expect(incompleteReason('2026-11-04', end + HOUR, HOUR)).toBeNull();
+    expect(lastCompleteDay(end + HOUR - 1, HOUR)).toBe('2026-11-03');
+    expect(lastCompleteDay(end + HOUR, HOUR)).toBe('2026-11-04');
+  });
+});
+
+describe('manifest', () => {
+  it('is canonical, sorted, signed with a raw Ed25519 signature, and verifies only with the right key', () => {
+    const m = buildSealManifest(facts, key.privateKey);
+    expect(m.chain).toMatchObject({ links: 3 });
+    expect(m.chain.heads.map((h) => h.partition)).toEqual([0, 1]);
+    expect(m.checkpoints.map((c) => c.created_at)).toEqual([10, 20]);
+    expect(m.export).toMatchObject({ file: 'fw-2026-11-04.tsv.gz', format: 'logpipeline-canonical-tsv-v1' });
+    expect(m.retention.horizon_ms).toBe(facts.createdAtMs - facts.retentionMs!);
+    const bytes = manifestBytes(m);
+    expect(bytes.toString()).not.toMatch(/[\n\r\t]|": |, "/);
+    // Same facts, same bytes (whatever the input order).
+    expect(
+      manifestBytes(buildSealManifest({ ...facts, heads: [...facts.heads].reverse() }, key.privateKey)),
+    ).toEqual(bytes);
+    const sig = signManifest(bytes, key.privateKey);
+    expect(sig).toHaveLength(64);
+    expect(checkManifest(bytes, sig, key.publicKey).problem).toBeNull();
+    const other = generateKeyPairSync('ed25519');
+    expect(checkManifest(bytes, sig, other.publicKey).problem).toContain('not the trusted key');
+    const edited = Buffer.from(bytes.toString().replace('"rows":3', '"rows":2'));
+    expect(checkManifest(edited, sig, key.publicKey).problem).toBe(
+      'Ed25519 signature over the manifest is invalid',
+    );
+    expect(checkManifest(Buffer.from(JSON.stringify(m, null, 1)), sig, key.publicKey).problem).toBe(
+      'manifest is not canonical JSON',
+    );
+  });
+});
+
+describe('buildDayExportQuery', () => {
+  it('selects the half-open day in canonical form with a total order', () => {
+    const q = buildDayExportQuery({
+      database: 'logs',
+      table: 'fw',
+      columns: facts.columns,
+      timeColumn: 'ts',
+      ...dayWindow('2026-11-04'),
+      hasLine: false,
+    });
+    expect(q).toContain(
+      `WHERE \`ts\` >= fromUnixTimestamp64Milli(toInt64(${Date.UTC(2026, 10, 4)})) AND \`ts\` < fromUnixTimestamp64Milli(toInt64(${Date.UTC(2026, 10, 5)}))`,
+    );
+    expect(q).toContain('ORDER BY kafka_partition, kafka_offset, l SETTINGS');
+    expect(q).toMatch(/FORMAT TabSeparatedRaw$/);
+    expect(() =>
+      buildDayExportQuery({
+        database: 'logs',
+        table: 'fw;DROP',
+        columns: [],
+        timeColumn: 'ts',
+        fromMs: 0,
+        toMs: 1,
+        hasLine: true,
+      }),
+    ).toThrow();
+  });
+});
