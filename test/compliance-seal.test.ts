@@ -17,6 +17,7 @@ import { runVerify } from '../operator/src/cli/verify';
 import type { SealManifest } from '../operator/src/compliance/seal-manifest';
 import { bedClient, clickhouseBed, CompliancePipeline, type BatchPlan } from './compliance-fixture';
 import { startTsa, type TsaServer } from './env/tsa';
+import { audit as runAudit } from './seal-audit';
 
 const DAY = 86_400_000;
 const RUN = `${process.pid}_${Date.now() % 1e6}`;
@@ -66,23 +67,9 @@ async function cli(
 const seal = (argv: string[], extraEnv?: Record<string, string>) => cli(runSeal, argv, extraEnv);
 const base = () => ['--database', p.database, '--table', 'fw'];
 
-/** The auditor's procedure, exactly as docs/compliance.md prints it. */
-function auditorScript(): string {
-  const doc = fs.readFileSync(path.join(__dirname, '..', 'docs', 'compliance.md'), 'utf8');
-  const at = doc.indexOf('<!-- auditor-procedure');
-  const m = /```sh\n([\s\S]*?)```/.exec(doc.slice(at));
-  if (at < 0 || !m) throw new Error('docs/compliance.md has no auditor-procedure block');
-  return m[1];
-}
-
-/** Runs the documented procedure in `sealDir` for table-day `s` with bash; returns exit code and output. */
+/** Runs the documented procedure in `sealDir` for table-day `s` (this pipeline's key, the open TSA's CA). */
 function audit(sealDir: string, s: string): { code: number; out: string } {
-  const script = auditorScript()
-    .replace(/^S=.*$/m, `S=${s}`)
-    .replace(/^PUB=.*$/m, `PUB=${pubFile}`)
-    .replace(/^CA=.*$/m, `CA=${tsa.caCertFile}`);
-  const r = spawnSync('bash', ['-c', script], { cwd: sealDir, encoding: 'utf8' });
-  return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
+  return runAudit(sealDir, s, pubFile, tsa.caCertFile);
 }
 
 function copySeal(from: string, name: string): string {

@@ -64,6 +64,11 @@ export const statusSchema: JSONSchemaProps = obj('Observed state, written by the
       maxLength: 1024,
     }),
   }),
+  seal: obj('The scheduled daily seal (spec.integrity.seal).', {
+    lastSealedDay: str('Newest UTC day (YYYY-MM-DD) sealed in the <table>_seals table.', { maxLength: 10 }),
+    lastSealTime: str('When this operator last sealed a day.', { format: 'date-time', maxLength: 64 }),
+    lastFailure: str('Why the last seal failed, while it is failing.', { maxLength: 1024 }),
+  }),
   lag: obj('Consumer lag of the pipeline consumer group.', {
     total: int('Total lag in messages over all partitions.', 0, INT64_MAX_SAFE, 'int64'),
     maxPartition: int('Largest lag of a single partition, in messages.', 0, INT64_MAX_SAFE, 'int64'),

@@ -10,6 +10,7 @@ import type { ResolvedSpec } from '../api/defaults';
 import type { Condition, LogPipeline, LogPipelineStatus } from '../api/types';
 import type { PipelineEvent } from '../apply/kube';
 import type { Logger } from '../observability/log';
+import type { ConditionInput } from '../status/conditions';
 import type { DeploymentView } from './views';
 
 /** Which external part; its condition is `${name}Ready` and its identity goes to status.topic/table. */
@@ -75,4 +76,17 @@ export interface ScalingPart {
     deployment: DeploymentView | undefined,
     ctx: PartContext,
   ): Promise<ScalingOutcome>;
+}
+
+/** What the scheduled seal reports in one evaluation: the Sealed condition, status.seal, Events, next look. */
+export interface SealOutcome {
+  condition: ConditionInput;
+  observed: NonNullable<LogPipelineStatus['seal']>;
+  events: PipelineEvent[];
+  requeueAfterMs: number;
+}
+
+/** The scheduled daily seal (spec.integrity.seal), evaluated on every reconcile; never throws. */
+export interface SealingPart {
+  evaluate(spec: ResolvedSpec, ctx: PartContext): Promise<SealOutcome | undefined>;
 }

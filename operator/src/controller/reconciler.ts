@@ -23,6 +23,7 @@ import type {
   PartOutcome,
   ScalingOutcome,
   ScalingPart,
+  SealingPart,
 } from './external';
 import { FINALIZER, finalizePipeline } from './finalize';
 import { referencedSecrets } from './secrets';
@@ -70,6 +71,7 @@ const defaultColumns = (spec: ResolvedSpec) => buildWorkerColumns(resolveTableSc
 export class Reconciler {
   private readonly parts = new Map<PartName, ExternalPart>();
   private autoscaler?: ScalingPart;
+  private sealer?: SealingPart;
   private readonly childApplier: ChildApplier;
   private readonly status: StatusWriter;
   private readonly log: Logger;
@@ -89,6 +91,11 @@ export class Reconciler {
   /** Registers the Topic or Table manager (replaces an earlier one of the same name). */
   registerPart(part: ExternalPart): void {
     this.parts.set(part.name, part);
+  }
+
+  /** Sets the scheduled daily seal, evaluated for pipelines with spec.integrity.seal. */
+  setSealer(sealer: SealingPart): void {
+    this.sealer = sealer;
   }
 
   /** Registers the autoscaler evaluated for pipelines with autoscaling on. */
@@ -160,7 +167,9 @@ export class Reconciler {
     const table = await this.runPart('Table', spec, ctx);
     const scaling = await this.runAutoscaler(spec, deployment, ctx);
     deployment = scaling.deployment;
-    const { conditions, extra } = computeStatus(spec, deployment, topic, table, scaling.outcome);
+    const seal = await this.sealer?.evaluate(spec, ctx);
+    for (const ev of seal?.events ?? []) await this.status.event(lp, ev);
+    const { conditions, extra } = computeStatus(spec, deployment, topic, table, scaling.outcome, seal);
     await this.status.write(lp, conditions, extra);
     if (topic.retry || table.retry) return { requeue: true };
     const delays = [
@@ -168,6 +177,7 @@ export class Reconciler {
       topic.requeueAfterMs,
       table.requeueAfterMs,
       scaling.outcome?.requeueAfterMs,
+      seal?.requeueAfterMs,
     ];
     return { requeueAfterMs: Math.min(...delays.filter((d): d is number => typeof d === 'number' && d > 0)) };
   }

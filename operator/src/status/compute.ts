@@ -29,6 +29,7 @@ export function computeStatus(
   topic: PartObservation,
   table: PartObservation,
   scaling: ScalingObservation | undefined,
+  seal?: { condition: ConditionInput; observed: LogPipelineStatus['seal'] },
 ): { conditions: ConditionInput[]; extra: LogPipelineStatus } {
   const auto = spec.workers.autoscaling.enabled;
   const desired = auto ? deployment.replicas : spec.workers.replicas;
@@ -42,6 +43,8 @@ export function computeStatus(
     table.condition,
     workers,
     scalingCond,
+    // The seal is evidence about past days, not the data path: it does not gate Ready.
+    ...(seal ? [seal.condition] : []),
   ];
   const extra: LogPipelineStatus = {
     workers: {
@@ -53,6 +56,7 @@ export function computeStatus(
     ...(topic.observed ? { topic: topic.observed } : {}),
     ...(table.observed ? { table: table.observed } : {}),
     ...(scaling?.lag ? { lag: scaling.lag } : {}),
+    ...(seal ? { seal: seal.observed } : {}),
   };
   return { conditions, extra };
 }

@@ -4,6 +4,7 @@ import { KafkaAdminPool } from '../../apply/kafka-client';
 import { AutoscalerMetrics } from '../../autoscale/metrics';
 import type { Manager } from '../manager';
 import { createScalingPart, type LagScaler } from './scaling-part';
+import { SealScheduler } from './seal-part';
 import { ClickHousePool, createTablePart } from './table-part';
 import { createTopicPart } from './topic-part';
 
@@ -20,6 +21,8 @@ export interface ExternalClients {
 export interface ExternalPartsOptions {
   /** Registry for the autoscaler's metrics (the operator's OperatorMetrics.registry); none when absent. */
   registry?: Registry;
+  /** The scheduled seal (clock and delays; tests shorten them). */
+  seal?: ConstructorParameters<typeof SealScheduler>[0];
 }
 
 /** Registers the Topic and Table parts and the autoscaler on `manager` and returns their shared clients. */
@@ -37,6 +40,7 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     metrics: opts.registry && new AutoscalerMetrics(opts.registry),
   });
   manager.reconciler.setAutoscaler(autoscaler);
+  manager.reconciler.setSealer(new SealScheduler(opts.seal));
   return {
     kafka,
     clickhouse,
