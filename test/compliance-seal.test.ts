@@ -12,6 +12,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
+import { IntegrityRecorder, tsaAuthFromEnv } from '../consumer/src/integrity';
 import { runSeal } from '../operator/src/cli/seal';
 import { runVerify } from '../operator/src/cli/verify';
 import type { SealManifest } from '../operator/src/compliance/seal-manifest';
@@ -318,3 +319,43 @@ test('rows changed in ClickHouse after sealing: seal export reports MODIFIED', a
   expect(audited.out).toContain('Verification: OK');
   expect(audited.code).not.toBe(0);
 }, 120_000);
+
+test('worker checkpoints are timestamped by a TSA requiring basic auth and mTLS, credentials from LP_TSA_* env', async () => {
+  const env = {
+    LP_TSA_USERNAME: creds.username,
+    LP_TSA_PASSWORD: creds.password,
+    LP_TSA_CLIENT_CERT: lockedTsa.clientCertPem!,
+    LP_TSA_CLIENT_KEY: lockedTsa.clientKeyPem!,
+    LP_TSA_SERVER_CA: lockedTsa.caCertPem,
+  };
+  const make = (tsaEnv: NodeJS.ProcessEnv, warn?: (m: string) => void) =>
+    new IntegrityRecorder({
+      warn,
+      client,
+      target: {
+        database: p.database,
+        integrityTable: 'fw_integrity',
+        checkpointTable: 'fw_checkpoints',
+        pipeline: 'isp/fw',
+        table: 'fw',
+      },
+      columns: p.columns,
+      signingKeyPem: p.keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      checkpointIntervalMs: 3_600_000,
+      tsaUrl: lockedTsa.url,
+      tsaAuth: tsaAuthFromEnv(tsaEnv),
+    });
+  const warnings: string[] = [];
+  const refused = make({ ...env, LP_TSA_PASSWORD: 'nope-Pa55' }, (m) => warnings.push(m));
+  await refused.assign([0, 1]);
+  await p.insertBatch(refused, { partition: 0, first: 100, last: 101, tsMs: Date.now() - 60_000 });
+  expect(await refused.checkpointNow()).toMatchObject({ timestamped: false });
+  expect(warnings.join('\n')).toContain('TSA refused the credentials (HTTP 401)');
+  expect(warnings.join('\n')).not.toContain('nope-Pa55');
+  await refused.stop();
+  const rec = make(env);
+  await rec.assign([0, 1]);
+  await p.insertBatch(rec, { partition: 1, first: 100, last: 101, tsMs: Date.now() - 60_000 });
+  expect(await rec.checkpointNow()).toMatchObject({ timestamped: true });
+  await rec.stop();
+}, 60_000);

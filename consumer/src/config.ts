@@ -12,7 +12,21 @@ export const SECRET_ENV = {
   kafkaSaslUser: 'LP_KAFKA_SASL_USERNAME',
   kafkaSaslPassword: 'LP_KAFKA_SASL_PASSWORD',
   signingKey: 'LP_INTEGRITY_SIGNING_KEY',
+  tsaUsername: 'LP_TSA_USERNAME',
+  tsaPassword: 'LP_TSA_PASSWORD',
+  tsaClientCert: 'LP_TSA_CLIENT_CERT',
+  tsaClientKey: 'LP_TSA_CLIENT_KEY',
+  tsaServerCa: 'LP_TSA_SERVER_CA',
 } as const;
+
+/** Keys of the TSA credentials Secret (spec.integrity.tsaCredentialsSecretRef), by env var; each optional. */
+export const TSA_SECRET_KEYS: ReadonlyArray<[string, string]> = [
+  [SECRET_ENV.tsaUsername, 'username'],
+  [SECRET_ENV.tsaPassword, 'password'],
+  [SECRET_ENV.tsaClientCert, 'tls.crt'],
+  [SECRET_ENV.tsaClientKey, 'tls.key'],
+  [SECRET_ENV.tsaServerCa, 'ca.crt'],
+];
 
 /** One column the worker fills: ClickHouse name and type, and the parser output it comes from. */
 export interface WorkerColumn {

@@ -20,7 +20,7 @@ import {
   signCheckpoint,
 } from './checkpoint';
 import { qualified, type IntegrityTarget } from './link-store';
-import { requestTimeStamp } from './tsa-request';
+import { requestTimeStamp, type TsaClientAuth } from './tsa-request';
 
 /** Column order of `<table>_checkpoints` inserts. */
 export const CHECKPOINT_COLUMNS = ['created_at', 'heads', 'signature', 'public_key', 'tsa_token'] as const;
@@ -36,6 +36,7 @@ export interface CheckpointerOptions {
   intervalMs: number;
   tsaUrl?: string;
   tsaTimeoutMs?: number;
+  tsaAuth?: TsaClientAuth;
   now?: () => number;
   /** Called with a one-line message on TSA or insert failures (never with secrets). */
   warn?: (message: string) => void;
@@ -142,7 +143,7 @@ export class Checkpointer {
     const o = this.opts;
     if (!o.tsaUrl) return undefined;
     try {
-      return (await requestTimeStamp(o.tsaUrl, checkpointDigest(text), o.tsaTimeoutMs)).token;
+      return (await requestTimeStamp(o.tsaUrl, checkpointDigest(text), o.tsaTimeoutMs, o.tsaAuth)).token;
     } catch (err) {
       this.stats.tsaFailures++;
       o.warn?.(`timestamp request failed, checkpoint stored without a token: ${(err as Error).message}`);

@@ -17,6 +17,19 @@ import { ChainState, type SealedBatch, type SealInput } from './chain-state';
 import { loadSigningKey } from './checkpoint';
 import { Checkpointer, type CheckpointResult } from './checkpointer';
 import { insertLink, restorePartitions, type IntegrityTarget } from './link-store';
+import type { TsaClientAuth } from './tsa-request';
+
+/** TSA credentials from the worker's LP_TSA_* env (set from the TSA Secret); empty values count as absent. */
+export function tsaAuthFromEnv(env: NodeJS.ProcessEnv): TsaClientAuth {
+  const get = (name: string) => env[name] || undefined;
+  return {
+    username: get(SECRET_ENV.tsaUsername),
+    password: get(SECRET_ENV.tsaPassword),
+    clientCertPem: get(SECRET_ENV.tsaClientCert),
+    clientKeyPem: get(SECRET_ENV.tsaClientKey),
+    caPem: get(SECRET_ENV.tsaServerCa),
+  };
+}
 
 export { BatchDigester, digestTsv, type BatchSummary, type CanonicalColumn } from './canonical';
 export { computeLink, GENESIS_LINK, type LinkRecord } from './chain';
@@ -32,6 +45,8 @@ export interface IntegrityRecorderOptions {
   signingKeyPem?: string;
   checkpointIntervalMs: number;
   tsaUrl?: string;
+  /** Credentials of a TSA that requires them (from the TSA Secret via LP_TSA_* env). */
+  tsaAuth?: TsaClientAuth;
   warn?: (message: string) => void;
 }
 
@@ -59,6 +74,7 @@ export class IntegrityRecorder {
         timeColumn,
         intervalMs: opts.checkpointIntervalMs,
         tsaUrl: opts.tsaUrl,
+        tsaAuth: opts.tsaAuth,
         warn: opts.warn,
       });
     }
@@ -84,6 +100,7 @@ export class IntegrityRecorder {
       signingKeyPem: env[SECRET_ENV.signingKey] || undefined,
       checkpointIntervalMs: cfg.integrity.checkpointIntervalMs,
       tsaUrl: cfg.integrity.tsaUrl,
+      tsaAuth: tsaAuthFromEnv(env),
       warn,
     });
   }

@@ -51,7 +51,7 @@ const integritySchema = obj('Tamper evidence: hash-chained, signed checkpoints o
     maxLength: 2048,
   }),
   tsaCredentialsSecretRef: obj(
-    'Secret with the credentials of a TSA that is not open (used by the scheduled seal): keys `username`/`password` (HTTP basic auth), `tls.crt`/`tls.key` (client certificate, mTLS), `ca.crt` (CA of the TSA HTTPS certificate); each optional.',
+    "Secret with the credentials of a TSA that is not open (for the checkpoints' and the scheduled seal's timestamps): keys `username`/`password` (HTTP basic auth), `tls.crt`/`tls.key` (client certificate, mTLS), `ca.crt` (CA of the TSA HTTPS certificate); each optional.",
     {
       name: str('Name of the Secret in the LogPipeline namespace.', {
         pattern: K8S_NAME_PATTERN,

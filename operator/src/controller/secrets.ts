@@ -18,6 +18,6 @@ export function referencedSecrets(spec: ResolvedSpec): SecretRef[] {
   add(spec.kafka.sasl?.secretName, 'Kafka SASL credentials');
   if (spec.kafka.tls?.enabled) add(spec.kafka.tls.caSecretName, 'Kafka CA bundle');
   if (spec.integrity.enabled) add(spec.integrity.signingKey?.secretName, 'integrity signing key');
-  if (spec.integrity.seal) add(spec.integrity.tsaCredentialsSecret, 'TSA credentials');
+  if (spec.integrity.enabled) add(spec.integrity.tsaCredentialsSecret, 'TSA credentials');
   return refs;
 }

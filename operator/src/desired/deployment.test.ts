@@ -171,6 +171,26 @@ describe('buildDeployment', () => {
     });
   });
 
+  it('passes the TSA credentials Secret as optional env, one var per key', () => {
+    const lp = pipeline({
+      integrity: {
+        enabled: true,
+        signingKeySecretRef: { name: 'signer', key: 'ed25519.pem' },
+        tsaUrl: 'https://tsa.example/tsr',
+        tsaCredentialsSecretRef: { name: 'tsa' },
+      },
+    });
+    const env = deploymentOf(lp).spec.template.spec.containers[0].env;
+    const tsa = env.filter((e) => e.name.startsWith('LP_TSA_'));
+    expect(tsa.map((e) => [e.name, e.valueFrom])).toEqual([
+      [SECRET_ENV.tsaUsername, { secretKeyRef: { name: 'tsa', key: 'username', optional: true } }],
+      [SECRET_ENV.tsaPassword, { secretKeyRef: { name: 'tsa', key: 'password', optional: true } }],
+      [SECRET_ENV.tsaClientCert, { secretKeyRef: { name: 'tsa', key: 'tls.crt', optional: true } }],
+      [SECRET_ENV.tsaClientKey, { secretKeyRef: { name: 'tsa', key: 'tls.key', optional: true } }],
+      [SECRET_ENV.tsaServerCa, { secretKeyRef: { name: 'tsa', key: 'ca.crt', optional: true } }],
+    ]);
+  });
+
   it('copies scheduling fields and pod annotations, and stamps the config hash', () => {
     expect(pod.nodeSelector).toEqual({ pool: 'logs' });
     expect(pod.tolerations).toEqual([{ key: 'dedicated', operator: 'Exists' }]);

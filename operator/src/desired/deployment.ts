@@ -5,7 +5,7 @@
  * `spec.replicas` is left out of the applied object: the autoscaler owns it through the scale
  * subresource, and an applier that does not send a field does not fight over it.
  */
-import { SECRET_ENV } from '../../../consumer/src/config';
+import { SECRET_ENV, TSA_SECRET_KEYS } from '../../../consumer/src/config';
 import type { ResolvedSpec } from '../api/defaults';
 import {
   CONFIG_FILE,
@@ -54,6 +54,10 @@ export function buildSecretEnv(spec: ResolvedSpec): EnvVar[] {
     );
   const signing = spec.integrity.enabled ? spec.integrity.signingKey : undefined;
   if (signing) env.push(secretEnv(SECRET_ENV.signingKey, signing.secretName, signing.key));
+  const tsa = spec.integrity.enabled ? spec.integrity.tsaCredentialsSecret : undefined;
+  // Each key is optional (basic auth, a client certificate, a server CA, or a mix).
+  for (const [name, key] of tsa ? TSA_SECRET_KEYS : [])
+    env.push({ name, valueFrom: { secretKeyRef: { name: tsa, key, optional: true } } });
   return env;
 }
 
