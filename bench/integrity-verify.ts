@@ -60,7 +60,8 @@ function batchTsv(columns: string[], partition: number, first: number, count: nu
   return Buffer.from(parts.join('\n') + '\n');
 }
 
-async function connectBed(): Promise<{ bed: ClickHouseBed; stop?: () => Promise<void> }> {
+/** The recorded test bed's ClickHouse, else a fresh one (with its stopper). */
+export async function connectBed(): Promise<{ bed: ClickHouseBed; stop?: () => Promise<void> }> {
   if (fs.existsSync(stateFile())) {
     const bed = readTestBed().clickhouse;
     if (bed) return { bed };
@@ -73,7 +74,8 @@ async function connectBed(): Promise<{ bed: ClickHouseBed; stop?: () => Promise<
   };
 }
 
-async function fill(
+/** Creates the firewall tables in `db` and writes `rows` rows the worker's way (rows, then links); returns seconds. */
+export async function fill(
   client: ClickHouseClient,
   db: string,
   rows: number,

@@ -18,6 +18,7 @@ const BENCHMARKS: Record<string, { script: string; args: string[]; needsBed: boo
   e2e: { script: 'e2e.js', args: [], needsBed: true },
   'legal-query': { script: 'legal-query.js', args: ['--rows', '10000000'], needsBed: true },
   'integrity-verify': { script: 'integrity-verify.js', args: [], needsBed: true },
+  seal: { script: 'seal.js', args: [], needsBed: true },
   autoscale: { script: 'autoscale.js', args: [], needsBed: true },
 };
 
