@@ -7,7 +7,14 @@ import type { Condition } from '../api/types';
 import type { DeploymentView } from '../controller/views';
 
 /** The condition types this operator owns, in display order. */
-export const CONDITION_TYPES = ['Ready', 'TopicReady', 'TableReady', 'WorkersReady', 'Scaling', 'Sealed'] as const;
+export const CONDITION_TYPES = [
+  'Ready',
+  'TopicReady',
+  'TableReady',
+  'WorkersReady',
+  'Scaling',
+  'Sealed',
+] as const;
 /** One of CONDITION_TYPES. */
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 

@@ -140,7 +140,9 @@ describe('buildTableDDL: options', () => {
   it('adds the integrity tables and drops the dead-letter table as asked', () => {
     const d = ddl({}, { deadLetter: { enabled: false }, integrity: { enabled: true } });
     expect(d.tables.map((t) => t.name)).toEqual(['fw', 'fw_integrity', 'fw_checkpoints', 'fw_seals']);
-    expect(d.tables[3].create[0]).toContain('PARTITION BY toYear(`day`)\nORDER BY (`table_name`, `day`)\nSETTINGS');
+    expect(d.tables[3].create[0]).toContain(
+      'PARTITION BY toYear(`day`)\nORDER BY (`table_name`, `day`)\nSETTINGS',
+    );
     expect(d.tables[1].create[0]).toContain(
       'ORDER BY (`partition`, `first_offset`)\nTTL toDateTime(`inserted_at`) + INTERVAL 730 DAY DELETE',
     );
