@@ -206,12 +206,12 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
     const first = await ensureTable(client, spec);
     expect(first).toMatchObject({ ready: true, reason: 'TableReady', version: ch.version, refusals: [] });
     expect(first.applied[0]).toBe(`CREATE DATABASE IF NOT EXISTS \`${db}\``);
-    expect(first.applied).toHaveLength(5);
+    expect(first.applied).toHaveLength(6);
     const tables = await rows<{ name: string }>(
       'SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name',
       { db },
     );
-    expect(tables.map((t) => t.name)).toEqual(['fw', 'fw_checkpoints', 'fw_dlq', 'fw_integrity']);
+    expect(tables.map((t) => t.name)).toEqual(['fw', 'fw_checkpoints', 'fw_dlq', 'fw_integrity', 'fw_seals']);
     const ddl = buildTableDDL(spec);
     if (!ddl.ok) throw new Error(ddl.message);
     for (const table of ddl.value.tables) {
