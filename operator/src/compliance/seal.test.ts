@@ -1,5 +1,10 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { buildDayExportQuery } from './seal-export';
+import { verifySealFiles } from './seal-verify';
 import {
   buildSealManifest,
   checkManifest,
@@ -125,5 +130,42 @@ describe('buildDayExportQuery', () => {
         hasLine: true,
       }),
     ).toThrow();
+  });
+});
+
+describe('verifySealFiles', () => {
+  const rows = '0\t1\t1762214400000\tabc\n0\t2\t1762214400001\tdef\n';
+  function writeSeal(dir: string, body: string): void {
+    const m = buildSealManifest(
+      {
+        ...facts,
+        export: { sha256: createHash('sha256').update(rows).digest('hex'), rows: 2, bytes: rows.length },
+      },
+      key.privateKey,
+    );
+    const bytes = manifestBytes(m);
+    fs.writeFileSync(path.join(dir, 'fw-2026-11-04.tsv.gz'), gzipSync(body));
+    fs.writeFileSync(path.join(dir, 'fw-2026-11-04.manifest.json'), bytes);
+    fs.writeFileSync(path.join(dir, 'fw-2026-11-04.manifest.sig'), signManifest(bytes, key.privateKey));
+  }
+
+  it('checks signature and export; a missing token, key or changed export is a finding', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seal-unit-'));
+    try {
+      writeSeal(dir, rows);
+      const good = await verifySealFiles(dir, { publicKey: key.publicKey });
+      expect(good.problems).toEqual(['no timestamp token fw-2026-11-04.manifest.tst']);
+      expect(good.export).toMatchObject({ rows: 2, bytes: rows.length });
+      const noKey = await verifySealFiles(dir, {});
+      expect(noKey.problems).toContain('signature not checked: give --public-key (or --no-signature-check)');
+      writeSeal(dir, rows.replace('def', 'deg'));
+      const changed = await verifySealFiles(dir, { publicKey: key.publicKey });
+      expect(changed.problems.join('\n')).toMatch(/export SHA-256 [0-9a-f]{64} differs/);
+      fs.writeFileSync(path.join(dir, 'fw-2026-11-04.tsv.gz'), 'not gzip');
+      const broken = await verifySealFiles(dir, { publicKey: key.publicKey });
+      expect(broken.problems.join('\n')).toContain('is not a valid gzip stream');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
