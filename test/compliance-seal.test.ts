@@ -359,3 +359,25 @@ test('worker checkpoints are timestamped by a TSA requiring basic auth and mTLS,
   expect(await rec.checkpointNow()).toMatchObject({ timestamped: true });
   await rec.stop();
 }, 60_000);
+
+test('two concurrent seals of the same day store one seal; both report it', async () => {
+  const rec = p.recorder(tsa.url);
+  await rec.assign([0, 1]);
+  await p.insertBatch(rec, { partition: 0, first: 200, last: 204, tsMs: BASE - DAY + 5_000 });
+  await rec.checkpointNow();
+  await rec.stop();
+  const day = new Date(BASE - DAY).toISOString().slice(0, 10);
+  const args = [...base(), '--date', day, '--signing-key', keyFile, '--tsa-url', tsa.url];
+  const [a, b] = await Promise.all([seal(args), seal(args)]);
+  expect([a.code, b.code]).toEqual([0, 0]);
+  const said = [a.text, b.text].map((t) =>
+    t.startsWith('sealed:') ? 'sealed' : t.startsWith('already') ? 'already' : t,
+  );
+  expect(said.sort()).toEqual(['already', 'sealed']);
+  const rs = await client.query({
+    query: `SELECT count() AS n FROM \`${p.database}\`.fw_seals WHERE day = {d:String}`,
+    query_params: { d: day },
+    format: 'JSONEachRow',
+  });
+  expect(Number((await rs.json<{ n: string }>())[0].n)).toBe(1);
+}, 60_000);
