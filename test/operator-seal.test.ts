@@ -2,7 +2,7 @@
  * The operator's scheduled daily seal (spec.integrity.seal) on the real bed: a pipeline whose table
  * has rows on a past day gets that day sealed (signed with the key from its Secret, timestamped by a
  * TSA that requires basic auth and a client certificate, credentials from a Secret), reports it in
- * the Sealed condition, status.seal and an Event, never seals today (incomplete) nor a day twice,
+ * the Sealed condition, status.seal and an Event (days in the pipeline's time zone), never seals today (incomplete) nor a day twice,
  * reports a TSA failure as Sealed=False + Warning Event without leaking the password, recovers when
  * the Secret is fixed — and the stored seal, exported, verifies with openssl alone.
  */
@@ -144,7 +144,7 @@ test('a past day with rows is sealed by the operator and verifies with openssl a
         checkpointInterval: '1h',
         tsaUrl: tsa.url,
         tsaCredentialsSecretRef: { name: 'tsa' },
-        seal: { schedule: 'daily', grace: '1h', backfillDays: 7 },
+        seal: { schedule: 'daily', grace: '1h', backfillDays: 7, timeZone: 'Europe/Istanbul' },
       },
     } as never),
   );
@@ -176,6 +176,10 @@ test('a past day with rows is sealed by the operator and verifies with openssl a
   );
   expect(Buffer.concat(chunks).toString()).not.toContain('MODIFIED');
   expect(code).toBe(0);
+  const manifest = JSON.parse(fs.readFileSync(path.join(out, `fw-${DAY_A}.manifest.json`), 'utf8'));
+  // Istanbul days (UTC+3) start at 21:00 UTC the evening before.
+  expect(manifest).toMatchObject({ time_zone: 'Europe/Istanbul', from_ms: TWO_AGO - 3 * 3_600_000 });
+  expect(manifest.export.rows).toBe(20);
   const audited = audit(out, `fw-${DAY_A}`, pub, tsa.caCertFile);
   expect(audited.out).toContain('Verification: OK');
   expect(audited.out).toContain(`seal fw-${DAY_A}: OK`);
@@ -200,7 +204,7 @@ test('a TSA failure is Sealed=False with a Warning Event (no password), and reco
     },
   });
   await patchPipelineSpec(namespace, 'fw', {
-    integrity: { seal: { schedule: 'daily', grace: '1h', backfillDays: 8 } },
+    integrity: { seal: { schedule: 'daily', grace: '1h', backfillDays: 8, timeZone: 'Europe/Istanbul' } },
   });
   const failed = await waitFor(
     'Sealed=False TimestampFailed',

@@ -103,7 +103,7 @@ export interface ResolvedSpec {
     checkpointTable: string;
     sealTable: string;
     tsaCredentialsSecret?: string;
-    seal?: { schedule: 'daily'; graceMs: number; backfillDays: number };
+    seal?: { schedule: 'daily'; graceMs: number; backfillDays: number; timeZone: string };
   };
   deletionPolicy: 'Retain' | 'Delete';
 }
@@ -238,6 +238,7 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
         schedule: s.integrity.seal.schedule,
         graceMs: durationMs(s.integrity.seal.grace ?? '1h'),
         backfillDays: s.integrity.seal.backfillDays ?? 7,
+        timeZone: s.integrity.seal.timeZone ?? 'UTC',
       },
     },
     deletionPolicy: s.deletionPolicy ?? 'Retain',

@@ -61,11 +61,15 @@ const integritySchema = obj('Tamper evidence: hash-chained, signed checkpoints o
     ['name'],
   ),
   seal: obj(
-    'Daily sealed evidence made by the operator: each complete UTC day of the table is exported canonically, and its manifest (SHA-256, row count, chain heads, checkpoints, retention) signed with the signing key, timestamped by tsaUrl and stored in `<table>_seals`. Requires enabled and tsaUrl.',
+    'Daily sealed evidence made by the operator: each complete day of the table is exported canonically, and its manifest (SHA-256, row count, chain heads, checkpoints, retention) signed with the signing key, timestamped by tsaUrl and stored in `<table>_seals`. Requires enabled and tsaUrl.',
     {
       schedule: oneOf('How often: `daily` seals each UTC day once it is complete.', ['daily']),
       grace: duration('Wait this long after midnight UTC for late lines before sealing the day. Default 1h.'),
       backfillDays: int('Unsealed days this far back are sealed too (oldest first). Default 7.', 1, 800),
+      timeZone: str(
+        'IANA time zone of the day boundaries, e.g. Europe/Istanbul. Default UTC. Changing it moves the boundaries of days not yet sealed only.',
+        { pattern: '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$', maxLength: 64 },
+      ),
     },
     ['schedule'],
   ),

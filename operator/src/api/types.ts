@@ -166,6 +166,8 @@ export interface SealSpec {
   grace?: string;
   /** How many past days are sealed when unsealed; default 7. */
   backfillDays?: number;
+  /** IANA time zone of the day boundaries; default UTC. */
+  timeZone?: string;
 }
 
 /** The desired state of a pipeline. */

@@ -28,7 +28,8 @@ const USAGE = `usage: logpipeline seal --date YYYY-MM-DD --database DB --table T
        logpipeline seal export --date YYYY-MM-DD --database DB --table T --out DIR
 
   --clickhouse-url URL --user U --password P   connection (or CLICKHOUSE_URL, CLICKHOUSE_USER, CLICKHOUSE_PASSWORD)
-  --date YYYY-MM-DD        the UTC day to seal (must have ended, plus --grace)
+  --date YYYY-MM-DD        the day to seal (must have ended, plus --grace)
+  --timezone ZONE          IANA time zone of the day's boundaries (default UTC), e.g. Europe/Istanbul
   --signing-key FILE       Ed25519 private key (PEM, PKCS#8): the pipeline's checkpoint key
   --tsa-url URL            RFC 3161 Time Stamping Authority (or --no-timestamp)
   --tsa-username U         HTTP basic auth user; the password from --tsa-password-file or TSA_PASSWORD
@@ -42,6 +43,7 @@ const USAGE = `usage: logpipeline seal --date YYYY-MM-DD --database DB --table T
 const VALUES = [
   ...CONNECTION_OPTIONS,
   'date',
+  'timezone',
   'database',
   'table',
   'signing-key',
@@ -78,7 +80,7 @@ export function tsaAuthFrom(args: ParsedArgs, env: NodeJS.ProcessEnv): TsaClient
 function day(args: ParsedArgs): string {
   const d = required(args, 'date');
   try {
-    dayWindow(d);
+    dayWindow(d, args.values.get('timezone'));
   } catch (err) {
     throw new UsageError(`--date: ${(err as Error).message}`);
   }
@@ -96,6 +98,7 @@ async function runSealDay(client: ClickHouseClient, args: ParsedArgs, env: NodeJ
     database: required(args, 'database'),
     table: required(args, 'table'),
     day: day(args),
+    timeZone: args.values.get('timezone'),
     pipeline: args.values.get('pipeline'),
     signingKey: loadSigningKey(fs.readFileSync(required(args, 'signing-key'), 'utf8')),
     tsaUrl,

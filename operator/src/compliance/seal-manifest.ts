@@ -2,14 +2,14 @@
  * The daily seal's manifest (docs/compliance.md, "Daily sealed evidence"): canonical JSON describing
  * one day's canonical export of a table — its SHA-256 and row count, the hash-chain heads and the
  * checkpoints that cover the day, the retention horizon in force — signed with the pipeline's
- * Ed25519 key and timestamped by an RFC 3161 TSA. Pure: no I/O. Days are UTC calendar days.
+ * Ed25519 key and timestamped by an RFC 3161 TSA. Pure: no I/O. Days: seal-days.ts.
  */
 import { createHash, sign, verify, type KeyObject } from 'node:crypto';
 import type { CanonicalColumn } from '../../../consumer/src/integrity/canonical';
 import { canonicalJson, keyFingerprint } from '../../../consumer/src/integrity/checkpoint';
+import { dayWindow } from './seal-days';
 
-/** One day in milliseconds. */
-export const DAY_MS = 86_400_000;
+export { DAY_MS, dayWindow, formatDay, incompleteReason, lastCompleteDay } from './seal-days';
 
 /** Name of the export format; its definition is docs/compliance.md, "Canonical export". */
 export const EXPORT_FORMAT = 'logpipeline-canonical-tsv-v1';
@@ -38,8 +38,10 @@ export interface SealManifest {
   pipeline: string;
   database: string;
   table: string;
-  /** YYYY-MM-DD (UTC). */
+  /** YYYY-MM-DD in time_zone. */
   day: string;
+  /** IANA time zone of the day's boundaries (UTC unless configured). */
+  time_zone: string;
   /** The day's window on the time column: from_ms <= t < to_ms. */
   from_ms: number;
   to_ms: number;
@@ -63,35 +65,6 @@ export interface SealManifest {
   key: string;
 }
 
-/** Parses YYYY-MM-DD into the day's UTC window; throws RangeError for anything else. */
-export function dayWindow(day: string): { fromMs: number; toMs: number } {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
-  const fromMs = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
-  if (!m || Number.isNaN(fromMs) || formatDay(fromMs) !== day)
-    throw new RangeError(`${JSON.stringify(day)} is not a date YYYY-MM-DD`);
-  return { fromMs, toMs: fromMs + DAY_MS };
-}
-
-/** The UTC day (YYYY-MM-DD) containing epoch ms. */
-export function formatDay(ms: number): string {
-  return new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
-}
-
-/**
- * The newest day that is complete at `nowMs`: its end plus the grace for late lines has passed.
- * Undefined never happens for sane clocks; a day is complete when `toMs + graceMs <= nowMs`.
- */
-export function lastCompleteDay(nowMs: number, graceMs: number): string {
-  return formatDay(Math.floor((nowMs - graceMs) / DAY_MS) * DAY_MS - DAY_MS);
-}
-
-/** Why a day may not be sealed yet at `nowMs`, or null when it is complete. */
-export function incompleteReason(day: string, nowMs: number, graceMs: number): string | null {
-  const { toMs } = dayWindow(day);
-  if (toMs + graceMs <= nowMs) return null;
-  return `${day} is not complete: it ends at ${new Date(toMs).toISOString()} and late lines are awaited for ${Math.round(graceMs / 60_000)} min more`;
-}
-
 /** File names of an exported seal (the auditor's set). */
 export function sealFileNames(table: string, day: string) {
   const base = `${table}-${day}`;
@@ -109,6 +82,8 @@ export interface SealFacts {
   database: string;
   table: string;
   day: string;
+  /** Default UTC. */
+  timeZone?: string;
   timeColumn: string;
   columns: readonly CanonicalColumn[];
   export: { sha256: string; rows: number; bytes: number };
@@ -120,7 +95,8 @@ export interface SealFacts {
 
 /** Builds the manifest (heads sorted by partition, checkpoints by time then id). */
 export function buildSealManifest(facts: SealFacts, key: KeyObject): SealManifest {
-  const { fromMs, toMs } = dayWindow(facts.day);
+  const timeZone = facts.timeZone ?? 'UTC';
+  const { fromMs, toMs } = dayWindow(facts.day, timeZone);
   const heads = [...facts.heads].sort((a, b) => a.partition - b.partition);
   return {
     v: 1,
@@ -129,6 +105,7 @@ export function buildSealManifest(facts: SealFacts, key: KeyObject): SealManifes
     database: facts.database,
     table: facts.table,
     day: facts.day,
+    time_zone: timeZone,
     from_ms: fromMs,
     to_ms: toMs,
     time_column: facts.timeColumn,

@@ -179,22 +179,29 @@ export async function sealedDays(
   return out.map((r) => r.d);
 }
 
-/** Days in [fromDay, toDay] on which the chain has rows (from the links' time ranges), ascending. */
+/** Local days (in `timeZone`) in [fromDay, toDay] on which the chain has rows (from the links' time ranges), ascending. */
 export async function daysWithRows(
   client: ClickHouseClient,
   t: SealTables,
   pipeline: string | undefined,
-  fromDay: string,
-  toDay: string,
+  window: { fromDay: string; toDay: string; fromMs: number; toMs: number; timeZone: string },
 ): Promise<string[]> {
   const out = await rows<{ day: string }>(
     client,
-    'SELECT DISTINCT toString(d) AS day FROM (SELECT arrayJoin(arrayMap(i -> toDate(min_ts) + i, ' +
-      'range(toUInt32(toDate(max_ts) - toDate(min_ts)) + 1))) AS d ' +
+    'SELECT DISTINCT toString(d) AS day FROM (SELECT arrayJoin(arrayMap(i -> toDate(min_ts, {tz:String}) + i, ' +
+      'range(toUInt32(toDate(max_ts, {tz:String}) - toDate(min_ts, {tz:String})) + 1))) AS d ' +
       `FROM ${qualifiedName(t.database, t.integrityTable)} WHERE table_name = {table:String}${pipelineFilter(pipeline)} ` +
-      'AND max_ts >= toDateTime64(toDate({from:String}), 3) AND min_ts < toDateTime64(toDate({to:String}) + 1, 3)) ' +
+      'AND max_ts >= fromUnixTimestamp64Milli({from_ms:Int64}) AND min_ts < fromUnixTimestamp64Milli({to_ms:Int64})) ' +
       'WHERE d >= toDate({from:String}) AND d <= toDate({to:String}) ORDER BY day',
-    { table: t.table, pipeline, from: fromDay, to: toDay },
+    {
+      table: t.table,
+      pipeline,
+      tz: window.timeZone,
+      from: window.fromDay,
+      to: window.toDay,
+      from_ms: window.fromMs,
+      to_ms: window.toMs,
+    },
   );
   return out.map((r) => r.day);
 }

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { buildDayExportQuery } from './seal-export';
+import { addDays, formatDay } from './seal-days';
 import { verifySealFiles } from './seal-verify';
 import {
   buildSealManifest,
@@ -75,10 +76,39 @@ describe('days', () => {
   });
 });
 
+describe('days in a time zone', () => {
+  it('Europe/Istanbul days start at 21:00 UTC the evening before', () => {
+    expect(dayWindow('2026-11-04', 'Europe/Istanbul')).toEqual({
+      fromMs: Date.UTC(2026, 10, 3, 21),
+      toMs: Date.UTC(2026, 10, 4, 21),
+    });
+    expect(formatDay(Date.UTC(2026, 10, 3, 21), 'Europe/Istanbul')).toBe('2026-11-04');
+    expect(formatDay(Date.UTC(2026, 10, 3, 20, 59, 59), 'Europe/Istanbul')).toBe('2026-11-03');
+    // Complete once it ended (21:00 UTC) plus the grace.
+    expect(lastCompleteDay(Date.UTC(2026, 10, 4, 21, 59), HOUR, 'Europe/Istanbul')).toBe('2026-11-03');
+    expect(lastCompleteDay(Date.UTC(2026, 10, 4, 22), HOUR, 'Europe/Istanbul')).toBe('2026-11-04');
+  });
+
+  it('a DST change makes a local day 23 or 25 hours long; unknown zones are refused', () => {
+    const spring = dayWindow('2026-03-29', 'Europe/Berlin');
+    expect(spring).toEqual({ fromMs: Date.UTC(2026, 2, 28, 23), toMs: Date.UTC(2026, 2, 29, 22) });
+    const autumn = dayWindow('2026-10-25', 'Europe/Berlin');
+    expect(autumn.toMs - autumn.fromMs).toBe(25 * HOUR);
+    expect(addDays('2026-12-31', 1)).toBe('2027-01-01');
+    expect(addDays('2026-03-01', -1)).toBe('2026-02-28');
+    expect(() => dayWindow('2026-11-04', 'Mars/Olympus')).toThrow('unknown time zone "Mars/Olympus"');
+  });
+});
+
 describe('manifest', () => {
   it('is canonical, sorted, signed with a raw Ed25519 signature, and verifies only with the right key', () => {
     const m = buildSealManifest(facts, key.privateKey);
     expect(m.chain).toMatchObject({ links: 3 });
+    expect(m.time_zone).toBe('UTC');
+    expect(buildSealManifest({ ...facts, timeZone: 'Europe/Istanbul' }, key.privateKey)).toMatchObject({
+      time_zone: 'Europe/Istanbul',
+      from_ms: Date.UTC(2026, 10, 3, 21),
+    });
     expect(m.chain.heads.map((h) => h.partition)).toEqual([0, 1]);
     expect(m.checkpoints.map((c) => c.created_at)).toEqual([10, 20]);
     expect(m.export).toMatchObject({ file: 'fw-2026-11-04.tsv.gz', format: 'logpipeline-canonical-tsv-v1' });

@@ -40,6 +40,8 @@ export interface SealOptions {
   database: string;
   table: string;
   day: string;
+  /** IANA time zone of the day's boundaries; default UTC. */
+  timeZone?: string;
   /** `namespace/name`; default: the one pipeline whose links cover the day. */
   pipeline?: string;
   signingKey: KeyObject;
@@ -99,8 +101,8 @@ function writeSealFiles(dir: string, record: S.SealRecord, table: string): strin
 export async function sealDay(client: ClickHouseClient, opts: SealOptions): Promise<SealResult> {
   const t = tablesOf(opts);
   const now = opts.nowMs ?? Date.now();
-  const win = dayWindow(opts.day);
-  const early = incompleteReason(opts.day, now, opts.graceMs);
+  const win = dayWindow(opts.day, opts.timeZone);
+  const early = incompleteReason(opts.day, now, opts.graceMs, opts.timeZone);
   if (early) throw new SealRefused('DayIncomplete', early);
   if (!(await S.sealTableExists(client, t)))
     throw new SealRefused(
@@ -124,6 +126,7 @@ export async function sealDay(client: ClickHouseClient, opts: SealOptions): Prom
       database: t.database,
       table: t.table,
       day: opts.day,
+      timeZone: opts.timeZone,
       timeColumn,
       columns,
       export: digest,

@@ -20,7 +20,7 @@ import type { PipelineEvent } from '../../apply/kube';
 import { loadSigningKey } from '../../../../consumer/src/integrity/checkpoint';
 import type { TsaClientAuth } from '../../../../consumer/src/integrity/tsa-request';
 import { sealDay, SealRefused } from '../../compliance/seal';
-import { DAY_MS, dayWindow, formatDay, lastCompleteDay } from '../../compliance/seal-manifest';
+import { addDays, dayWindow, formatDay, lastCompleteDay } from '../../compliance/seal-days';
 import { daysWithRows, sealedDays, sealTableExists, sealTables } from '../../compliance/seal-store';
 import type { ConditionInput } from '../../status/conditions';
 import type { PartContext, SealOutcome, SealingPart } from '../external';
@@ -62,9 +62,9 @@ export class SealScheduler implements SealingPart {
     const state = this.states.get(key) ?? {};
     this.states.set(key, state);
     const now = this.now();
-    if (state.running || this.busy) return this.report(state, now, this.opts.pollMs ?? 15_000);
+    if (state.running || this.busy) return this.report(state, this.opts.pollMs ?? 15_000);
     if (state.failure && now < state.failure.atMs + (this.opts.retryDelayMs ?? 300_000))
-      return this.report(state, now, state.failure.atMs + (this.opts.retryDelayMs ?? 300_000) - now);
+      return this.report(state, state.failure.atMs + (this.opts.retryDelayMs ?? 300_000) - now);
     let client: ClickHouseClient | undefined;
     try {
       client = await this.connect(spec, ctx);
@@ -75,14 +75,14 @@ export class SealScheduler implements SealingPart {
         // Nothing left (also when a failed day was sealed meanwhile, e.g. by `logpipeline seal`).
         state.failure = undefined;
         await client.close();
-        return this.report(state, now, this.nextBoundary(spec, now));
+        return this.report(state, this.nextBoundary(spec, now));
       }
       this.start(state, key, pending[0], client, spec, ctx);
-      return this.report(state, now, this.opts.pollMs ?? 15_000);
+      return this.report(state, this.opts.pollMs ?? 15_000);
     } catch (err) {
       await client?.close();
-      this.fail(state, formatDay(now), err);
-      return this.report(state, now, this.opts.retryDelayMs ?? 300_000);
+      this.fail(state, formatDay(now, seal.timeZone), err);
+      return this.report(state, this.opts.retryDelayMs ?? 300_000);
     }
   }
 
@@ -122,19 +122,27 @@ export class SealScheduler implements SealingPart {
         'NoSealTable',
         `${t.database}.${t.sealTable} does not exist yet (TableReady creates it)`,
       );
-    const last = lastCompleteDay(now, seal.graceMs);
-    const first = formatDay(dayWindow(last).fromMs - (seal.backfillDays - 1) * DAY_MS);
+    const tz = seal.timeZone;
+    const last = lastCompleteDay(now, seal.graceMs, tz);
+    const first = addDays(last, -(seal.backfillDays - 1));
     const pipeline = `${spec.namespace}/${spec.name}`;
     const days = await sealedDays(client, t, first, last);
     const sealed = new Set(days);
-    const pending = (await daysWithRows(client, t, pipeline, first, last)).filter((d) => !sealed.has(d));
+    const span = {
+      fromDay: first,
+      toDay: last,
+      fromMs: dayWindow(first, tz).fromMs,
+      toMs: dayWindow(last, tz).toMs,
+    };
+    const withRows = await daysWithRows(client, t, pipeline, { ...span, timeZone: tz });
+    const pending = withRows.filter((d) => !sealed.has(d));
     return { pending, newestSealed: days.at(-1) };
   }
 
   /** Until the next day is complete (its end + grace), at least a second. */
   private nextBoundary(spec: ResolvedSpec, now: number): number {
-    const grace = spec.integrity.seal!.graceMs;
-    const next = dayWindow(lastCompleteDay(now, grace)).toMs + DAY_MS + grace;
+    const { graceMs, timeZone } = spec.integrity.seal!;
+    const next = dayWindow(addDays(lastCompleteDay(now, graceMs, timeZone), 1), timeZone).toMs + graceMs;
     return Math.max(MIN_REQUEUE_MS, next - now);
   }
 
@@ -177,6 +185,7 @@ export class SealScheduler implements SealingPart {
       table: spec.clickhouse.table,
       tables: { sealTable: spec.integrity.sealTable },
       day,
+      timeZone: spec.integrity.seal!.timeZone,
       pipeline: `${spec.namespace}/${spec.name}`,
       signingKey: loadSigningKey(pem),
       tsaUrl: spec.integrity.tsaUrl,
@@ -207,7 +216,7 @@ export class SealScheduler implements SealingPart {
     state.failure = { day, reason, message, atMs: this.now(), reported: same && !!state.failure?.reported };
   }
 
-  private report(state: SealState, now: number, requeueAfterMs: number): SealOutcome {
+  private report(state: SealState, requeueAfterMs: number): SealOutcome {
     const events: PipelineEvent[] = [];
     if (state.sealed) {
       const s = state.sealed;
@@ -246,9 +255,7 @@ export class SealScheduler implements SealingPart {
         type: 'Sealed',
         status: 'Unknown',
         reason: state.running ? 'Sealing' : 'NothingToSeal',
-        message: state.running
-          ? `sealing ${state.running}`
-          : `no complete day with rows is unsealed (as of ${formatDay(now)})`,
+        message: state.running ? `sealing ${state.running}` : 'no complete day with rows is unsealed yet',
       };
     }
     return { condition, observed, events, requeueAfterMs: Math.max(MIN_REQUEUE_MS, requeueAfterMs) };
