@@ -184,9 +184,13 @@ test('a day not yet complete is refused, and a TSA failure fails the seal', asyn
     keyFile,
     '--tsa-url',
     lockedTsa.url,
+    '--out',
+    path.join(dir, 'refused'),
   ]);
   expect(locked.text).toMatch(/TSA https:\/\/127\.0\.0\.1:\d+\/tsa: /);
   expect(locked.code).toBe(3);
+  // No half seal on disk: the export was removed with the failed seal.
+  expect(fs.readdirSync(path.join(dir, 'refused'))).toEqual([]);
   const none = await client.query({
     query: `SELECT count() AS n FROM \`${p.database}\`.fw_seals WHERE day = '${DAY1}'`,
     format: 'JSONEachRow',

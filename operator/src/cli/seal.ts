@@ -110,6 +110,8 @@ async function runSealDay(client: ClickHouseClient, args: ParsedArgs, env: NodeJ
   const what = result.status === 'sealed' ? 'sealed' : 'already sealed (nothing done)';
   out.write(`${what}: ${r.table_name} ${r.day}, ${r.row_count} rows, export sha256 ${r.export_sha256}\n`);
   for (const f of result.files ?? []) out.write(`  wrote ${f}\n`);
+  if (!result.files && args.values.has('out'))
+    out.write(`  no files written: get them with 'logpipeline seal export --date ${r.day} --out DIR'\n`);
   return 0;
 }
 

@@ -51,7 +51,8 @@ export interface SealOptions {
   tsaTimeoutMs?: number;
   /** Late lines are awaited this long after the day ends. */
   graceMs: number;
-  nowMs?: number;
+  /** Clock (epoch ms); read for the completeness check and again for created_at, after the export. */
+  now?: () => number;
   /** Also write the exported files here (export, manifest, signature, token). */
   outDir?: string;
   tables?: Partial<S.SealTables>;
@@ -100,7 +101,8 @@ function writeSealFiles(dir: string, record: S.SealRecord, table: string): strin
 /** Seals one day of a table; refuses incomplete days, returns the stored seal for a day already sealed. */
 export async function sealDay(client: ClickHouseClient, opts: SealOptions): Promise<SealResult> {
   const t = tablesOf(opts);
-  const now = opts.nowMs ?? Date.now();
+  const clock = opts.now ?? Date.now;
+  const now = clock();
   const win = dayWindow(opts.day, opts.timeZone);
   const early = incompleteReason(opts.day, now, opts.graceMs, opts.timeZone);
   if (early) throw new SealRefused('DayIncomplete', early);
@@ -119,6 +121,44 @@ export async function sealDay(client: ClickHouseClient, opts: SealOptions): Prom
   if (opts.outDir) fs.mkdirSync(opts.outDir, { recursive: true });
   const exportFile = opts.outDir && path.join(opts.outDir, sealFileNames(t.table, opts.day).export);
   const query = buildDayExportQuery({ ...t, columns, timeColumn, ...win, hasLine: desc.hasLine });
+  let record: S.SealRecord;
+  try {
+    record = await makeRecord(
+      client,
+      t,
+      opts,
+      { pipeline, columns, timeColumn, retentionMs: desc.retentionMs, clock },
+      query,
+      exportFile,
+    );
+  } catch (err) {
+    // No half seal on disk: the export without its manifest, signature and token is no evidence.
+    if (exportFile) fs.rmSync(exportFile, { force: true });
+    throw err;
+  }
+  await S.insertSeal(client, t, record);
+  const stored = (await S.readSeal(client, t, opts.day)) ?? record;
+  const files = opts.outDir ? writeSealFiles(opts.outDir, stored, t.table) : undefined;
+  return { status: stored.manifest === record.manifest ? 'sealed' : 'already-sealed', record: stored, files };
+}
+
+/** Streams the export, gathers the chain facts, and signs and timestamps the manifest (created_at = after the export). */
+async function makeRecord(
+  client: ClickHouseClient,
+  t: S.SealTables,
+  opts: SealOptions,
+  facts: {
+    pipeline: string;
+    columns: SealManifest['columns'];
+    timeColumn: string;
+    retentionMs?: number;
+    clock: () => number;
+  },
+  query: string,
+  exportFile: string | undefined,
+): Promise<S.SealRecord> {
+  const win = dayWindow(opts.day, opts.timeZone);
+  const { pipeline, columns, timeColumn } = facts;
   const digest = await streamDayExport(client, query, exportFile);
   const manifest = buildSealManifest(
     {
@@ -132,16 +172,12 @@ export async function sealDay(client: ClickHouseClient, opts: SealOptions): Prom
       export: digest,
       heads: await S.chainHeadsOfDay(client, t, pipeline || undefined, win.fromMs, win.toMs),
       checkpoints: await S.checkpointsOfDay(client, t, win.fromMs, win.toMs),
-      retentionMs: desc.retentionMs,
-      createdAtMs: now,
+      retentionMs: facts.retentionMs,
+      createdAtMs: facts.clock(),
     },
     opts.signingKey,
   );
-  const record = await signAndTimestamp(manifest, digest, opts);
-  await S.insertSeal(client, t, record);
-  const stored = (await S.readSeal(client, t, opts.day)) ?? record;
-  const files = opts.outDir ? writeSealFiles(opts.outDir, stored, t.table) : undefined;
-  return { status: stored.manifest === record.manifest ? 'sealed' : 'already-sealed', record: stored, files };
+  return signAndTimestamp(manifest, digest, opts);
 }
 
 async function signAndTimestamp(

@@ -191,7 +191,7 @@ export class SealScheduler implements SealingPart {
       tsaUrl: spec.integrity.tsaUrl,
       tsaAuth: await this.tsaAuth(spec, ctx),
       graceMs: spec.integrity.seal!.graceMs,
-      nowMs: this.now(),
+      now: () => this.now(),
     });
   }
 
