@@ -180,8 +180,14 @@ export interface Condition {
 export interface LogPipelineStatus {
   observedGeneration?: number;
   conditions?: Condition[];
-  topic?: { name?: string; partitions?: number; clusterId?: string; topicId?: string };
-  table?: { database?: string; table?: string; serverIdentity?: string; serverVersion?: string };
+  topic?: { name?: string; partitions?: number; clusterId?: string; topicId?: string; owner?: string };
+  table?: {
+    database?: string;
+    table?: string;
+    serverIdentity?: string;
+    serverVersion?: string;
+    owner?: string;
+  };
   workers?: { desired?: number; current?: number; ready?: number; selector?: string };
   lag?: {
     total?: number;

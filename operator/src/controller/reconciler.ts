@@ -13,8 +13,17 @@ import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
 import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
 import { workerName } from '../desired/labels';
 import { silentLogger, type Logger } from '../observability/log';
-import { NOT_CONFIGURED, readyCondition, workersCondition, type ConditionInput } from '../status/conditions';
+import { UNGUARDED, type DestructiveGuard } from '../apply/guard';
+import {
+  CONFLICT,
+  NOT_CONFIGURED,
+  readyCondition,
+  scalingCondition,
+  workersCondition,
+  type ConditionInput,
+} from '../status/conditions';
 import { computeStatus } from '../status/compute';
+import { sanitizeMessage } from '../status/sanitize';
 import { ChildApplier, clampReplicas, type ChildCaches, type Lookup } from './children';
 import type {
   ExternalPart,
@@ -62,6 +71,10 @@ export interface ReconcilerOptions {
   workerColumns?: (spec: ResolvedSpec) => WorkerColumn[];
   observer?: StatusObserver;
   now?: () => Date;
+  /** Every cached pipeline (claims); default none. */
+  allPipelines?: () => Iterable<LogPipeline>;
+  /** The current leadership term's guard of destructive statements; default: never refuses. */
+  guard?: () => DestructiveGuard;
 }
 
 const defaultColumns = (spec: ResolvedSpec) => buildWorkerColumns(resolveTableSchema(spec));
@@ -122,6 +135,8 @@ export class Reconciler {
       pipeline: lp,
       readSecretKey: (secret, key) => readSecretKey(this.opts.client, namespace, secret, key),
       log: this.log.child({ namespace, name }),
+      guard: this.opts.guard?.() ?? UNGUARDED,
+      pipelines: this.opts.allPipelines ?? (() => []),
     };
   }
 
@@ -132,7 +147,7 @@ export class Reconciler {
       return { spec, config: renderWorkerConfig(spec, columns) };
     } catch (err) {
       const reason = (err as { reason?: unknown }).reason;
-      throw new TerminalError(typeof reason === 'string' ? reason : 'InvalidSpec', (err as Error).message);
+      throw new TerminalError(typeof reason === 'string' ? reason : 'InvalidSpec', sanitizeMessage(err));
     }
   }
 
@@ -153,11 +168,13 @@ export class Reconciler {
     const missing = referencedSecrets(spec).filter((r) => !this.opts.secrets.get(spec.namespace, r.name));
     if (missing.length > 0) return this.reportMissingSecrets(lp, spec, missing);
 
-    let deployment = await this.applyChildren(lp, spec, config);
-    if (!deployment) return {};
+    // Claims first: workers are deployed only once the topic and tables are known to be ours.
     const ctx = this.partContext(lp);
     const topic = await this.runPart('Topic', spec, ctx);
     const table = await this.runPart('Table', spec, ctx);
+    if (topic.conflict || table.conflict) return this.reportConflict(lp, spec, config, topic, table);
+    let deployment = await this.applyChildren(lp, spec, config);
+    if (!deployment) return {};
     const scaling = await this.runAutoscaler(spec, deployment, ctx);
     deployment = scaling.deployment;
     const { conditions, extra } = computeStatus(spec, deployment, topic, table, scaling.outcome);
@@ -193,7 +210,7 @@ export class Reconciler {
         type: 'WorkersReady',
         status: 'False',
         reason: 'InvalidWorkerSpec',
-        message: err.message,
+        message: sanitizeMessage(err),
       };
       await this.status.write(lp, [readyCondition([failed]), failed], {});
       return undefined;
@@ -222,7 +239,7 @@ export class Reconciler {
         part: name,
         err: (err as Error).message,
       });
-      outcome = { status: 'False', reason: 'EnsureFailed', message: (err as Error).message, retry: true };
+      outcome = { status: 'False', reason: 'EnsureFailed', message: sanitizeMessage(err), retry: true };
     }
     const condition: ConditionInput = {
       type,
@@ -235,7 +252,53 @@ export class Reconciler {
       observed: outcome.observed,
       retry: outcome.retry,
       requeueAfterMs: outcome.requeueAfterMs,
+      conflict: outcome.conflict === true,
     };
+  }
+
+  /**
+   * A claim failed: no workers. A Deployment that already exists (the spec was changed to name
+   * another pipeline's table or topic) is scaled to 0; none is created. Re-checked periodically,
+   * since the conflict ends when the owner goes away.
+   */
+  private async reportConflict(
+    lp: LogPipeline,
+    spec: ResolvedSpec,
+    config: RenderedConfig,
+    topic: { condition: ConditionInput },
+    table: { condition: ConditionInput },
+  ): Promise<ReconcileResult> {
+    const name = workerName(spec.name);
+    let deployment = this.opts.children.deployments.get(spec.namespace, name);
+    if (deployment && deployment.replicas !== 0) {
+      const stopped = {
+        ...spec,
+        workers: {
+          ...spec.workers,
+          replicas: 0,
+          autoscaling: { ...spec.workers.autoscaling, enabled: false },
+        },
+      };
+      deployment = await this.applyChildren(lp, stopped, config);
+    }
+    const parts = [topic.condition, table.condition];
+    const conflict = parts.find((c) => c.reason === CONFLICT) ?? table.condition;
+    const workers: ConditionInput = deployment
+      ? workersCondition(deployment, 0, name)
+      : {
+          type: 'WorkersReady',
+          status: 'False',
+          reason: CONFLICT,
+          message: `no workers deployed: ${conflict.message}`,
+        };
+    const conditions = [
+      readyCondition([...parts, workers]),
+      ...parts,
+      workers,
+      scalingCondition(deployment, false, 0),
+    ];
+    await this.status.write(lp, conditions, {});
+    return { requeueAfterMs: Math.min(this.opts.resyncMs ?? 600_000, 60_000) };
   }
 
   private async runAutoscaler(
