@@ -88,6 +88,12 @@ export async function runStatement(
   settings?: Record<string, string>,
   signal?: AbortSignal,
 ): Promise<void> {
+  // The client sends a request even with an already aborted signal: check it ourselves.
+  if (signal?.aborted)
+    throw new ClickHouseApplyError(
+      'ClickHouseError',
+      `statement cancelled, not sent (${sql.split('\n')[0].slice(0, 120)})`,
+    );
   try {
     await client.command({
       query: sql,
