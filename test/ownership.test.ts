@@ -10,6 +10,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { GROUP, PLURAL, VERSION } from '../operator/src/api/types';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
+import { OWNER_GROUP } from '../operator/src/apply/kafka-owner';
 import { parseOwnerComment } from '../operator/src/desired/ownership';
 import {
   apis,
@@ -165,6 +166,10 @@ describe('topic identity by cluster id', () => {
       async () => condition(await getPipeline(namespace, 'spell-a'), 'TopicReady')?.status === 'True',
       60_000,
     );
+    // The owner record lives on the Kafka cluster (offset metadata of the owners group).
+    const offsets = await admin.fetchOffsets({ groupId: OWNER_GROUP, topics: ['own.spell'] });
+    const record = offsets[0].partitions.find((p) => p.partition === 0)?.metadata;
+    expect(parseOwnerComment(record)?.name).toBe('spell-a');
     const port = bed.kafka!.bootstrap.split(':').pop();
     await createPipeline({
       ...pipeline(namespace, 'spell-b'),
@@ -181,6 +186,19 @@ describe('topic identity by cluster id', () => {
       60_000,
     );
     expect(await admin.listTopics()).toContain('own.spell');
+  });
+});
+
+describe('workers and the topic claim', () => {
+  it('deploys no workers for a pipeline refused on the same bootstrap spelling', async () => {
+    await createPipeline({ ...pipeline(namespace, 'spell-c'), spec: spec('spell_c', 'own.spell') as never });
+    const lp = await waitForReason('spell-c', 'Ready', 'Conflict');
+    expect(condition(lp, 'TopicReady')?.message).toContain(`${namespace}/spell-a`);
+    expect(condition(lp, 'WorkersReady')?.reason).toBe('Conflict');
+    expect(await workerReplicas('spell-c')).toBe(0);
+    expect(
+      await maybe(apis().core.readNamespacedConfigMap({ namespace, name: 'spell-c-worker-config' })),
+    ).toBeUndefined();
   });
 });
 
