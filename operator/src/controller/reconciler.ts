@@ -14,15 +14,8 @@ import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
 import { workerName } from '../desired/labels';
 import { silentLogger, type Logger } from '../observability/log';
 import { UNGUARDED, type DestructiveGuard } from '../apply/guard';
-import {
-  CONFLICT,
-  NOT_CONFIGURED,
-  readyCondition,
-  scalingCondition,
-  workersCondition,
-  type ConditionInput,
-} from '../status/conditions';
-import { computeStatus } from '../status/compute';
+import { NOT_CONFIGURED, readyCondition, workersCondition, type ConditionInput } from '../status/conditions';
+import { computeStatus, conflictConditions } from '../status/compute';
 import { sanitizeMessage } from '../status/sanitize';
 import { ChildApplier, clampReplicas, type ChildCaches, type Lookup } from './children';
 import type {
@@ -281,22 +274,7 @@ export class Reconciler {
       };
       deployment = await this.applyChildren(lp, stopped, config);
     }
-    const parts = [topic.condition, table.condition];
-    const conflict = parts.find((c) => c.reason === CONFLICT) ?? table.condition;
-    const workers: ConditionInput = deployment
-      ? workersCondition(deployment, 0, name)
-      : {
-          type: 'WorkersReady',
-          status: 'False',
-          reason: CONFLICT,
-          message: `no workers deployed: ${conflict.message}`,
-        };
-    const conditions = [
-      readyCondition([...parts, workers]),
-      ...parts,
-      workers,
-      scalingCondition(deployment, false, 0),
-    ];
+    const conditions = conflictConditions(topic.condition, table.condition, deployment, name);
     await this.status.write(lp, conditions, {});
     return { requeueAfterMs: Math.min(this.opts.resyncMs ?? 600_000, 60_000) };
   }

@@ -55,7 +55,60 @@ async function checkTopicClaim(
   return { stamp: verdict.kind === 'stamp', exists: true };
 }
 
+type Claims = { clusterId: string; checks: Array<{ name: string; stamp: boolean; exists: boolean }> };
+
+/** Checks every topic of the pipeline (older claims in the cache, then each topic's record). */
+async function claimTopics(
+  admin: Admin,
+  names: string[],
+  spec: ResolvedSpec,
+  ctx: PartContext,
+  all: Iterable<LogPipeline>,
+): Promise<Claims | { conflict: string }> {
+  const { clusterId } = await admin.describeCluster();
+  const older = olderTopicClaimant(ctx.pipeline, spec, clusterId, all);
+  if (older) {
+    const who = `${older.metadata.namespace}/${older.metadata.name}`;
+    return { conflict: `topic ${spec.kafka.topic.name} is claimed by the older LogPipeline ${who}` };
+  }
+  const checks: Claims['checks'] = [];
+  for (const name of names) {
+    const c = await checkTopicClaim(admin, name, ctx, clusterId);
+    if (c.conflict) return { conflict: c.conflict };
+    checks.push({ name, stamp: c.stamp, exists: c.exists });
+  }
+  return { clusterId, checks };
+}
+
 const RENEW_MS = 24 * 3600_000;
+
+/**
+ * Writes our owner record where the claim asked for it, on topics created just now, and daily
+ * (renewal); returns a conflict message when a topic created concurrently carries another record.
+ */
+async function recordOwners(
+  pool: KafkaAdminPool,
+  conn: KafkaConnection,
+  claims: Claims,
+  ctx: PartContext,
+  stamped: Map<string, number>,
+): Promise<string | undefined> {
+  const me = ownerOf(ctx.pipeline);
+  for (const c of claims.checks) {
+    const key = `${claims.clusterId}/${c.name}`;
+    if (!c.exists) {
+      // Created just now: by us, or by a pipeline of another operator at the same moment.
+      const now = await pool.withAdmin(conn, (admin) => readTopicOwner(admin, c.name));
+      const v = judgeClaim(now, me, `topic ${c.name}`, { adopt: false, legacy: true });
+      if (v.kind === 'conflict') return v.message;
+    }
+    if (!c.exists || c.stamp || Date.now() - (stamped.get(key) ?? 0) > RENEW_MS) {
+      await writeTopicOwner(conn, c.name, ownerRecord(me));
+      stamped.set(key, Date.now());
+    }
+  }
+  return undefined;
+}
 
 /** Creates the Topic part; `pipelines` lists every cached LogPipeline (for claim conflicts). */
 export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<LogPipeline>): ExternalPart {
@@ -76,46 +129,16 @@ export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<
       const names = [topic.value.topic, ...(dlq?.ok ? [dlq.value.topic] : [])];
       try {
         const conn = await kafkaConnectionFor(spec, ctx);
-        const claims = await pool.withAdmin(conn, async (admin) => {
-          const { clusterId } = await admin.describeCluster();
-          const older = olderTopicClaimant(ctx.pipeline, spec, clusterId, pipelines());
-          if (older) {
-            const who = `${older.metadata.namespace}/${older.metadata.name}`;
-            return {
-              clusterId,
-              conflict: `topic ${spec.kafka.topic.name} is claimed by the older LogPipeline ${who}`,
-            };
-          }
-          const checks = [];
-          for (const name of names) {
-            const c = await checkTopicClaim(admin, name, ctx, clusterId);
-            if (c.conflict) return { clusterId, conflict: c.conflict };
-            checks.push({ name, ...c });
-          }
-          return { clusterId, checks };
-        });
-        if ('conflict' in claims && claims.conflict) return conflict(claims.conflict);
+        const claims = await pool.withAdmin(conn, (admin) =>
+          claimTopics(admin, names, spec, ctx, pipelines()),
+        );
+        if ('conflict' in claims) return conflict(claims.conflict);
         const main = await pool.withAdmin(conn, (admin) => ensureTopic(admin, topic.value));
         const dead = dlq?.ok
           ? await pool.withAdmin(conn, (admin) => ensureTopic(admin, dlq.value))
           : undefined;
-        const record = ownerRecord(ownerOf(ctx.pipeline));
-        for (const c of 'checks' in claims ? (claims.checks ?? []) : []) {
-          const key = `${claims.clusterId}/${c.name}`;
-          if (!c.exists) {
-            // Created just now (by us, or by a pipeline of another operator at the same moment).
-            const now = await pool.withAdmin(conn, (admin) => readTopicOwner(admin, c.name));
-            const v = judgeClaim(now, ownerOf(ctx.pipeline), `topic ${c.name}`, {
-              adopt: false,
-              legacy: true,
-            });
-            if (v.kind === 'conflict') return conflict(v.message);
-          }
-          if (c.stamp || Date.now() - (stamped.get(key) ?? 0) > RENEW_MS) {
-            await writeTopicOwner(conn, c.name, record);
-            stamped.set(key, Date.now());
-          }
-        }
+        const lost = await recordOwners(pool, conn, claims, ctx, stamped);
+        if (lost) return conflict(lost);
         const events: PipelineEvent[] = [...main.changes, ...(dead?.changes ?? [])].map((c) => ({
           type: 'Normal',
           reason: 'TopicChanged',
