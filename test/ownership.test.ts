@@ -11,7 +11,7 @@ import { GROUP, PLURAL, VERSION } from '../operator/src/api/types';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
 import { OWNER_GROUP } from '../operator/src/apply/kafka-owner';
-import { parseOwnerComment } from '../operator/src/desired/ownership';
+import { ownerRecord, parseOwnerComment } from '../operator/src/desired/ownership';
 import {
   apis,
   condition,
@@ -199,6 +199,44 @@ describe('workers and the topic claim', () => {
     expect(
       await maybe(apis().core.readNamespacedConfigMap({ namespace, name: 'spell-c-worker-config' })),
     ).toBeUndefined();
+  });
+});
+
+describe('a running pipeline that loses its claim', () => {
+  it('scales its existing workers to 0 when its table turns out to be owned by another pipeline', async () => {
+    await createPipeline({
+      ...pipeline(namespace, 'hijacked'),
+      spec: spec('hijacked', 'own.hijacked') as never,
+    });
+    await waitFor(
+      'hijacked ready with workers',
+      async () =>
+        condition(await getPipeline(namespace, 'hijacked'), 'TableReady')?.status === 'True' &&
+        (await workerReplicas('hijacked')) > 0,
+      60_000,
+    );
+    const other = ownerRecord({
+      namespace: 'elsewhere',
+      name: 'rightful',
+      uid: '1e2d3c4b-0000-4000-8000-000000000042',
+    });
+    await ch.command({ query: `ALTER TABLE ${DB}.hijacked MODIFY COMMENT '${other}'` });
+    // Any change of the pipeline object (here an annotation) makes the operator look again.
+    await apis().custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace,
+        name: 'hijacked',
+        body: { metadata: { annotations: { 'example.com/poke': '1' } } },
+      },
+      mergePatch,
+    );
+    const lp = await waitForReason('hijacked', 'Ready', 'Conflict');
+    expect(condition(lp, 'TableReady')?.message).toContain('elsewhere/rightful');
+    await waitFor('workers scaled to 0', async () => (await workerReplicas('hijacked')) === 0);
+    expect(await tableComment('hijacked')).toBe(other);
   });
 });
 
