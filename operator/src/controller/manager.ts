@@ -72,7 +72,7 @@ export class Manager {
   private readonly secretIndex = new SecretIndex();
   private readonly stopping = new AbortController();
   /** Aborted when this leadership term ends: cancels destructive statements in flight. */
-  private term_ = new AbortController();
+  private termAbort = new AbortController();
   private readonly log: Logger;
   /** Reconciles run by this instance (for tests and metrics). */
   reconcileCount = 0;
@@ -99,7 +99,7 @@ export class Manager {
       workerColumns: opts.workerColumns,
       allPipelines: () => this.pipelines.list(),
       guard: () => {
-        const signal = this.term_.signal;
+        const signal = this.termAbort.signal;
         return leaderGuard(signal, async () =>
           this.leader ? this.leader.confirmLeadership() : this.leading && !signal.aborted,
         );
@@ -238,7 +238,7 @@ export class Manager {
 
   private async startLeading(): Promise<void> {
     this.log.info('started leading', { identity: this.opts.identity });
-    this.term_ = new AbortController();
+    this.termAbort = new AbortController();
     this.leading = true;
     const aborted = new Promise<void>((resolve) =>
       this.stopping.signal.addEventListener('abort', () => resolve(), { once: true }),
@@ -254,7 +254,7 @@ export class Manager {
     if (!this.leading) return;
     this.leading = false;
     // Cancel destructive statements in flight before draining: a lost lease must not finish a DROP.
-    this.term_.abort();
+    this.termAbort.abort();
     this.log.info('stopped leading', { identity: this.opts.identity });
     const old = this.queue;
     // Events keep arriving into a fresh queue; a next term starts from a full resync anyway.

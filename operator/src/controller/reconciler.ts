@@ -7,6 +7,7 @@
 import type { WorkerColumn } from '../../../consumer/src/config';
 import { resolveSpec, type ResolvedSpec } from '../api/defaults';
 import type { LogPipeline } from '../api/types';
+import { PIPELINE_RULES } from '../api/validate-rules';
 import { applyReplicasAsAutoscaler, patchFinalizers, readSecretKey } from '../apply/kube';
 import { KubeApiError, type KubeClient } from '../apply/kube-rest';
 import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
@@ -69,6 +70,8 @@ export interface ReconcilerOptions {
   /** The current leadership term's guard of destructive statements; default: never refuses. */
   guard?: () => DestructiveGuard;
 }
+
+const URL_RULE = PIPELINE_RULES.find((r) => r.id === 'no-credentials-in-url')!;
 
 const defaultColumns = (spec: ResolvedSpec) => buildWorkerColumns(resolveTableSchema(spec));
 
@@ -136,6 +139,9 @@ export class Reconciler {
   private prepare(lp: LogPipeline): { spec: ResolvedSpec; config: RenderedConfig } {
     try {
       const spec = resolveSpec(lp);
+      // Stored before admission refused it (an older CRD): never render it into the ConfigMap.
+      if (!URL_RULE.holds(spec.clickhouse.url, undefined))
+        throw new TerminalError('CredentialsInURL', URL_RULE.explain(spec.clickhouse.url, undefined));
       const columns = (this.opts.workerColumns ?? defaultColumns)(spec);
       return { spec, config: renderWorkerConfig(spec, columns) };
     } catch (err) {
