@@ -169,6 +169,8 @@ describe('the guard of a DROP', () => {
     try {
       const created = await ensureTable(client, spec, { owner, adopt: false });
       expect(created.ready).toBe(true);
+      // The owner check reads, it never writes: a steady pipeline still sends zero statements.
+      expect((await ensureTable(client, spec, { owner, adopt: false })).applied).toEqual([]);
       const lost = leaderGuard(new AbortController().signal, async () => false);
       await expect(dropTable(client, spec, created.identity!, { owner, guard: lost })).rejects.toBeInstanceOf(
         LeadershipLostError,

@@ -129,7 +129,8 @@ export function createTablePart(pool: ClickHousePool): ExternalPart {
         const events: PipelineEvent[] = out.applied.map((s) => ({
           type: 'Normal',
           reason: 'TableChanged',
-          message: s.slice(0, 500),
+          // One line: Event messages keep their first line only (status/sanitize.ts).
+          message: s.replace(/\s*\n\s*/g, ' ').slice(0, 500),
         }));
         const usersProblem = out.ready
           ? await ensureUsers(await pool.client(spec, ctx), spec, ctx)
