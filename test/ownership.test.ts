@@ -10,6 +10,9 @@ import { Kafka, logLevel } from 'kafkajs';
 import { GROUP, PLURAL, VERSION } from '../operator/src/api/types';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
+import { resolveSpec } from '../operator/src/api/defaults';
+import { ensureTable } from '../operator/src/apply/clickhouse';
+import { createClickHouseClient } from '../operator/src/apply/clickhouse-client';
 import { OWNER_GROUP } from '../operator/src/apply/kafka-owner';
 import { ownerRecord, parseOwnerComment } from '../operator/src/desired/ownership';
 import {
@@ -274,5 +277,70 @@ describe('adoption of an unowned table', () => {
       return condition(p, 'TableReady')?.reason !== 'Conflict' ? p : undefined;
     });
     expect(condition(after, 'TableReady')?.reason).toBe('DestructiveChangeRefused');
+  });
+});
+
+describe('adoption of an unowned topic', () => {
+  it('refuses a topic created by hand until the pipeline asks to adopt it, then records itself', async () => {
+    await admin.createTopics({ topics: [{ topic: 'own.byhand', numPartitions: 1 }], waitForLeaders: true });
+    await createPipeline({ ...pipeline(namespace, 'byhand'), spec: spec('byhand', 'own.byhand') as never });
+    const lp = await waitForReason('byhand', 'TopicReady', 'Conflict');
+    expect(condition(lp, 'TopicReady')?.message).toContain('no owner record');
+    expect(await workerReplicas('byhand')).toBe(0);
+    await apis().custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace,
+        name: 'byhand',
+        body: { metadata: { annotations: { 'logpipeline.io/adopt': 'true' } } },
+      },
+      mergePatch,
+    );
+    const adopted = await waitFor(
+      'byhand topic adopted',
+      async () => {
+        const p = await getPipeline(namespace, 'byhand');
+        return condition(p, 'TopicReady')?.status === 'True' ? p : undefined;
+      },
+      60_000,
+    );
+    const offsets = await admin.fetchOffsets({ groupId: OWNER_GROUP, topics: ['own.byhand'] });
+    const record = offsets[0].partitions.find((p) => p.partition === 0)?.metadata;
+    expect(parseOwnerComment(record)).toEqual({ namespace, name: 'byhand', uid: adopted.metadata.uid });
+    expect(adopted.status?.topic?.owner).toBe(`${namespace}/byhand/${adopted.metadata.uid}`);
+  });
+});
+
+describe('upgrade from an operator without owner records', () => {
+  it('stamps a table its own status recorded on the same server, and only there', async () => {
+    const client = createClickHouseClient({
+      url: bed.clickhouse!.url,
+      username: bed.clickhouse!.username,
+      password: bed.clickhouse!.password,
+    });
+    try {
+      const lp = { ...pipeline('legacy-ns', 'old'), spec: spec('upgraded', 'own.upgraded') as never };
+      const resolvedSpec = resolveSpec(lp);
+      const before = await ensureTable(client, resolvedSpec); // what an older operator did: no COMMENT
+      expect(await tableComment('upgraded')).toBe('');
+      const owner = { namespace: 'legacy-ns', name: 'old', uid: '5e4d3c2b-0000-4000-8000-000000000007' };
+      const elsewhere = await ensureTable(client, resolvedSpec, {
+        owner,
+        adopt: false,
+        legacyIdentity: 'server:another-server',
+      });
+      expect(elsewhere).toMatchObject({ ready: false, reason: 'Conflict', applied: [] });
+      const stamped = await ensureTable(client, resolvedSpec, {
+        owner,
+        adopt: false,
+        legacyIdentity: before.identity,
+      });
+      expect(stamped).toMatchObject({ ready: true, owner: `legacy-ns/old/${owner.uid}` });
+      expect(parseOwnerComment(await tableComment('upgraded'))).toEqual(owner);
+    } finally {
+      await client.close();
+    }
   });
 });
