@@ -41,6 +41,12 @@ export interface TableClaim {
   legacyIdentity?: string;
   /** Checked before ON CLUSTER DDL and DROP; cancels them when the lease is lost. */
   guard?: DestructiveGuard;
+  /**
+   * The older pipeline (`namespace/name`) that names the same table on the server `identity`, if
+   * any: it wins before anything is created, since two pipelines creating one table's companions
+   * at once could each win a different one.
+   */
+  olderClaimant?: (identity: string) => string | undefined;
 }
 
 /** Result of ensureTable: readiness with a condition reason, plus what the status records. */
@@ -198,6 +204,11 @@ export async function ensureTable(
     applied.push(sql);
   };
   let existing = new Set<string>();
+  const older = claim?.olderClaimant?.(identity);
+  if (older) {
+    const message = `table ${ddl.database}.${ddl.tables[0].name} is claimed by the older LogPipeline ${older}`;
+    return outcome('Conflict', message, { identity, version, applied });
+  }
   if (claim) {
     const checked = await checkClaims(client, ddl, claim, identity, run);
     existing = checked.existing;

@@ -86,7 +86,9 @@ export function olderTableClaimant(
   const { database, table, url } = spec.clickhouse;
   return oldest(lp, all, (other, o) => {
     if (o.clickhouse.database !== database || o.clickhouse.table !== table) return false;
+    // A URL alone is ambiguous (a short service name resolves per namespace): it counts only for a
+    // pipeline that has recorded no server yet.
     const recorded = other.status?.table?.serverIdentity;
-    return recorded && identity ? recorded === identity : o.clickhouse.url === url;
+    return recorded ? recorded === identity : o.clickhouse.url === url;
   });
 }

@@ -99,6 +99,10 @@ export function tableClaim(lp: LogPipeline, spec: ResolvedSpec, ctx: PartContext
   return {
     owner: ownerOf(lp),
     adopt: wantsAdoption(lp),
+    olderClaimant: (identity) => {
+      const older = olderTableClaimant(lp, spec, identity, ctx.pipelines());
+      return older && `${older.metadata.namespace}/${older.metadata.name}`;
+    },
     legacyIdentity: legacy ? recorded.serverIdentity : undefined,
     guard: ctx.guard,
   };
