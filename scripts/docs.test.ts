@@ -43,6 +43,7 @@ const NOT_REASONS = new Set([
   'SchemaError',
   'KafkaApplyError',
   'ClickHouseApplyError',
+  'LeadershipLostError',
   'KubeApiError',
   'TransportError',
   'TimeoutError',

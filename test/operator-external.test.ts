@@ -100,7 +100,7 @@ it('gives a newer pipeline claiming the same topic a conflict instead of a tug o
     'claim conflict',
     async () => {
       const p = await getPipeline(namespace, 'fw-copy');
-      return condition(p, 'TopicReady')?.reason === 'TopicClaimConflict' ? p : undefined;
+      return condition(p, 'TopicReady')?.reason === 'Conflict' ? p : undefined;
     },
     30_000,
   );

@@ -334,14 +334,23 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
   it('drops tables only on the server they were created on', async () => {
     const db = newDatabase();
     const spec = pipeline(db);
-    const created = await ensureTable(client, spec);
+    const owner = { namespace: 'tt', name: 'drop', uid: 'b0c1e2d3-0000-4000-8000-000000000001' };
+    const created = await ensureTable(client, spec, { owner, adopt: false });
     expect(created.identity).toMatch(/^(server|host):/);
-    expect(await dropTable(client, spec, 'server:00000000-0000-0000-0000-00000000beef')).toMatchObject({
+    const other = { owner: { ...owner, name: 'other', uid: 'b0c1e2d3-0000-4000-8000-000000000002' } };
+    expect(await dropTable(client, spec, created.identity!, other)).toMatchObject({
+      dropped: false,
+      reason: 'TablesNotOwned',
+    });
+    expect(await rows('SELECT name FROM system.tables WHERE database = {db:String}', { db })).toHaveLength(2);
+    expect(
+      await dropTable(client, spec, 'server:00000000-0000-0000-0000-00000000beef', { owner }),
+    ).toMatchObject({
       dropped: false,
       reason: 'ServerIdentityMismatch',
     });
     expect(await rows('SELECT name FROM system.tables WHERE database = {db:String}', { db })).toHaveLength(2);
-    expect(await dropTable(client, spec, created.identity!)).toMatchObject({
+    expect(await dropTable(client, spec, created.identity!, { owner })).toMatchObject({
       dropped: true,
       reason: 'TablesDropped',
     });

@@ -47,6 +47,7 @@ export const statusSchema: JSONSchemaProps = obj('Observed state, written by the
     partitions: int('Partition count.', 0, 1_000_000),
     clusterId: str('Kafka cluster id.', { maxLength: 256 }),
     topicId: str('Kafka topic id.', { maxLength: 256 }),
+    owner: str('The owning LogPipeline (namespace/name/uid) recorded on the topic.', { maxLength: 512 }),
   }),
   table: obj('The ClickHouse table as observed.', {
     database: str('Database name.', { maxLength: 256 }),
@@ -55,6 +56,9 @@ export const statusSchema: JSONSchemaProps = obj('Observed state, written by the
       maxLength: 512,
     }),
     serverVersion: str('ClickHouse server version.', { maxLength: 128 }),
+    owner: str('The owning LogPipeline (namespace/name/uid) recorded in the table COMMENT.', {
+      maxLength: 512,
+    }),
   }),
   workers: obj('The worker Deployment as observed; also the scale subresource.', {
     desired: int('Replicas the operator wants (fixed or autoscaled).', 0, 1_000_000),

@@ -195,8 +195,14 @@ export interface Condition {
 export interface LogPipelineStatus {
   observedGeneration?: number;
   conditions?: Condition[];
-  topic?: { name?: string; partitions?: number; clusterId?: string; topicId?: string };
-  table?: { database?: string; table?: string; serverIdentity?: string; serverVersion?: string };
+  topic?: { name?: string; partitions?: number; clusterId?: string; topicId?: string; owner?: string };
+  table?: {
+    database?: string;
+    table?: string;
+    serverIdentity?: string;
+    serverVersion?: string;
+    owner?: string;
+  };
   workers?: { desired?: number; current?: number; ready?: number; selector?: string };
   /** The scheduled seal: the newest day sealed and the last failure. */
   seal?: { lastSealedDay?: string; lastSealTime?: string; lastFailure?: string };

@@ -183,6 +183,21 @@ export const INVALID_CASES: PipelineCase[] = [
     expect: [{ field: 'spec.kafka.topic.config', type: 'FieldValueInvalid', rule: 'topic-config-keys' }],
   },
   {
+    name: 'ClickHouse URL with credentials (user:password@)',
+    change: (lp) => (lp.spec.clickhouse.url = 'http://writer:s3cret@clickhouse.logs.svc:8123'),
+    expect: [{ field: `${ch}.url`, type: 'FieldValueInvalid', rule: 'no-credentials-in-url' }],
+  },
+  {
+    name: 'ClickHouse URL with a user but no password',
+    change: (lp) => (lp.spec.clickhouse.url = 'https://writer@clickhouse.logs.svc:8443/'),
+    expect: [{ field: `${ch}.url`, type: 'FieldValueInvalid', rule: 'no-credentials-in-url' }],
+  },
+  {
+    name: 'broker address with credentials (user:password@host:port)',
+    change: (lp) => (lp.spec.kafka.bootstrapServers = ['user:pw@kafka-0.kafka:9092']),
+    expect: [{ field: 'spec.kafka.bootstrapServers[0]', type: 'FieldValueInvalid' }],
+  },
+  {
     name: 'static field name that is not an identifier',
     change: (lp) => (lp.spec.parser!.staticFields = { 'site-id': 'ist1' }),
     expect: [{ field: 'spec.parser.staticFields', type: 'FieldValueInvalid', rule: 'static-field-names' }],

@@ -149,6 +149,15 @@ export const PIPELINE_RULES: readonly PipelineRule[] = [
     holds: (self) => Object.keys(self).every((k) => /^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(k)),
   }),
   define<string>({
+    id: 'no-credentials-in-url',
+    at: 'spec.clickhouse.url',
+    // Credentials in a URL end up in the worker ConfigMap, in logs and in status: Secrets carry them.
+    rule: `!self.matches('^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@')`,
+    message:
+      'spec.clickhouse.url must not contain credentials (user:password@): put them in the Secret named by credentialsSecretRef',
+    holds: (self) => !/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*@/.test(self),
+  }),
+  define<string>({
     id: 'database-immutable',
     at: 'spec.clickhouse.database',
     rule: 'self == oldSelf',

@@ -81,14 +81,25 @@ export async function queryRows<T>(
   }
 }
 
-/** Runs a statement (DDL/ALTER) with optional query-level settings. */
+/** Runs a statement (DDL/ALTER) with optional query-level settings; `signal` cancels it in flight. */
 export async function runStatement(
   client: ClickHouseClient,
   sql: string,
   settings?: Record<string, string>,
+  signal?: AbortSignal,
 ): Promise<void> {
+  // The client sends a request even with an already aborted signal: check it ourselves.
+  if (signal?.aborted)
+    throw new ClickHouseApplyError(
+      'ClickHouseError',
+      `statement cancelled, not sent (${sql.split('\n')[0].slice(0, 120)})`,
+    );
   try {
-    await client.command({ query: sql, clickhouse_settings: settings as ClickHouseSettings | undefined });
+    await client.command({
+      query: sql,
+      clickhouse_settings: settings as ClickHouseSettings | undefined,
+      abort_signal: signal,
+    });
   } catch (err) {
     throw toClickHouseApplyError(err, `statement failed (${sql.split('\n')[0].slice(0, 120)})`);
   }

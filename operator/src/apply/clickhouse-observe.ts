@@ -175,3 +175,17 @@ export async function observeTable(
   );
   return { ...tables[0], columns, skipIndexes: indexes.map((i) => i.name) };
 }
+
+/** The COMMENT of each existing table among `tables` (missing tables are absent from the map). */
+export async function tableComments(
+  client: ClickHouseClient,
+  database: string,
+  tables: string[],
+): Promise<Map<string, string>> {
+  const rows = await queryRows<{ name: string; comment: string }>(
+    client,
+    'SELECT name, comment FROM system.tables WHERE database = {db:String} AND has({names:Array(String)}, name)',
+    { db: database, names: tables },
+  );
+  return new Map(rows.map((r) => [r.name, r.comment]));
+}

@@ -13,7 +13,9 @@ import {
   type TableDDL,
 } from '../desired/clickhouse';
 import { checkIdentifier, catchSchemaError } from '../desired/clickhouse/identifiers';
+import { judgeClaim, ownerRecord, ownerString, parseOwnerComment, type Owner } from '../desired/ownership';
 import { runStatement } from './clickhouse-client';
+import { UNGUARDED, type DestructiveGuard } from './guard';
 import {
   checkCluster,
   databaseExists,
@@ -22,8 +24,30 @@ import {
   observeTable,
   serverIdentity,
   serverVersion,
+  tableComments,
   tableExists,
 } from './clickhouse-observe';
+
+/** Who claims a pipeline's tables and how a table without its record may be taken over. */
+export interface TableClaim {
+  owner: Owner;
+  /** The pipeline asked to adopt unowned tables (annotation logpipeline.io/adopt). */
+  adopt: boolean;
+  /**
+   * The server identity this pipeline's status recorded for these tables before owner records
+   * existed (an upgrade from an operator version that wrote none), when no older pipeline claims
+   * them; such tables are stamped on that same server only.
+   */
+  legacyIdentity?: string;
+  /** Checked before ON CLUSTER DDL and DROP; cancels them when the lease is lost. */
+  guard?: DestructiveGuard;
+  /**
+   * The older pipeline (`namespace/name`) that names the same table on the server `identity`, if
+   * any: it wins before anything is created, since two pipelines creating one table's companions
+   * at once could each win a different one.
+   */
+  olderClaimant?: (identity: string) => string | undefined;
+}
 
 /** Result of ensureTable: readiness with a condition reason, plus what the status records. */
 export interface TableOutcome {
@@ -38,14 +62,18 @@ export interface TableOutcome {
   applied: string[];
   /** Destructive differences refused (their tables were left untouched). */
   refusals: Refusal[];
+  /** `namespace/name/uid` recorded on every table, once the claim passed. */
+  owner?: string;
 }
 
 /** Result of dropTable. */
 export interface DropOutcome {
   dropped: boolean;
-  reason: 'TablesDropped' | 'ServerIdentityMismatch' | 'InvalidSchema';
+  reason: 'TablesDropped' | 'TablesNotOwned' | 'ServerIdentityMismatch' | 'InvalidSchema';
   message: string;
   identity?: string;
+  /** Tables left in place because their owner record names another pipeline (or none). */
+  kept?: string[];
 }
 
 function outcome(reason: string, message: string, extra: Partial<TableOutcome> = {}): TableOutcome {
@@ -67,33 +95,98 @@ async function preflight(
   return checkStorage(client, spec.clickhouse.storagePolicy, moves);
 }
 
+type Run = (sql: string, settings?: Record<string, string>) => Promise<void>;
+
 async function reconcileOne(
   client: ClickHouseClient,
   table: DesiredTable,
   materializeOnChange: boolean,
-  applied: string[],
+  run: Run,
 ): Promise<Refusal[]> {
   const observed = await observeTable(client, table.database, table.storageName);
   const plan = planTableChanges(table, observed, { materializeOnChange });
   if (plan.refusals.length > 0) return plan.refusals;
-  for (const action of plan.actions) {
-    await runStatement(client, action.sql, action.settings);
-    applied.push(action.sql);
-  }
+  for (const action of plan.actions) await run(action.sql, action.settings);
   // Cluster mode: the Distributed front may be missing although the local table exists.
   if (observed && table.create.length > 1 && !(await tableExists(client, table.database, table.name))) {
-    await runStatement(client, table.create[1]);
-    applied.push(table.create[1]);
+    await run(table.create[1]);
   }
   return [];
 }
 
+function physicalNames(ddl: TableDDL): string[] {
+  return [...new Set(ddl.tables.flatMap((t) => [t.storageName, t.name]))];
+}
+
+/**
+ * Reads the owner record of every existing table of the pipeline and judges the claim before any
+ * statement runs: a conflict comes back as its message; adopted or legacy tables are stamped.
+ */
+async function checkClaims(
+  client: ClickHouseClient,
+  ddl: TableDDL,
+  claim: TableClaim,
+  identity: string,
+  run: Run,
+): Promise<{ message: string; existing: Set<string> } | { existing: Set<string> }> {
+  const comments = await tableComments(client, ddl.database, physicalNames(ddl));
+  const legacy = claim.legacyIdentity !== undefined && claim.legacyIdentity === identity;
+  const stamps: string[] = [];
+  const conflicts: string[] = [];
+  for (const [name, comment] of comments) {
+    const verdict = judgeClaim(comment, claim.owner, `table ${ddl.database}.${name}`, {
+      adopt: claim.adopt,
+      legacy,
+    });
+    if (verdict.kind === 'conflict') conflicts.push(verdict.message);
+    else if (verdict.kind === 'stamp') stamps.push(name);
+  }
+  const existing = new Set(comments.keys());
+  if (conflicts.length > 0) return { message: conflicts.join('; '), existing };
+  for (const name of stamps) {
+    await run(
+      `ALTER TABLE ${quoted(ddl.database, name)}${ddl.onCluster} MODIFY COMMENT '${ownerRecord(claim.owner)}'`,
+    );
+  }
+  return { existing };
+}
+
+function quoted(database: string, table: string): string {
+  return `\`${database}\`.\`${table}\``;
+}
+
+/** After creating: a table someone else created in between carries their record, not ours. */
+async function recheckCreated(
+  client: ClickHouseClient,
+  ddl: TableDDL,
+  claim: TableClaim,
+  existedBefore: Set<string>,
+): Promise<string | undefined> {
+  const created = physicalNames(ddl).filter((n) => !existedBefore.has(n));
+  if (created.length === 0) return undefined;
+  const comments = await tableComments(client, ddl.database, created);
+  for (const [name, comment] of comments) {
+    const owner = parseOwnerComment(comment);
+    if (owner?.uid !== claim.owner.uid) {
+      const who = owner ? `LogPipeline ${owner.namespace}/${owner.name} (uid ${owner.uid})` : 'no pipeline';
+      return `table ${ddl.database}.${name} was created concurrently and is owned by ${who}`;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Brings the database and every table of the pipeline to the spec: checks version, cluster and
- * storage, creates what is missing, applies additive changes and refuses destructive ones.
+ * storage, checks the owner record of every existing table (with `claim`; a Conflict sends no
+ * statement at all), creates what is missing with the owner record as COMMENT, applies additive
+ * changes and refuses destructive ones.
  */
-export async function ensureTable(client: ClickHouseClient, spec: ResolvedSpec): Promise<TableOutcome> {
-  const built = buildTableDDL(spec);
+export async function ensureTable(
+  client: ClickHouseClient,
+  spec: ResolvedSpec,
+  claim?: TableClaim,
+): Promise<TableOutcome> {
+  const built = buildTableDDL(spec, claim && ownerRecord(claim.owner));
   if (!built.ok) return outcome(built.reason, built.message);
   const ddl = built.value;
   const version = await serverVersion(client);
@@ -103,23 +196,40 @@ export async function ensureTable(client: ClickHouseClient, spec: ResolvedSpec):
   const missing = await preflight(client, spec, ddl);
   if (missing) return outcome(missing.reason, missing.message, { identity, version });
   const applied: string[] = [];
-  // Checked first so a steady-state reconcile sends no DDL (ON CLUSTER DDL goes through a queue).
-  if (!(await databaseExists(client, ddl.database))) {
-    await runStatement(client, ddl.createDatabase);
-    applied.push(ddl.createDatabase);
+  const guard = claim?.guard ?? UNGUARDED;
+  const run: Run = async (sql, settings) => {
+    // ON CLUSTER DDL fans out to every node through the DDL queue: only a current leader sends it.
+    if (ddl.cluster !== undefined) await guard.confirm(sql.split('\n')[0]);
+    await runStatement(client, sql, settings, guard.signal);
+    applied.push(sql);
+  };
+  let existing = new Set<string>();
+  const older = claim?.olderClaimant?.(identity);
+  if (older) {
+    const message = `table ${ddl.database}.${ddl.tables[0].name} is claimed by the older LogPipeline ${older}`;
+    return outcome('Conflict', message, { identity, version, applied });
   }
+  if (claim) {
+    const checked = await checkClaims(client, ddl, claim, identity, run);
+    existing = checked.existing;
+    if ('message' in checked) return outcome('Conflict', checked.message, { identity, version, applied });
+  }
+  // Checked first so a steady-state reconcile sends no DDL (ON CLUSTER DDL goes through a queue).
+  if (!(await databaseExists(client, ddl.database))) await run(ddl.createDatabase);
   const refusals: Refusal[] = [];
   for (const table of ddl.tables) {
-    refusals.push(
-      ...(await reconcileOne(client, table, spec.clickhouse.retention.materializeOnChange, applied)),
-    );
+    refusals.push(...(await reconcileOne(client, table, spec.clickhouse.retention.materializeOnChange, run)));
   }
+  const lost = claim && (await recheckCreated(client, ddl, claim, existing));
+  if (lost) return outcome('Conflict', lost, { identity, version, applied });
+  const owner = claim && ownerString(claim.owner);
   if (refusals.length > 0) {
     return outcome(refusals[0].reason, refusals.map((r) => r.message).join('; '), {
       identity,
       version,
       applied,
       refusals,
+      owner,
     });
   }
   const names = ddl.tables.map((t) => t.name).join(', ');
@@ -131,6 +241,7 @@ export async function ensureTable(client: ClickHouseClient, spec: ResolvedSpec):
     version,
     applied,
     refusals,
+    owner,
   };
 }
 
@@ -148,12 +259,16 @@ export function pipelineTableNames(spec: ResolvedSpec): string[] {
 
 /**
  * Drops the pipeline's tables (deletionPolicy Delete) after checking that the server is the one the
- * tables were created on; the database is left in place (it may hold other pipelines).
+ * tables were created on and, table by table, that its owner record names `owner` (a table owned
+ * by another pipeline, or by none, is left in place); the leadership guard is confirmed right
+ * before each DROP and cancels it in flight. The database is left in place (it may hold other
+ * pipelines).
  */
 export async function dropTable(
   client: ClickHouseClient,
   spec: ResolvedSpec,
   expectedIdentity: string,
+  claim: { owner: Owner; guard?: DestructiveGuard },
 ): Promise<DropOutcome> {
   const names = catchSchemaError(() => {
     const database = checkIdentifier(spec.clickhouse.database, 'database');
@@ -172,14 +287,31 @@ export async function dropTable(
       identity,
     };
   }
+  const guard = claim.guard ?? UNGUARDED;
   const onCluster = cluster ? ` ON CLUSTER '${cluster}'` : '';
+  const comments = await tableComments(client, database, tables);
+  const dropped: string[] = [];
+  const kept: string[] = [];
   for (const table of tables) {
-    await runStatement(client, `DROP TABLE IF EXISTS \`${database}\`.\`${table}\`${onCluster} SYNC`);
+    if (!comments.has(table)) continue;
+    const owner = parseOwnerComment(comments.get(table));
+    if (owner?.uid !== claim.owner.uid) {
+      kept.push(
+        `${database}.${table} (${owner ? `owned by ${owner.namespace}/${owner.name}` : 'no owner record'})`,
+      );
+      continue;
+    }
+    const sql = `DROP TABLE IF EXISTS \`${database}\`.\`${table}\`${onCluster} SYNC`;
+    await guard.confirm(`DROP TABLE ${database}.${table}`);
+    await runStatement(client, sql, undefined, guard.signal);
+    dropped.push(`${database}.${table}`);
   }
+  const keptNote = kept.length > 0 ? `; left in place: ${kept.join(', ')}` : '';
   return {
-    dropped: true,
-    reason: 'TablesDropped',
-    message: `dropped ${tables.map((t) => `${database}.${t}`).join(', ')} where present`,
+    dropped: dropped.length > 0 || kept.length === 0,
+    reason: kept.length > 0 ? 'TablesNotOwned' : 'TablesDropped',
+    message: `dropped ${dropped.length > 0 ? dropped.join(', ') : 'nothing'}${keptNote}`,
     identity,
+    kept,
   };
 }

@@ -5,8 +5,11 @@
  * safety rests on the cluster id plus the topic name.
  */
 import { ConfigResourceTypes, ConfigSource, type Admin, type ConfigEntries } from 'kafkajs';
+import { parseOwnerComment, type Owner } from '../desired/ownership';
 import type { TopicSpec } from '../desired/topic';
+import type { DestructiveGuard } from './guard';
 import { KafkaApplyError, errorMessage } from './kafka-client';
+import { readTopicOwner } from './kafka-owner';
 
 /** Result of ensureTopic. */
 export interface TopicOutcome {
@@ -30,7 +33,7 @@ export interface TopicOutcome {
 /** Result of deleteTopic. */
 export interface TopicDeleteOutcome {
   deleted: boolean;
-  reason: 'TopicDeleted' | 'TopicAlreadyGone' | 'ClusterIdMismatch';
+  reason: 'TopicDeleted' | 'TopicAlreadyGone' | 'ClusterIdMismatch' | 'TopicNotOwned';
   message: string;
   clusterId: string;
 }
@@ -59,7 +62,7 @@ function errorType(err: unknown): string | undefined {
 }
 
 /** Partition count and replication factor of a topic, or undefined when it does not exist. */
-async function describeTopic(
+export async function describeTopic(
   admin: Admin,
   topic: string,
 ): Promise<{ partitions: number; replicas: number } | undefined> {
@@ -205,11 +208,16 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicO
   };
 }
 
-/** Deletes the topic (deletionPolicy Delete) when the cluster is the one it was created on. */
+/**
+ * Deletes the topic (deletionPolicy Delete) when the cluster is the one it was created on and,
+ * given `claim`, its owner record names that pipeline; the leadership guard is confirmed right
+ * before the deletion.
+ */
 export async function deleteTopic(
   admin: Admin,
   topic: string,
   expectedClusterId: string,
+  claim?: { owner: Owner; guard: DestructiveGuard },
 ): Promise<TopicDeleteOutcome> {
   const { clusterId } = await call('describing the Kafka cluster', () => admin.describeCluster());
   if (clusterId !== expectedClusterId) {
@@ -227,6 +235,19 @@ export async function deleteTopic(
       message: `topic ${topic} does not exist`,
       clusterId,
     };
+  if (claim) {
+    const owner = parseOwnerComment(await readTopicOwner(admin, topic));
+    if (owner?.uid !== claim.owner.uid) {
+      const who = owner ? `owned by ${owner.namespace}/${owner.name}` : 'it has no owner record';
+      return {
+        deleted: false,
+        reason: 'TopicNotOwned',
+        message: `topic ${topic} left in place: ${who}`,
+        clusterId,
+      };
+    }
+    await claim.guard.confirm(`delete topic ${topic}`);
+  }
   await call(`deleting topic ${topic}`, () => admin.deleteTopics({ topics: [topic] }));
   return { deleted: true, reason: 'TopicDeleted', message: `deleted topic ${topic}`, clusterId };
 }

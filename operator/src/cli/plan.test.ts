@@ -32,6 +32,15 @@ describe('planPipeline', () => {
     expect(plan.valid).toBe(false);
     expect(plan.errors.join('\n')).toMatch(/spec\.clickhouse\.table/);
   });
+
+  it('refuses credentials inside the ClickHouse URL and never prints them in a plan', () => {
+    const lp = validPipeline();
+    lp.spec.clickhouse.url = 'http://writer:s3cret@clickhouse.logs.svc:8123';
+    const plan = planPipeline(lp);
+    expect(plan.valid).toBe(false);
+    expect(plan.errors.join('\n')).toMatch(/spec\.clickhouse\.url.*must not contain credentials/);
+    expect(JSON.stringify(plan.kubernetes ?? [])).not.toContain('s3cret');
+  });
 });
 
 describe('runPlan', () => {

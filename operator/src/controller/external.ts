@@ -8,6 +8,7 @@
  */
 import type { ResolvedSpec } from '../api/defaults';
 import type { Condition, LogPipeline, LogPipelineStatus } from '../api/types';
+import type { DestructiveGuard } from '../apply/guard';
 import type { PipelineEvent } from '../apply/kube';
 import type { Logger } from '../observability/log';
 import type { ConditionInput } from '../status/conditions';
@@ -31,6 +32,11 @@ export interface PartOutcome {
   retry?: boolean;
   /** Significant things this call did or refused (e.g. "partitions 6 -> 12"), recorded as Events. */
   events?: PipelineEvent[];
+  /**
+   * The thing belongs to another pipeline (reason `Conflict`, the message names the owner): the
+   * reconciler deploys no workers (scales existing ones to 0) and records no identity.
+   */
+  conflict?: boolean;
 }
 
 /** What the reconciler gives a part besides the resolved spec. */
@@ -39,6 +45,10 @@ export interface PartContext {
   /** Reads one key of a Secret in the pipeline's namespace (decoded); undefined when missing. */
   readSecretKey(name: string, key: string): Promise<string | undefined>;
   log: Logger;
+  /** Confirmed before every destructive statement; cancels it when the leader lease is lost. */
+  guard: DestructiveGuard;
+  /** Every cached LogPipeline (older claims on a table or topic, see parts/claims.ts). */
+  pipelines: () => Iterable<LogPipeline>;
 }
 
 /** A Kafka topic or ClickHouse table manager. */

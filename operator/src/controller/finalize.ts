@@ -6,7 +6,9 @@
  */
 import { resolveSpec, type ResolvedSpec } from '../api/defaults';
 import type { LogPipeline } from '../api/types';
+import { LeadershipLostError } from '../apply/guard';
 import { patchFinalizers } from '../apply/kube';
+import { sanitizeMessage } from '../status/sanitize';
 import { isStatus, type KubeClient } from '../apply/kube-rest';
 import type { Logger } from '../observability/log';
 import type { ExternalPart, PartContext, PartName } from './external';
@@ -30,14 +32,23 @@ async function deleteExternal(deps: FinalizeDeps, lp: LogPipeline): Promise<void
     spec = resolveSpec(lp);
   } catch (err) {
     // Without a resolvable spec the identities cannot be checked: keeping the data is the safe side.
-    const message = `external resources retained: the spec cannot be resolved (${(err as Error).message})`;
+    const message = `external resources retained: the spec cannot be resolved (${sanitizeMessage(err)})`;
     await deps.status.event(lp, { type: 'Warning', reason: 'ExternalResourcesRetained', message });
     return;
   }
   const ctx = deps.partContext(lp);
   for (const part of deps.parts.values()) {
     // A throw leaves the finalizer in place: the key is retried with backoff.
-    const ev = await part.delete(spec, lp.status, ctx);
+    let ev;
+    try {
+      ev = await part.delete(spec, lp.status, ctx);
+    } catch (err) {
+      if (err instanceof LeadershipLostError || ctx.guard.signal.aborted) {
+        const message = `${part.name.toLowerCase()} deletion ${sanitizeMessage(err)}; the next leader retries it`;
+        await deps.status.event(lp, { type: 'Warning', reason: 'LeadershipLost', message });
+      }
+      throw err;
+    }
     const message = `${part.name.toLowerCase()} deleted (deletionPolicy Delete)`;
     await deps.status.event(lp, ev ?? { type: 'Normal', reason: `${part.name}Deleted`, message });
   }

@@ -52,6 +52,8 @@ export class LeaderElector {
   private observedRecord = '';
   private observedAt = 0;
   private leading = false;
+  /** The last attempt saw another instance holding a valid lease: leadership is lost for sure. */
+  private sawOtherHolder = false;
   private loop?: Promise<void>;
 
   constructor(private readonly opts: LeaderElectionOptions) {
@@ -97,7 +99,8 @@ export class LeaderElector {
         await sleep(this.retryPeriodMs, signal);
         if (signal.aborted) break;
         if (await this.attempt()) lastRenew = Date.now();
-        else if (Date.now() - lastRenew >= this.renewDeadlineMs) break;
+        // Another holder is definitive (not a transient error): stop at once, not after renewDeadline.
+        else if (this.sawOtherHolder || Date.now() - lastRenew >= this.renewDeadlineMs) break;
       }
       this.leading = false;
       if (signal.aborted) await this.release();
@@ -115,8 +118,26 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * Reads the Lease now (not the cached belief): true only while this instance leads and the
+   * Lease still names it. Checked immediately before destructive statements.
+   */
+  async confirmLeadership(): Promise<boolean> {
+    if (!this.leading) return false;
+    try {
+      const lease = await this.opts.client.request<Lease>('GET', this.path, {
+        timeoutMs: this.retryPeriodMs,
+      });
+      return this.leading && lease.spec?.holderIdentity === this.opts.identity;
+    } catch (err) {
+      this.opts.onError?.(err as Error);
+      return false;
+    }
+  }
+
   private async tryAcquireOrRenew(): Promise<boolean> {
     const now = Date.now();
+    this.sawOtherHolder = false;
     const { client, identity } = this.opts;
     let lease: Lease;
     try {
@@ -133,7 +154,10 @@ export class LeaderElector {
     }
     const holder = spec.holderIdentity ?? '';
     const durationMs = (spec.leaseDurationSeconds ?? 0) * 1000;
-    if (holder && holder !== identity && this.observedAt + durationMs > now) return false;
+    if (holder && holder !== identity && this.observedAt + durationMs > now) {
+      this.sawOtherHolder = true;
+      return false;
+    }
     const mine = holder === identity;
     const next: LeaseSpec = {
       holderIdentity: identity,

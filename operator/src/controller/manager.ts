@@ -6,6 +6,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogPipeline } from '../api/types';
+import { leaderGuard } from '../apply/guard';
 import { createKubeClient, type KubeClient } from '../apply/kube-rest';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../desired/labels';
 import { silentLogger, type Logger } from '../observability/log';
@@ -70,6 +71,8 @@ export class Manager {
   private term = Promise.resolve();
   private readonly secretIndex = new SecretIndex();
   private readonly stopping = new AbortController();
+  /** Aborted when this leadership term ends: cancels destructive statements in flight. */
+  private termAbort = new AbortController();
   private readonly log: Logger;
   /** Reconciles run by this instance (for tests and metrics). */
   reconcileCount = 0;
@@ -94,6 +97,13 @@ export class Manager {
       identity: opts.identity,
       resyncMs: opts.resyncMs,
       workerColumns: opts.workerColumns,
+      allPipelines: () => this.pipelines.list(),
+      guard: () => {
+        const signal = this.termAbort.signal;
+        return leaderGuard(signal, async () =>
+          this.leader ? this.leader.confirmLeadership() : this.leading && !signal.aborted,
+        );
+      },
       observer: metrics && {
         conditions: (ns, n, c) => metrics.setConditions(ns, n, c),
         forget: (ns, n) => metrics.forgetPipeline(ns, n),
@@ -228,6 +238,7 @@ export class Manager {
 
   private async startLeading(): Promise<void> {
     this.log.info('started leading', { identity: this.opts.identity });
+    this.termAbort = new AbortController();
     this.leading = true;
     const aborted = new Promise<void>((resolve) =>
       this.stopping.signal.addEventListener('abort', () => resolve(), { once: true }),
@@ -242,6 +253,8 @@ export class Manager {
   private async stopLeading(): Promise<void> {
     if (!this.leading) return;
     this.leading = false;
+    // Cancel destructive statements in flight before draining: a lost lease must not finish a DROP.
+    this.termAbort.abort();
     this.log.info('stopped leading', { identity: this.opts.identity });
     const old = this.queue;
     // Events keep arriving into a fresh queue; a next term starts from a full resync anyway.

@@ -7,14 +7,17 @@
 import type { WorkerColumn } from '../../../consumer/src/config';
 import { resolveSpec, type ResolvedSpec } from '../api/defaults';
 import type { LogPipeline } from '../api/types';
+import { PIPELINE_RULES } from '../api/validate-rules';
 import { applyReplicasAsAutoscaler, patchFinalizers, readSecretKey } from '../apply/kube';
 import { KubeApiError, type KubeClient } from '../apply/kube-rest';
 import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
 import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
 import { workerName } from '../desired/labels';
 import { silentLogger, type Logger } from '../observability/log';
+import { UNGUARDED, type DestructiveGuard } from '../apply/guard';
 import { NOT_CONFIGURED, readyCondition, workersCondition, type ConditionInput } from '../status/conditions';
-import { computeStatus } from '../status/compute';
+import { computeStatus, conflictConditions } from '../status/compute';
+import { sanitizeMessage } from '../status/sanitize';
 import { ChildApplier, clampReplicas, type ChildCaches, type Lookup } from './children';
 import type {
   ExternalPart,
@@ -63,7 +66,13 @@ export interface ReconcilerOptions {
   workerColumns?: (spec: ResolvedSpec) => WorkerColumn[];
   observer?: StatusObserver;
   now?: () => Date;
+  /** Every cached pipeline (claims); default none. */
+  allPipelines?: () => Iterable<LogPipeline>;
+  /** The current leadership term's guard of destructive statements; default: never refuses. */
+  guard?: () => DestructiveGuard;
 }
+
+const URL_RULE = PIPELINE_RULES.find((r) => r.id === 'no-credentials-in-url')!;
 
 const defaultColumns = (spec: ResolvedSpec) => buildWorkerColumns(resolveTableSchema(spec));
 
@@ -129,17 +138,22 @@ export class Reconciler {
       pipeline: lp,
       readSecretKey: (secret, key) => readSecretKey(this.opts.client, namespace, secret, key),
       log: this.log.child({ namespace, name }),
+      guard: this.opts.guard?.() ?? UNGUARDED,
+      pipelines: this.opts.allPipelines ?? (() => []),
     };
   }
 
   private prepare(lp: LogPipeline): { spec: ResolvedSpec; config: RenderedConfig } {
     try {
       const spec = resolveSpec(lp);
+      // Stored before admission refused it (an older CRD): never render it into the ConfigMap.
+      if (!URL_RULE.holds(spec.clickhouse.url, undefined))
+        throw new TerminalError('CredentialsInURL', URL_RULE.explain(spec.clickhouse.url, undefined));
       const columns = (this.opts.workerColumns ?? defaultColumns)(spec);
       return { spec, config: renderWorkerConfig(spec, columns) };
     } catch (err) {
       const reason = (err as { reason?: unknown }).reason;
-      throw new TerminalError(typeof reason === 'string' ? reason : 'InvalidSpec', (err as Error).message);
+      throw new TerminalError(typeof reason === 'string' ? reason : 'InvalidSpec', sanitizeMessage(err));
     }
   }
 
@@ -160,11 +174,13 @@ export class Reconciler {
     const missing = referencedSecrets(spec).filter((r) => !this.opts.secrets.get(spec.namespace, r.name));
     if (missing.length > 0) return this.reportMissingSecrets(lp, spec, missing);
 
-    let deployment = await this.applyChildren(lp, spec, config);
-    if (!deployment) return {};
+    // Claims first: workers are deployed only once the topic and tables are known to be ours.
     const ctx = this.partContext(lp);
     const topic = await this.runPart('Topic', spec, ctx);
     const table = await this.runPart('Table', spec, ctx);
+    if (topic.conflict || table.conflict) return this.reportConflict(lp, spec, config, topic, table);
+    let deployment = await this.applyChildren(lp, spec, config);
+    if (!deployment) return {};
     const scaling = await this.runAutoscaler(spec, deployment, ctx);
     deployment = scaling.deployment;
     const seal = await this.sealer?.evaluate(spec, ctx);
@@ -203,7 +219,7 @@ export class Reconciler {
         type: 'WorkersReady',
         status: 'False',
         reason: 'InvalidWorkerSpec',
-        message: err.message,
+        message: sanitizeMessage(err),
       };
       await this.status.write(lp, [readyCondition([failed]), failed], {});
       return undefined;
@@ -232,7 +248,7 @@ export class Reconciler {
         part: name,
         err: (err as Error).message,
       });
-      outcome = { status: 'False', reason: 'EnsureFailed', message: (err as Error).message, retry: true };
+      outcome = { status: 'False', reason: 'EnsureFailed', message: sanitizeMessage(err), retry: true };
     }
     const condition: ConditionInput = {
       type,
@@ -245,7 +261,38 @@ export class Reconciler {
       observed: outcome.observed,
       retry: outcome.retry,
       requeueAfterMs: outcome.requeueAfterMs,
+      conflict: outcome.conflict === true,
     };
+  }
+
+  /**
+   * A claim failed: no workers. A Deployment that already exists (the spec was changed to name
+   * another pipeline's table or topic) is scaled to 0; none is created. Re-checked periodically,
+   * since the conflict ends when the owner goes away.
+   */
+  private async reportConflict(
+    lp: LogPipeline,
+    spec: ResolvedSpec,
+    config: RenderedConfig,
+    topic: { condition: ConditionInput },
+    table: { condition: ConditionInput },
+  ): Promise<ReconcileResult> {
+    const name = workerName(spec.name);
+    let deployment = this.opts.children.deployments.get(spec.namespace, name);
+    if (deployment && deployment.replicas !== 0) {
+      const stopped = {
+        ...spec,
+        workers: {
+          ...spec.workers,
+          replicas: 0,
+          autoscaling: { ...spec.workers.autoscaling, enabled: false },
+        },
+      };
+      deployment = await this.applyChildren(lp, stopped, config);
+    }
+    const conditions = conflictConditions(topic.condition, table.condition, deployment, name);
+    await this.status.write(lp, conditions, {});
+    return { requeueAfterMs: Math.min(this.opts.resyncMs ?? 600_000, 60_000) };
   }
 
   private async runAutoscaler(

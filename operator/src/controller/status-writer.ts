@@ -9,6 +9,10 @@ import type { KubeClient } from '../apply/kube-rest';
 import { canonicalJson } from '../desired/configmap';
 import type { Logger } from '../observability/log';
 import { conditionFlips, mergeConditions, type ConditionInput } from '../status/conditions';
+import { sanitizeMessage } from '../status/sanitize';
+
+/** Longest condition or Event message (errors inside are already cut to 256 where they are caught). */
+const MAX_STATUS_MESSAGE = 1024;
 
 /** Receives every pipeline's current conditions (for metrics). */
 export interface StatusObserver {
@@ -52,9 +56,11 @@ export class StatusWriter {
   async write(lp: LogPipeline, inputs: ConditionInput[], extra: LogPipelineStatus): Promise<boolean> {
     const generation = lp.metadata.generation ?? 0;
     const prev = lp.status?.conditions;
+    // The net under every message: whatever a part returned, status stays short and foreign-free.
+    const safe = inputs.map((c) => ({ ...c, message: sanitizeMessage(c.message, MAX_STATUS_MESSAGE) }));
     const conditions = mergeConditions(
       prev,
-      inputs,
+      safe,
       generation,
       this.now()
         .toISOString()
@@ -83,7 +89,8 @@ export class StatusWriter {
 
   /** Records an Event on the pipeline; a failure is logged, never thrown. */
   async event(lp: LogPipeline, ev: PipelineEvent): Promise<void> {
-    const err = await recordEvent(this.client, lp, ev, this.identity);
+    const safe = { ...ev, message: sanitizeMessage(ev.message, MAX_STATUS_MESSAGE) };
+    const err = await recordEvent(this.client, lp, safe, this.identity);
     if (err)
       this.log.warn('event not recorded', {
         namespace: lp.metadata.namespace,

@@ -6,7 +6,13 @@ import type { ResolvedSpec } from '../api/defaults';
 import type { LogPipelineStatus } from '../api/types';
 import type { DeploymentView } from '../controller/views';
 import { selectorString, workerName } from '../desired/labels';
-import { readyCondition, scalingCondition, workersCondition, type ConditionInput } from './conditions';
+import {
+  CONFLICT,
+  readyCondition,
+  scalingCondition,
+  workersCondition,
+  type ConditionInput,
+} from './conditions';
 
 /** One part's contribution: its condition and what it recorded. */
 export interface PartObservation {
@@ -59,4 +65,27 @@ export function computeStatus(
     ...(seal ? { seal: seal.observed } : {}),
   };
   return { conditions, extra };
+}
+
+/**
+ * Conditions of a pipeline whose table or topic belongs to another pipeline: no workers run (none
+ * deployed, or the existing Deployment scaled to 0), and Ready carries the Conflict.
+ */
+export function conflictConditions(
+  topic: ConditionInput,
+  table: ConditionInput,
+  deployment: DeploymentView | undefined,
+  name: string,
+): ConditionInput[] {
+  const parts = [topic, table];
+  const conflict = parts.find((c) => c.reason === CONFLICT) ?? table;
+  const workers: ConditionInput = deployment
+    ? workersCondition(deployment, 0, name)
+    : {
+        type: 'WorkersReady',
+        status: 'False',
+        reason: CONFLICT,
+        message: `no workers deployed: ${conflict.message}`,
+      };
+  return [readyCondition([...parts, workers]), ...parts, workers, scalingCondition(deployment, false, 0)];
 }

@@ -1,5 +1,7 @@
 import type { DeploymentView } from '../controller/views';
+import { conflictConditions } from './compute';
 import {
+  CONFLICT,
   conditionFlips,
   mergeConditions,
   readyCondition,
@@ -156,5 +158,30 @@ describe('readyCondition', () => {
       status: 'Unknown',
       reason: 'TopicPending',
     });
+  });
+});
+
+describe('conflictConditions', () => {
+  const topic = { type: 'TopicReady' as const, status: 'True' as const, reason: 'TopicReady', message: 'ok' };
+  const table = {
+    type: 'TableReady' as const,
+    status: 'False' as const,
+    reason: CONFLICT,
+    message: 'table logs.fw is owned by LogPipeline a/b (uid u)',
+  };
+
+  it('says no workers were deployed and puts the Conflict on Ready', () => {
+    const [ready, , , workers, scaling] = conflictConditions(topic, table, undefined, 'x-worker');
+    expect(ready).toMatchObject({ type: 'Ready', status: 'False', reason: CONFLICT, message: table.message });
+    expect(workers).toMatchObject({ status: 'False', reason: CONFLICT });
+    expect(workers.message).toContain('no workers deployed');
+    expect(scaling).toMatchObject({ status: 'False', reason: 'AutoscalingDisabled' });
+  });
+
+  it('reports an existing Deployment scaled to zero', () => {
+    const stopped = { ...dep({ observedGeneration: 2, replicas: 0 }), replicas: 0 };
+    const [ready, , , workers] = conflictConditions(topic, table, stopped, 'x-worker');
+    expect(workers).toMatchObject({ status: 'True', reason: 'ScaledToZero' });
+    expect(ready.reason).toBe(CONFLICT);
   });
 });

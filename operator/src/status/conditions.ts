@@ -29,6 +29,9 @@ export interface ConditionInput {
 /** Reason of a part condition when no implementation of that part is registered. */
 export const NOT_CONFIGURED = 'NotConfigured';
 
+/** Reason of a part (and of Ready) whose table or topic belongs to another LogPipeline. */
+export const CONFLICT = 'Conflict';
+
 /**
  * Stamps `next` with `generation`, keeping each condition's lastTransitionTime when its status did
  * not change; conditions of other types (written by someone else) are kept after ours.
@@ -148,6 +151,8 @@ export function readyCondition(parts: ConditionInput[]): ConditionInput {
     reason,
     message,
   });
+  const conflict = required.find((p) => p.status === 'False' && p.reason === CONFLICT);
+  if (conflict) return ready('False', CONFLICT, conflict.message);
   const failed = required.find((p) => p.status === 'False');
   if (failed) return ready('False', `${failed.type.replace(/Ready$/, '')}NotReady`, failed.message);
   const unknown = required.find((p) => p.status === 'Unknown');

@@ -25,6 +25,7 @@ import type { PartContext, ScalingOutcome, ScalingPart } from '../external';
 import type { DeploymentView } from '../views';
 import type { ClickHousePool } from './table-part';
 import { kafkaConnectionFor } from './topic-part';
+import { sanitizeMessage } from '../../status/sanitize';
 
 /** Collaborators of the scaling part. */
 export interface ScalingPartDeps {
@@ -256,7 +257,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
         e.last = await poll(spec, dep, ctx, e, t);
       } catch (err) {
         // Kafka unreachable, topic missing, Secret missing: keep the replicas, say why, try next poll.
-        const message = `lag unavailable, keeping ${dep.replicas} workers: ${err instanceof KafkaApplyError ? err.message : errorMessage(err)}`;
+        const message = `lag unavailable, keeping ${dep.replicas} workers: ${sanitizeMessage(err instanceof KafkaApplyError ? err.message : errorMessage(err))}`;
         ctx.log.info('autoscaler poll failed', { err: errorMessage(err) });
         e.last = { status: 'Unknown', reason: 'LagUnavailable', message, requeueAfterMs: pollMs };
       }

@@ -6,12 +6,15 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { MIN_COMPLIANT_RETENTION_MS, type ResolvedSpec } from '../../api/defaults';
-import type { LogPipelineStatus } from '../../api/types';
-import { dropTable, ensureTable } from '../../apply/clickhouse';
+import type { LogPipeline, LogPipelineStatus } from '../../api/types';
+import { dropTable, ensureTable, type TableClaim } from '../../apply/clickhouse';
 import { ClickHouseApplyError, createClickHouseClient } from '../../apply/clickhouse-client';
 import { ensureAccessUsers } from '../../compliance/access';
 import type { PipelineEvent } from '../../apply/kube';
+import { ownerOf, wantsAdoption } from '../../desired/ownership';
+import { sanitizeMessage } from '../../status/sanitize';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
+import { olderTableClaimant } from './claims';
 
 /** Shared ClickHouse clients keyed by URL and user (passwords are compared, never logged). */
 export class ClickHousePool {
@@ -76,9 +79,33 @@ async function ensureUsers(
     return {
       type: 'Warning',
       reason: 'AccessUsersNotCreated',
-      message: (err as Error).message.slice(0, 500),
+      message: sanitizeMessage(err),
     };
   }
+}
+
+/**
+ * The claim of `lp` on its tables. Tables its own status recorded before owner records existed
+ * (an operator upgrade) may be stamped, unless an older pipeline names the same table.
+ */
+export function tableClaim(lp: LogPipeline, spec: ResolvedSpec, ctx: PartContext): TableClaim {
+  const recorded = lp.status?.table;
+  const legacy =
+    recorded?.serverIdentity !== undefined &&
+    recorded.owner === undefined &&
+    recorded.database === spec.clickhouse.database &&
+    recorded.table === spec.clickhouse.table &&
+    !olderTableClaimant(lp, spec, recorded.serverIdentity, ctx.pipelines());
+  return {
+    owner: ownerOf(lp),
+    adopt: wantsAdoption(lp),
+    olderClaimant: (identity) => {
+      const older = olderTableClaimant(lp, spec, identity, ctx.pipelines());
+      return older && `${older.metadata.namespace}/${older.metadata.name}`;
+    },
+    legacyIdentity: legacy ? recorded.serverIdentity : undefined,
+    guard: ctx.guard,
+  };
 }
 
 /** Creates the Table part. */
@@ -87,17 +114,27 @@ export function createTablePart(pool: ClickHousePool): ExternalPart {
     name: 'Table',
     async ensure(spec: ResolvedSpec, ctx: PartContext): Promise<PartOutcome> {
       try {
-        const out = await ensureTable(await pool.client(spec, ctx), spec);
+        const out = await ensureTable(
+          await pool.client(spec, ctx),
+          spec,
+          tableClaim(ctx.pipeline, spec, ctx),
+        );
         const observed = {
           database: spec.clickhouse.database,
           table: spec.clickhouse.table,
           serverIdentity: out.identity,
           serverVersion: out.version,
+          ...(out.owner ? { owner: out.owner } : {}),
         };
+        if (out.reason === 'Conflict') {
+          // Record nothing that a later deletion could mistake for ours.
+          return { status: 'False', reason: 'Conflict', message: out.message, conflict: true };
+        }
         const events: PipelineEvent[] = out.applied.map((s) => ({
           type: 'Normal',
           reason: 'TableChanged',
-          message: s.slice(0, 500),
+          // One line: Event messages keep their first line only (status/sanitize.ts).
+          message: s.replace(/\s*\n\s*/g, ' ').slice(0, 500),
         }));
         const usersProblem = out.ready
           ? await ensureUsers(await pool.client(spec, ctx), spec, ctx)
@@ -124,7 +161,7 @@ export function createTablePart(pool: ClickHousePool): ExternalPart {
         };
       } catch (err) {
         if (err instanceof ClickHouseApplyError)
-          return { status: 'False', reason: err.reason, message: err.message, retry: true };
+          return { status: 'False', reason: err.reason, message: sanitizeMessage(err), retry: true };
         throw err;
       }
     },
@@ -140,8 +177,12 @@ export function createTablePart(pool: ClickHousePool): ExternalPart {
           reason: 'TableNotDropped',
           message: 'no ClickHouse server identity was recorded; tables left in place',
         };
-      const out = await dropTable(await pool.client(spec, ctx), spec, identity);
-      return { type: out.dropped ? 'Normal' : 'Warning', reason: out.reason, message: out.message };
+      const out = await dropTable(await pool.client(spec, ctx), spec, identity, {
+        owner: ownerOf(ctx.pipeline),
+        guard: ctx.guard,
+      });
+      const warn = !out.dropped || out.reason !== 'TablesDropped';
+      return { type: warn ? 'Warning' : 'Normal', reason: out.reason, message: out.message };
     },
   };
 }

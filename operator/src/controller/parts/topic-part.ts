@@ -3,6 +3,7 @@
  * through one shared admin client per Kafka cluster, and deletes them for deletionPolicy Delete
  * only on the cluster recorded at creation.
  */
+import type { Admin } from 'kafkajs';
 import type { ResolvedSpec } from '../../api/defaults';
 import type { LogPipeline, LogPipelineStatus } from '../../api/types';
 import {
@@ -11,11 +12,15 @@ import {
   kafkaConnection,
   type KafkaConnection,
 } from '../../apply/kafka-client';
-import { deleteTopic, ensureTopic } from '../../apply/kafka-topic';
+import { readTopicOwner, writeTopicOwner } from '../../apply/kafka-owner';
+import { deleteTopic, describeTopic, ensureTopic } from '../../apply/kafka-topic';
 import type { PipelineEvent } from '../../apply/kube';
 import { buildDeadLetterTopicSpec, buildTopicSpec } from '../../desired/topic';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
-import { olderClaimant } from './claims';
+import { judgeClaim, ownerOf, ownerRecord, ownerString, wantsAdoption } from '../../desired/ownership';
+import { CONFLICT } from '../../status/conditions';
+import { sanitizeMessage } from '../../status/sanitize';
+import { olderTopicClaimant } from './claims';
 
 /** Reads the Kafka credentials a spec references; missing keys stay undefined. */
 export async function kafkaConnectionFor(spec: ResolvedSpec, ctx: PartContext): Promise<KafkaConnection> {
@@ -27,28 +32,113 @@ export async function kafkaConnectionFor(spec: ResolvedSpec, ctx: PartContext): 
   });
 }
 
+/** The claim check of one topic: conflict message, or whether to (re)write our record. */
+async function checkTopicClaim(
+  admin: Admin,
+  topic: string,
+  ctx: PartContext,
+  clusterId: string,
+): Promise<{ conflict?: string; stamp: boolean; exists: boolean }> {
+  if (!(await describeTopic(admin, topic))) return { stamp: true, exists: false };
+  const me = ownerOf(ctx.pipeline);
+  const recorded = ctx.pipeline.status?.topic;
+  // Our status already names this topic on this cluster: an upgrade from an operator version
+  // without records, or our record expired with the owner group's offsets (older claims were
+  // checked by the caller).
+  const legacy =
+    recorded?.clusterId === clusterId && (recorded.owner === undefined || recorded.owner === ownerString(me));
+  const verdict = judgeClaim(await readTopicOwner(admin, topic), me, `topic ${topic}`, {
+    adopt: wantsAdoption(ctx.pipeline),
+    legacy,
+  });
+  if (verdict.kind === 'conflict') return { conflict: verdict.message, stamp: false, exists: true };
+  return { stamp: verdict.kind === 'stamp', exists: true };
+}
+
+type Claims = { clusterId: string; checks: Array<{ name: string; stamp: boolean; exists: boolean }> };
+
+/** Checks every topic of the pipeline (older claims in the cache, then each topic's record). */
+async function claimTopics(
+  admin: Admin,
+  names: string[],
+  spec: ResolvedSpec,
+  ctx: PartContext,
+  all: Iterable<LogPipeline>,
+): Promise<Claims | { conflict: string }> {
+  const { clusterId } = await admin.describeCluster();
+  const older = olderTopicClaimant(ctx.pipeline, spec, clusterId, all);
+  if (older) {
+    const who = `${older.metadata.namespace}/${older.metadata.name}`;
+    return { conflict: `topic ${spec.kafka.topic.name} is claimed by the older LogPipeline ${who}` };
+  }
+  const checks: Claims['checks'] = [];
+  for (const name of names) {
+    const c = await checkTopicClaim(admin, name, ctx, clusterId);
+    if (c.conflict) return { conflict: c.conflict };
+    checks.push({ name, stamp: c.stamp, exists: c.exists });
+  }
+  return { clusterId, checks };
+}
+
+const RENEW_MS = 24 * 3600_000;
+
+/**
+ * Writes our owner record where the claim asked for it, on topics created just now, and daily
+ * (renewal); returns a conflict message when a topic created concurrently carries another record.
+ */
+async function recordOwners(
+  pool: KafkaAdminPool,
+  conn: KafkaConnection,
+  claims: Claims,
+  ctx: PartContext,
+  stamped: Map<string, number>,
+): Promise<string | undefined> {
+  const me = ownerOf(ctx.pipeline);
+  for (const c of claims.checks) {
+    const key = `${claims.clusterId}/${c.name}`;
+    if (!c.exists) {
+      // Created just now: by us, or by a pipeline of another operator at the same moment.
+      const now = await pool.withAdmin(conn, (admin) => readTopicOwner(admin, c.name));
+      const v = judgeClaim(now, me, `topic ${c.name}`, { adopt: false, legacy: true });
+      if (v.kind === 'conflict') return v.message;
+    }
+    if (!c.exists || c.stamp || Date.now() - (stamped.get(key) ?? 0) > RENEW_MS) {
+      await writeTopicOwner(conn, c.name, ownerRecord(me));
+      stamped.set(key, Date.now());
+    }
+  }
+  return undefined;
+}
+
 /** Creates the Topic part; `pipelines` lists every cached LogPipeline (for claim conflicts). */
 export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<LogPipeline>): ExternalPart {
+  // When this instance last wrote each owner record ("clusterId/topic"): renewed daily.
+  const stamped = new Map<string, number>();
+  const conflict = (message: string): PartOutcome => ({
+    status: 'False',
+    reason: CONFLICT,
+    message,
+    conflict: true,
+  });
   return {
     name: 'Topic',
     async ensure(spec: ResolvedSpec, ctx: PartContext): Promise<PartOutcome> {
-      const claimant = olderClaimant(ctx.pipeline, pipelines());
-      if (claimant) {
-        return {
-          status: 'False',
-          reason: 'TopicClaimConflict',
-          message: `topic ${spec.kafka.topic.name} is already managed by LogPipeline ${claimant.metadata.namespace}/${claimant.metadata.name}`,
-        };
-      }
       const topic = buildTopicSpec(spec);
       if (!topic.ok) return { status: 'False', reason: topic.reason, message: topic.message };
       const dlq = buildDeadLetterTopicSpec(spec);
+      const names = [topic.value.topic, ...(dlq?.ok ? [dlq.value.topic] : [])];
       try {
         const conn = await kafkaConnectionFor(spec, ctx);
+        const claims = await pool.withAdmin(conn, (admin) =>
+          claimTopics(admin, names, spec, ctx, pipelines()),
+        );
+        if ('conflict' in claims) return conflict(claims.conflict);
         const main = await pool.withAdmin(conn, (admin) => ensureTopic(admin, topic.value));
         const dead = dlq?.ok
           ? await pool.withAdmin(conn, (admin) => ensureTopic(admin, dlq.value))
           : undefined;
+        const lost = await recordOwners(pool, conn, claims, ctx, stamped);
+        if (lost) return conflict(lost);
         const events: PipelineEvent[] = [...main.changes, ...(dead?.changes ?? [])].map((c) => ({
           type: 'Normal',
           reason: 'TopicChanged',
@@ -65,12 +155,13 @@ export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<
             partitions: main.partitions,
             clusterId: main.clusterId,
             topicId: main.topicId,
+            owner: ownerString(ownerOf(ctx.pipeline)),
           },
           events,
         };
       } catch (err) {
         if (err instanceof KafkaApplyError)
-          return { status: 'False', reason: err.reason, message: err.message, retry: true };
+          return { status: 'False', reason: err.reason, message: sanitizeMessage(err), retry: true };
         throw err;
       }
     },
@@ -89,12 +180,16 @@ export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<
       const conn = await kafkaConnectionFor(spec, ctx);
       const names = [spec.kafka.topic.name, ...(spec.deadLetter.enabled ? [spec.deadLetter.topic] : [])];
       const messages: string[] = [];
+      let kept = false;
       for (const name of names) {
-        const out = await pool.withAdmin(conn, (admin) => deleteTopic(admin, name, clusterId));
+        const claim = { owner: ownerOf(ctx.pipeline), guard: ctx.guard };
+        const out = await pool.withAdmin(conn, (admin) => deleteTopic(admin, name, clusterId, claim));
         messages.push(out.message);
         if (out.reason === 'ClusterIdMismatch')
           return { type: 'Warning', reason: out.reason, message: out.message };
+        if (out.reason === 'TopicNotOwned') kept = true;
       }
+      if (kept) return { type: 'Warning', reason: 'TopicNotOwned', message: messages.join('; ') };
       return { type: 'Normal', reason: 'TopicDeleted', message: messages.join('; ') };
     },
   };

@@ -44,6 +44,8 @@ export interface DesiredTable {
   onCluster: string;
   /** CREATE statements in order (storage table, then the Distributed table). */
   create: string[];
+  /** The owner record every physical table carries as its COMMENT (absent: no ownership, e.g. plan). */
+  comment?: string;
 }
 
 /** All of a pipeline's ClickHouse DDL. */
@@ -84,6 +86,14 @@ function shardingKey(schema: TableSchema): string {
   return `cityHash64(${key.join(', ')})`;
 }
 
+/** ` COMMENT '<record>'`: owner records hold only [a-z0-9./=:-], so no escaping is needed (checked). */
+function commentClause(comment: string | undefined): string {
+  if (comment === undefined) return '';
+  if (!/^[A-Za-z0-9./=:_-]*$/.test(comment))
+    throw new SchemaError('InvalidSchema', 'owner record has unexpected characters');
+  return `\nCOMMENT '${comment}'`;
+}
+
 function storageStatement(t: Omit<DesiredTable, 'create'>): string {
   const s = t.schema;
   const body = [
@@ -110,7 +120,7 @@ function storageStatement(t: Omit<DesiredTable, 'create'>): string {
       .map(([k, v]) => `${k} = ${v}`)
       .join(', ')}`,
   );
-  return lines.join('\n');
+  return lines.join('\n') + commentClause(t.comment);
 }
 
 function desiredTable(
@@ -119,6 +129,7 @@ function desiredTable(
   name: string,
   schema: TableSchema,
   onCluster: string,
+  comment: string | undefined,
 ): DesiredTable {
   const database = checkIdentifier(spec.clickhouse.database, 'database');
   checkIdentifier(name, 'table');
@@ -134,29 +145,42 @@ function desiredTable(
     onCluster,
     engine: cluster ? 'ReplicatedMergeTree' : 'MergeTree',
     settings: settingsFor(spec, !!cluster),
+    comment,
   };
   const create = [storageStatement(base)];
   if (cluster) {
     create.push(
       `CREATE TABLE IF NOT EXISTS ${qualifiedName(database, name)}${onCluster} AS ${qualifiedName(database, storageName)}\n` +
-        `ENGINE = Distributed('${cluster}', '${database}', '${storageName}', ${shardingKey(schema)})`,
+        `ENGINE = Distributed('${cluster}', '${database}', '${storageName}', ${shardingKey(schema)})` +
+        commentClause(comment),
     );
   }
   return { ...base, create };
 }
 
-function buildUnchecked(spec: ResolvedSpec): TableDDL {
+function buildUnchecked(spec: ResolvedSpec, comment: string | undefined): TableDDL {
   const ch = spec.clickhouse;
   const database = checkIdentifier(ch.database, 'database');
   const cluster = ch.cluster === undefined ? undefined : checkIdentifier(ch.cluster, 'cluster');
   const onCluster = cluster ? ` ON CLUSTER '${cluster}'` : '';
-  const tables = [desiredTable(spec, 'data', ch.table, resolveTableSchema(spec), onCluster)];
+  const tables = [desiredTable(spec, 'data', ch.table, resolveTableSchema(spec), onCluster, comment)];
   if (spec.deadLetter.enabled)
-    tables.push(desiredTable(spec, 'deadLetter', spec.deadLetter.table, deadLetterSchema(spec), onCluster));
-  if (spec.integrity.enabled) {
-    tables.push(desiredTable(spec, 'integrity', spec.integrity.table, integritySchema(spec), onCluster));
     tables.push(
-      desiredTable(spec, 'checkpoints', spec.integrity.checkpointTable, checkpointSchema(), onCluster),
+      desiredTable(spec, 'deadLetter', spec.deadLetter.table, deadLetterSchema(spec), onCluster, comment),
+    );
+  if (spec.integrity.enabled) {
+    tables.push(
+      desiredTable(spec, 'integrity', spec.integrity.table, integritySchema(spec), onCluster, comment),
+    );
+    tables.push(
+      desiredTable(
+        spec,
+        'checkpoints',
+        spec.integrity.checkpointTable,
+        checkpointSchema(),
+        onCluster,
+        comment,
+      ),
     );
     tables.push(desiredTable(spec, 'seals', spec.integrity.sealTable, sealSchema(), onCluster));
   }
@@ -172,9 +196,13 @@ function buildUnchecked(spec: ResolvedSpec): TableDDL {
   };
 }
 
-/** Builds every CREATE statement of a pipeline; a spec error comes back as a failed Result with a reason. */
-export function buildTableDDL(spec: ResolvedSpec): Result<TableDDL> {
-  return catchSchemaError(() => buildUnchecked(spec));
+/**
+ * Builds every CREATE statement of a pipeline; a spec error comes back as a failed Result with a
+ * reason. `ownerComment` (see desired/ownership.ts) becomes every table's COMMENT, so a table is
+ * born with its owner record in the same atomic CREATE.
+ */
+export function buildTableDDL(spec: ResolvedSpec, ownerComment?: string): Result<TableDDL> {
+  return catchSchemaError(() => buildUnchecked(spec, ownerComment));
 }
 
 /** All statements of a TableDDL in execution order (database first). */
