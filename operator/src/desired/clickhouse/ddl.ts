@@ -182,7 +182,7 @@ function buildUnchecked(spec: ResolvedSpec, comment: string | undefined): TableD
         comment,
       ),
     );
-    tables.push(desiredTable(spec, 'seals', spec.integrity.sealTable, sealSchema(), onCluster));
+    tables.push(desiredTable(spec, 'seals', spec.integrity.sealTable, sealSchema(), onCluster, comment));
   }
   const names = new Set(tables.flatMap((t) => [t.name, t.storageName]));
   if (names.size !== tables.length * (cluster ? 2 : 1))
