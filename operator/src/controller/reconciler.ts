@@ -5,12 +5,14 @@
  * until the spec changes; timed work is returned as `requeueAfterMs`.
  */
 import type { WorkerColumn } from '../../../consumer/src/config';
-import { resolveSpec, type ResolvedSpec } from '../api/defaults';
+import { resolveSpec, workerImageAllowlist, type ResolvedSpec } from '../api/defaults';
+import { checkWorkerPolicy } from '../api/worker-policy';
 import type { LogPipeline } from '../api/types';
 import { applyReplicasAsAutoscaler, patchFinalizers, readSecretKey } from '../apply/kube';
 import { KubeApiError, type KubeClient } from '../apply/kube-rest';
 import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
 import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
+import { secretsHash } from '../desired/deployment';
 import { workerName } from '../desired/labels';
 import { silentLogger, type Logger } from '../observability/log';
 import { NOT_CONFIGURED, readyCondition, workersCondition, type ConditionInput } from '../status/conditions';
@@ -62,6 +64,8 @@ export interface ReconcilerOptions {
   workerColumns?: (spec: ResolvedSpec) => WorkerColumn[];
   observer?: StatusObserver;
   now?: () => Date;
+  /** Bound on deletionPolicy Delete before it falls back to Retain (finalize.ts). */
+  deleteTimeoutMs?: number;
 }
 
 const defaultColumns = (spec: ResolvedSpec) => buildWorkerColumns(resolveTableSchema(spec));
@@ -128,6 +132,7 @@ export class Reconciler {
   private prepare(lp: LogPipeline): { spec: ResolvedSpec; config: RenderedConfig } {
     try {
       const spec = resolveSpec(lp);
+      checkWorkerPolicy(spec, workerImageAllowlist());
       const columns = (this.opts.workerColumns ?? defaultColumns)(spec);
       return { spec, config: renderWorkerConfig(spec, columns) };
     } catch (err) {
@@ -153,7 +158,7 @@ export class Reconciler {
     const missing = referencedSecrets(spec).filter((r) => !this.opts.secrets.get(spec.namespace, r.name));
     if (missing.length > 0) return this.reportMissingSecrets(lp, spec, missing);
 
-    let deployment = await this.applyChildren(lp, spec, config);
+    let deployment = await this.applyChildren(lp, spec, config, this.secretsVersion(spec));
     if (!deployment) return {};
     const ctx = this.partContext(lp);
     const topic = await this.runPart('Topic', spec, ctx);
@@ -172,14 +177,27 @@ export class Reconciler {
     return { requeueAfterMs: Math.min(...delays.filter((d): d is number => typeof d === 'number' && d > 0)) };
   }
 
+  /** Hash of the referenced Secrets' cached resourceVersions (all present: checked before). */
+  private secretsVersion(spec: ResolvedSpec): string | undefined {
+    const refs = referencedSecrets(spec);
+    if (refs.length === 0) return undefined;
+    return secretsHash(
+      refs.map((r) => ({
+        name: r.name,
+        resourceVersion: this.opts.secrets.get(spec.namespace, r.name)?.metadata.resourceVersion ?? '',
+      })),
+    );
+  }
+
   /** Applies the children; undefined when the apiserver refused them (reported as a condition). */
   private async applyChildren(
     lp: LogPipeline,
     spec: ResolvedSpec,
     config: RenderedConfig,
+    secretsVersion: string | undefined,
   ): Promise<DeploymentView | undefined> {
     try {
-      const children = await this.childApplier.apply(spec, config);
+      const children = await this.childApplier.apply(spec, config, secretsVersion);
       for (const child of children.repaired) {
         this.log.info('child repaired', { namespace: spec.namespace, name: spec.name, child });
         const message = `${child} was changed or deleted outside the operator; restored`;
@@ -287,6 +305,9 @@ export class Reconciler {
       status: this.status,
       log: this.log,
       partContext: (p: LogPipeline) => this.partContext(p),
+      secrets: this.opts.secrets,
+      deleteTimeoutMs: this.opts.deleteTimeoutMs,
+      now: this.opts.now,
     };
     if (await finalizePipeline(deps, lp)) {
       this.childApplier.forget(lp.metadata.namespace, lp.metadata.name);
