@@ -155,7 +155,6 @@ describe('namespace deletion with deletionPolicy Delete', () => {
         kafka: { bootstrapServers: [bed.kafka!.bootstrap], topic: { name: `${ns}.fw`, partitions: 1 } },
         clickhouse: {
           url: bed.clickhouse!.url,
-          credentialsSecretRef: { name: 'ch' },
           adminCredentialsSecretRef: { name: 'ch' },
           database: DB,
           table: 'fw',

@@ -81,15 +81,41 @@ export async function queryRows<T>(
   }
 }
 
-/** Runs a statement (DDL/ALTER) with optional query-level settings. */
+const statementCounts = new Map<string, number>();
+
+/**
+ * Statements sent by this process, by leading keyword (CREATE, ALTER, GRANT, DROP, …): the
+ * operator exports them as logpipeline_operator_clickhouse_statements_total, and tests use them to
+ * prove that a steady pipeline sends none.
+ */
+export function clickhouseStatementCounts(): ReadonlyMap<string, number> {
+  return statementCounts;
+}
+
+/** The statement's leading keyword, upper-cased (the counter's label). */
+export function statementKind(sql: string): string {
+  return (/^\s*([A-Za-z]+)/.exec(sql)?.[1] ?? 'OTHER').toUpperCase();
+}
+
+/** A statement's first line for messages, with password hashes (`BY '…'`) masked. */
+export function statementSummary(sql: string): string {
+  return sql
+    .split('\n')[0]
+    .replace(/\bBY '[^']*'/gi, "BY '***'")
+    .slice(0, 120);
+}
+
+/** Runs a statement (DDL/ALTER/GRANT) with optional query-level settings; counted by kind. */
 export async function runStatement(
   client: ClickHouseClient,
   sql: string,
   settings?: Record<string, string>,
 ): Promise<void> {
+  const kind = statementKind(sql);
+  statementCounts.set(kind, (statementCounts.get(kind) ?? 0) + 1);
   try {
     await client.command({ query: sql, clickhouse_settings: settings as ClickHouseSettings | undefined });
   } catch (err) {
-    throw toClickHouseApplyError(err, `statement failed (${sql.split('\n')[0].slice(0, 120)})`);
+    throw toClickHouseApplyError(err, `statement failed (${statementSummary(sql)})`);
   }
 }
