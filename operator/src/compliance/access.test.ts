@@ -81,8 +81,9 @@ describe('AccessApplier', () => {
     expect(await access.ensure(client, spec, rotated)).toBe(true);
   });
 
-  it('retries everything after a failed apply', async () => {
-    const access = new AccessApplier();
+  it('retries a failed apply after the failure delay, not on every reconcile', async () => {
+    let now = 0;
+    const access = new AccessApplier(600_000, () => now, 60_000);
     let fail = true;
     const client = {
       command: async () => {
@@ -91,6 +92,8 @@ describe('AccessApplier', () => {
     } as unknown as ClickHouseClient;
     await expect(access.ensure(client, resolved(), users)).rejects.toThrow(/boom/);
     fail = false;
+    expect(await access.ensure(client, resolved(), users)).toBe(false);
+    now += 60_000;
     expect(await access.ensure(client, resolved(), users)).toBe(true);
   });
 });

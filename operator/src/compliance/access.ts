@@ -105,15 +105,17 @@ export function buildAccessStatements(spec: ResolvedSpec, users: AccessUsers): s
 /**
  * Applies access statements only when they differ from what was last applied for the pipeline on
  * that server (passwords enter as hashes, so a rotated Secret differs), or when the last apply is
- * older than `refreshMs` (drift repair). A steady pipeline therefore sends no statement per
- * reconcile; see the statement counter in apply/clickhouse-client.ts.
+ * older than `refreshMs` (drift repair). A failed apply is retried after `failureRetryMs`, not on
+ * every reconcile (autoscaling polls every few seconds). A steady pipeline therefore sends no
+ * statement per reconcile; see the statement counter in apply/clickhouse-client.ts.
  */
 export class AccessApplier {
-  private readonly applied = new Map<string, { digest: string; at: number }>();
+  private readonly applied = new Map<string, { digest: string; at: number; failed: boolean }>();
 
   constructor(
     private readonly refreshMs = 600_000,
     private readonly now: () => number = Date.now,
+    private readonly failureRetryMs = 60_000,
   ) {}
 
   /** Creates/updates the writer and auditor users and their roles when needed; true when it sent statements. */
@@ -122,10 +124,15 @@ export class AccessApplier {
     const key = `${spec.clickhouse.url}|${spec.namespace}/${spec.name}`;
     const digest = createHash('sha256').update(statements.join('\n')).digest('hex');
     const last = this.applied.get(key);
-    if (last && last.digest === digest && this.now() - last.at < this.refreshMs) return false;
-    this.applied.delete(key);
-    for (const sql of statements) await runStatement(adminClient, sql);
-    this.applied.set(key, { digest, at: this.now() });
+    const wait = last?.failed ? this.failureRetryMs : this.refreshMs;
+    if (last && last.digest === digest && this.now() - last.at < wait) return false;
+    try {
+      for (const sql of statements) await runStatement(adminClient, sql);
+    } catch (err) {
+      this.applied.set(key, { digest, at: this.now(), failed: true });
+      throw err;
+    }
+    this.applied.set(key, { digest, at: this.now(), failed: false });
     return true;
   }
 
