@@ -12,7 +12,6 @@ import { applyReplicasAsAutoscaler, patchFinalizers, readSecretKey } from '../ap
 import { KubeApiError, type KubeClient } from '../apply/kube-rest';
 import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
 import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
-import { secretsHash } from '../desired/deployment';
 import { workerName } from '../desired/labels';
 import { silentLogger, type Logger } from '../observability/log';
 import { NOT_CONFIGURED, readyCondition, workersCondition, type ConditionInput } from '../status/conditions';
@@ -27,7 +26,7 @@ import type {
   ScalingPart,
 } from './external';
 import { FINALIZER, finalizePipeline } from './finalize';
-import { referencedSecrets } from './secrets';
+import { referencedSecrets, secretsVersion } from './secrets';
 import { StatusWriter, type StatusObserver } from './status-writer';
 import type { DeploymentView, SecretView } from './views';
 
@@ -158,7 +157,7 @@ export class Reconciler {
     const missing = referencedSecrets(spec).filter((r) => !this.opts.secrets.get(spec.namespace, r.name));
     if (missing.length > 0) return this.reportMissingSecrets(lp, spec, missing);
 
-    let deployment = await this.applyChildren(lp, spec, config, this.secretsVersion(spec));
+    let deployment = await this.applyChildren(lp, spec, config, secretsVersion(spec, this.opts.secrets));
     if (!deployment) return {};
     const ctx = this.partContext(lp);
     const topic = await this.runPart('Topic', spec, ctx);
@@ -175,18 +174,6 @@ export class Reconciler {
       scaling.outcome?.requeueAfterMs,
     ];
     return { requeueAfterMs: Math.min(...delays.filter((d): d is number => typeof d === 'number' && d > 0)) };
-  }
-
-  /** Hash of the referenced Secrets' cached resourceVersions (all present: checked before). */
-  private secretsVersion(spec: ResolvedSpec): string | undefined {
-    const refs = referencedSecrets(spec);
-    if (refs.length === 0) return undefined;
-    return secretsHash(
-      refs.map((r) => ({
-        name: r.name,
-        resourceVersion: this.opts.secrets.get(spec.namespace, r.name)?.metadata.resourceVersion ?? '',
-      })),
-    );
   }
 
   /** Applies the children; undefined when the apiserver refused them (reported as a condition). */
