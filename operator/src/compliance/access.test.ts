@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { clickhouseStatementCounts } from '../apply/clickhouse-client';
 import { resolved } from '../desired/clickhouse/testing';
-import { AccessApplier, buildAccessStatements, pipelineRoles } from './access';
+import { AccessApplier, buildAccessStatements, buildDropRolesStatement, pipelineRoles } from './access';
 
 const users = {
   writer: { username: 'fw_writer', password: 'w'.repeat(20) },
@@ -95,5 +95,30 @@ describe('AccessApplier', () => {
     expect(await access.ensure(client, resolved(), users)).toBe(false);
     now += 60_000;
     expect(await access.ensure(client, resolved(), users)).toBe(true);
+  });
+});
+
+describe('role cleanup', () => {
+  it('drops both pipeline roles (ON CLUSTER in cluster mode) and tolerates servers without access management', async () => {
+    const spec = resolved({ cluster: 'main' });
+    const roles = pipelineRoles(spec);
+    expect(buildDropRolesStatement(spec)).toBe(
+      `DROP ROLE IF EXISTS \`${roles.writer}\`, \`${roles.auditor}\` ON CLUSTER 'main'`,
+    );
+    const denied = {
+      command: async () => {
+        throw new Error('Code: 497. DB::Exception: Not enough privileges (ACCESS_DENIED)');
+      },
+    } as unknown as ClickHouseClient;
+    expect(await new AccessApplier().dropRoles(denied, spec)).toBe(false);
+    const broken = {
+      command: async () => {
+        throw new Error('connect ECONNREFUSED');
+      },
+    } as unknown as ClickHouseClient;
+    await expect(new AccessApplier().dropRoles(broken, spec)).rejects.toThrow(/ECONNREFUSED/);
+    const { client, sent } = recordingClient();
+    expect(await new AccessApplier().dropRoles(client, spec)).toBe(true);
+    expect(sent).toEqual([buildDropRolesStatement(spec)]);
   });
 });

@@ -102,6 +102,19 @@ export function buildAccessStatements(spec: ResolvedSpec, users: AccessUsers): s
   ];
 }
 
+// Engines without writable access storage (or a user without access management): nothing to drop.
+const ACCESS_UNAVAILABLE =
+  /ACCESS_STORAGE_FOR_INSERTION_NOT_FOUND|writeable access storage|ACCESS_DENIED|Not enough privileges/;
+
+/** `DROP ROLE IF EXISTS` of the pipeline's writer and auditor roles (pure). */
+export function buildDropRolesStatement(spec: ResolvedSpec): string {
+  const roles = pipelineRoles(spec);
+  const onCluster = spec.clickhouse.cluster
+    ? ` ON CLUSTER '${checkIdentifier(spec.clickhouse.cluster, 'cluster')}'`
+    : '';
+  return `DROP ROLE IF EXISTS ${quoteIdentifier(roles.writer, 'writer role')}, ${quoteIdentifier(roles.auditor, 'auditor role')}${onCluster}`;
+}
+
 /**
  * Applies access statements only when they differ from what was last applied for the pipeline on
  * that server (passwords enter as hashes, so a rotated Secret differs), or when the last apply is
@@ -136,9 +149,20 @@ export class AccessApplier {
     return true;
   }
 
-  /** Forgets a pipeline (deleted), so a re-created one is applied again. */
-  forget(url: string, namespace: string, name: string): void {
-    this.applied.delete(`${url}|${namespace}/${name}`);
+  /**
+   * Drops the pipeline's roles (deletionPolicy Delete, after its tables) and forgets it; false
+   * when the server has no access management or the admin may not drop roles (nothing to undo
+   * then, or roles for the DBA to drop); other failures are thrown.
+   */
+  async dropRoles(adminClient: ClickHouseClient, spec: ResolvedSpec): Promise<boolean> {
+    this.applied.delete(`${spec.clickhouse.url}|${spec.namespace}/${spec.name}`);
+    try {
+      await runStatement(adminClient, buildDropRolesStatement(spec));
+      return true;
+    } catch (err) {
+      if (!ACCESS_UNAVAILABLE.test((err as Error).message)) throw err;
+      return false;
+    }
   }
 }
 

@@ -9,7 +9,7 @@ import { MIN_COMPLIANT_RETENTION_MS, type ResolvedSpec } from '../../api/default
 import type { LogPipelineStatus } from '../../api/types';
 import { dropTable, ensureTable } from '../../apply/clickhouse';
 import { ClickHouseApplyError, createClickHouseClient } from '../../apply/clickhouse-client';
-import { AccessApplier } from '../../compliance/access';
+import { AccessApplier, pipelineRoles } from '../../compliance/access';
 import type { PipelineEvent } from '../../apply/kube';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
 
@@ -164,7 +164,11 @@ export function createTablePart(pool: ClickHousePool, access = new AccessApplier
           reason: 'TableNotDropped',
           message: 'no ClickHouse server identity was recorded; tables left in place',
         };
-      const out = await dropTable(await pool.client(spec, ctx), spec, identity);
+      const client = await pool.client(spec, ctx);
+      const out = await dropTable(client, spec, identity);
+      // The roles go with the tables: a later table of the same name must not inherit their grants.
+      if (out.dropped && spec.clickhouse.adminCredentials && !(await access.dropRoles(client, spec)))
+        ctx.log.warn('pipeline roles not dropped (no access management)', { roles: pipelineRoles(spec) });
       return { type: out.dropped ? 'Normal' : 'Warning', reason: out.reason, message: out.message };
     },
   };
