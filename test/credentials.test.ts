@@ -21,6 +21,7 @@ import {
   createPipeline,
   createSecret,
   deleteNamespace,
+  deletePipeline,
   getPipeline,
   maybe,
   mergePatch,
@@ -38,8 +39,9 @@ let manager: Manager;
 let external: ExternalClients;
 
 const totalStatements = () => [...clickhouseStatementCounts().values()].reduce((a, b) => a + b, 0);
+const count = (kind: string) => clickhouseStatementCounts().get(kind) ?? 0;
 const accessStatements = () =>
-  ['CREATE', 'ALTER', 'GRANT'].reduce((n, k) => n + (clickhouseStatementCounts().get(k) ?? 0), 0);
+  ['CREATE ROLE', 'CREATE USER', 'ALTER USER', 'GRANT'].reduce((n, k) => n + count(k), 0);
 
 function chSpec(table: string, extra: object = {}) {
   return {
@@ -160,4 +162,27 @@ it('sends zero statements per reconcile for a steady pipeline; a rotated writer 
     mergePatch,
   );
   await waitFor('users re-applied after the rotation', async () => accessStatements() > access, 30_000);
+});
+
+it('deletes a Delete pipeline with its tables; dropping its roles is attempted and tolerated on this engine', async () => {
+  const dropRole = count('DROP ROLE');
+  const dropTable = count('DROP TABLE');
+  await deletePipeline(ns, 'steady');
+  await waitFor('pipeline finalized', async () => (await getPipeline(ns, 'steady')) === undefined, 60_000);
+  // The tables are dropped, then one DROP ROLE for both roles (refused by chdb: no access storage).
+  expect(count('DROP TABLE')).toBeGreaterThan(dropTable);
+  expect(count('DROP ROLE') - dropRole).toBe(1);
+  const { createClient } = await import('@clickhouse/client');
+  const ch = createClient({
+    url: bed.clickhouse!.url,
+    username: bed.clickhouse!.username,
+    password: bed.clickhouse!.password,
+  });
+  const rs = await ch.query({
+    query: `SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name LIKE 'steady%'`,
+    query_params: { db: database },
+    format: 'JSONEachRow',
+  });
+  expect(Number(((await rs.json()) as Array<{ n: string }>)[0].n)).toBe(0);
+  await ch.close();
 });

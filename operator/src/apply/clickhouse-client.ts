@@ -84,7 +84,7 @@ export async function queryRows<T>(
 const statementCounts = new Map<string, number>();
 
 /**
- * Statements sent by this process, by leading keyword (CREATE, ALTER, GRANT, DROP, …): the
+ * Statements sent by this process, by kind (CREATE TABLE, ALTER USER, GRANT, DROP ROLE, …): the
  * operator exports them as logpipeline_operator_clickhouse_statements_total, and tests use them to
  * prove that a steady pipeline sends none.
  */
@@ -92,9 +92,15 @@ export function clickhouseStatementCounts(): ReadonlyMap<string, number> {
   return statementCounts;
 }
 
-/** The statement's leading keyword, upper-cased (the counter's label). */
+/**
+ * The statement's kind, upper-cased (the counter's label): the leading keyword, with the object
+ * kind for CREATE/ALTER/DROP (`CREATE TABLE`, `ALTER USER`, `DROP ROLE`, …).
+ */
 export function statementKind(sql: string): string {
-  return (/^\s*([A-Za-z]+)/.exec(sql)?.[1] ?? 'OTHER').toUpperCase();
+  const m = /^\s*([A-Za-z]+)(?:\s+([A-Za-z]+))?/.exec(sql);
+  if (!m) return 'OTHER';
+  const first = m[1].toUpperCase();
+  return ['CREATE', 'ALTER', 'DROP'].includes(first) && m[2] ? `${first} ${m[2].toUpperCase()}` : first;
 }
 
 /** A statement's first line for messages, with password hashes (`BY '…'`) masked. */

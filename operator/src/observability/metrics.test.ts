@@ -1,5 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { clickhouseStatementCounts, runStatement, statementSummary } from '../apply/clickhouse-client';
+import {
+  clickhouseStatementCounts,
+  runStatement,
+  statementKind,
+  statementSummary,
+} from '../apply/clickhouse-client';
 import { startHttpServer } from './http';
 import { createLogger } from './log';
 import { OperatorMetrics } from './metrics';
@@ -99,6 +104,13 @@ describe('ClickHouse statement counter', () => {
     expect(clickhouseStatementCounts().get('GRANT')).toBe(grants + 2);
     const text = await new OperatorMetrics().registry.metrics();
     expect(text).toContain(`logpipeline_operator_clickhouse_statements_total{kind="GRANT"} ${grants + 2}`);
+  });
+
+  it('labels CREATE/ALTER/DROP with the object kind', () => {
+    expect(statementKind('CREATE TABLE IF NOT EXISTS x')).toBe('CREATE TABLE');
+    expect(statementKind('drop role if exists `a`')).toBe('DROP ROLE');
+    expect(statementKind('GRANT `r` TO `u`')).toBe('GRANT');
+    expect(statementKind('')).toBe('OTHER');
   });
 
   it('masks password hashes in statement summaries', () => {

@@ -81,7 +81,7 @@ export class OperatorMetrics {
     });
     new Counter({
       name: 'logpipeline_operator_clickhouse_statements_total',
-      help: 'Statements (DDL, user and grant management) sent to ClickHouse, by leading keyword.',
+      help: 'Statements (DDL, user and grant management) sent to ClickHouse, by kind (CREATE TABLE, GRANT, DROP ROLE, …).',
       labelNames: ['kind'],
       registers,
       collect() {
