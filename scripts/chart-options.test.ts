@@ -13,7 +13,7 @@ describe('chart with every option on', () => {
     replicaCount: 2,
     logLevel: 'debug',
     image: { digest: `sha256:${'a'.repeat(64)}` },
-    worker: { image: { tag: '9.9.9', pullPolicy: 'Always' } },
+    worker: { image: { tag: '9.9.9', pullPolicy: 'Always' }, allowedImages: ['mirror.corp/lp/'] },
     extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }],
     serviceMonitor: { enabled: true, labels: { release: 'kube-prometheus' } },
     prometheusRule: { enabled: true, additionalRules: [{ alert: 'Custom', expr: 'vector(1)' }] },
@@ -52,6 +52,8 @@ describe('chart with every option on', () => {
       LOG_LEVEL: 'debug',
       LP_WORKER_IMAGE: 'ghcr.io/logpipeline/logpipeline-worker:9.9.9',
       LP_WORKER_IMAGE_PULL_POLICY: 'Always',
+      // The chart's own worker repository is always allowed; allowedImages adds to it.
+      LP_ALLOWED_WORKER_IMAGES: 'ghcr.io/logpipeline/logpipeline-worker,mirror.corp/lp/',
       NODE_OPTIONS: '--max-old-space-size=384',
     });
   });

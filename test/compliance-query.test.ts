@@ -9,7 +9,7 @@
 import { Writable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { runQuery } from '../operator/src/cli/query';
-import { buildAccessStatements, ensureAccessUsers } from '../operator/src/compliance/access';
+import { buildAccessStatements, ensureAccessUsers, pipelineRoles } from '../operator/src/compliance/access';
 import { buildLegalQuery } from '../operator/src/compliance/legal-query';
 import { bedClient, clickhouseBed, CompliancePipeline } from './compliance-fixture';
 
@@ -130,7 +130,7 @@ test('access statements parse in ClickHouse; creating users works or fails only 
   const statements = buildAccessStatements(p.spec, users);
   for (const sql of statements) {
     const rs = await client.query({ query: `EXPLAIN AST ${sql}`, format: 'TabSeparated' });
-    expect(await rs.text()).toMatch(/^(CreateUserQuery|GrantQuery)/);
+    expect(await rs.text()).toMatch(/^(CreateRoleQuery|CreateUserQuery|GrantQuery)/);
   }
   let created = true;
   try {
@@ -143,7 +143,9 @@ test('access statements parse in ClickHouse; creating users works or fails only 
     const grants = await (
       await client.query({ query: `SHOW GRANTS FOR \`${users.writer.username}\``, format: 'TabSeparated' })
     ).text();
-    expect(grants).toContain(`GRANT INSERT ON ${DB}.fw TO ${users.writer.username}`);
+    // Privileges sit on the pipeline's own role; the user only holds the role.
+    expect(grants).toContain(`TO ${users.writer.username}`);
+    expect(grants).toContain(pipelineRoles(p.spec).writer);
     await client.command({
       query: `DROP USER IF EXISTS \`${users.writer.username}\`, \`${users.auditor.username}\``,
     });

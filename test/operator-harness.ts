@@ -1,7 +1,7 @@
 /**
  * Shared helpers of the operator integration tests: typed @kubernetes/client-node clients against
  * the REAL test-bed apiserver (independent of the operator's own REST layer), namespaces that are
- * fully cleaned up (no garbage collector or namespace controller runs in the bed), pipelines,
+ * fully cleaned up without waiting for the bed's namespace controller, pipelines,
  * Secrets, Deployment status written by hand (no Deployment controller), and polling.
  */
 import {
@@ -80,7 +80,7 @@ export async function deleteNamespace(namespace: string): Promise<void> {
   await policy.deleteCollectionNamespacedPodDisruptionBudget({ namespace });
   await coordination.deleteCollectionNamespacedLease({ namespace });
   await ignore404(core.deleteNamespace({ name: namespace }));
-  // No namespace controller in the bed: drop the "kubernetes" finalizer ourselves.
+  // Don't wait for the namespace controller (pipelines' finalizers were dropped above): finalize now.
   await ignore404(
     core.replaceNamespaceFinalize({
       name: namespace,

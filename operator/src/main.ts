@@ -76,6 +76,11 @@ async function main(): Promise<void> {
   configureDefaults({
     workerImage: process.env.LP_WORKER_IMAGE,
     workerImagePullPolicy: process.env.LP_WORKER_IMAGE_PULL_POLICY,
+    // Comma-separated repositories (or registry paths ending in /) workers may run from.
+    allowedWorkerImages: (process.env.LP_ALLOWED_WORKER_IMAGES ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
   });
   const log = createLogger({ level: cfg.logLevel, base: { component: 'operator', instance: cfg.identity } });
   const metrics = new OperatorMetrics({ defaultMetrics: true });

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startClickHouse, stopClickHouse } from './clickhouse';
 import { startKafka, stopKafka } from './kafka';
-import { applyCrds, startKubernetes, stopKubernetes } from './kubernetes';
+import { applyCrds, startBedControllerManager, startKubernetes, stopKubernetes } from './kubernetes';
 import { writeTestBed, type TestBed } from './testbed';
 
 /** Which parts to start; all by default. */
@@ -32,6 +32,7 @@ export async function startTestBed(opts: BedOptions): Promise<TestBed> {
       startKubernetes(path.join(dir, 'kubernetes'), opts.ownerPid).then(async (k) => {
         bed.kubernetes = k;
         await applyCrds(k);
+        await startBedControllerManager(k, opts.ownerPid);
       }),
     );
   }

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { buildEngineConfig, coldDiskPath, PASSWORD_ENV } from './clickhouse/config';
+import { buildEngineConfig, coldDiskPath, PASSWORD_ENV, PASSWORD_FILE_ENV } from './clickhouse/config';
 import { freePort, isAlive, startProcess, stopProcess, waitUntil, type ServiceProcess } from './process';
 import type { ClickHouseBed } from './testbed';
 
@@ -54,6 +54,8 @@ export async function startClickHouse(
   const port = await freePort();
   const username = opts.user ?? 'logpipeline';
   const password = opts.password ?? randomBytes(12).toString('hex');
+  const passwordFile = path.join(dir, 'password');
+  fs.writeFileSync(passwordFile, password, { mode: 0o600 });
   const proc = startProcess(
     {
       name: 'clickhouse',
@@ -70,7 +72,12 @@ export async function startClickHouse(
         username,
       ],
       // The password travels in the environment so the supervisor's log line never shows it.
-      env: { [PASSWORD_ENV]: password, UV_THREADPOOL_SIZE: '16', [OWNER_ENV]: String(ownerPid) },
+      env: {
+        [PASSWORD_ENV]: password,
+        [PASSWORD_FILE_ENV]: passwordFile,
+        UV_THREADPOOL_SIZE: '16',
+        [OWNER_ENV]: String(ownerPid),
+      },
       logFile: path.join(dir, 'clickhouse.log'),
     },
     ownerPid,
@@ -106,6 +113,28 @@ export async function restartClickHouse(
   const { name, command, args, env, logFile } = old;
   const proc = startProcess({ name, command, args, env, logFile }, owner > 0 && isAlive(owner) ? owner : 0);
   return waitReady({ ...bed, process: proc }, START_TIMEOUT_MS);
+}
+
+/**
+ * Changes the engine's password in place (no restart), as `ALTER USER … IDENTIFIED` would on a
+ * real server; resolves once the new password is accepted, with the bed holding it (persist it
+ * with writeTestBed when later tests need it).
+ */
+export async function setClickHousePassword(bed: ClickHouseBed, password: string): Promise<ClickHouseBed> {
+  const proc = localProcess(bed, 'setClickHousePassword');
+  const file = proc.env[PASSWORD_FILE_ENV];
+  if (!file) throw new Error('setClickHousePassword: the engine was started without a password file');
+  fs.writeFileSync(file, password, { mode: 0o600 });
+  const next = { ...bed, password };
+  await waitUntil(
+    'clickhouse: new password accepted',
+    async () => {
+      await selectVersion(bed.url, bed.username, password);
+      return true;
+    },
+    { timeoutMs: 10_000, logFile: proc.logFile, pid: proc.pid, intervalMs: 100 },
+  );
+  return next;
 }
 
 function localProcess(bed: ClickHouseBed, what: string): ServiceProcess {

@@ -1,12 +1,13 @@
 /**
  * The Kubernetes part of the test bed: real etcd and kube-apiserver built from Go modules by
- * scripts/build-k8s.sh (cached outside the repo). envtest-style: no kubelet, no controller-manager,
- * no garbage collector, so tests delete what they create.
+ * scripts/build-k8s.sh (cached outside the repo), plus kube-controller-manager with the garbage
+ * collector and namespace controllers (controller-manager.ts). No kubelet: the pod runner stands in.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
+import { startControllerManager } from './controller-manager';
 import {
   cacheDir,
   freePort,
@@ -26,18 +27,19 @@ const K8S_VERSION = process.env.K8S_VERSION ?? 'v1.34.4';
 const ETCD_VERSION = process.env.ETCD_VERSION ?? 'v3.6.16';
 
 /** Paths of the cached binaries; builds them with scripts/build-k8s.sh when missing. */
-function ensureBinaries(): { etcd: string; apiserver: string } {
+function ensureBinaries(): { etcd: string; apiserver: string; controllerManager: string } {
   const bin = path.join(cacheDir(), 'bin');
   const etcd = path.join(bin, `etcd-${ETCD_VERSION}`);
   const apiserver = path.join(bin, `kube-apiserver-${K8S_VERSION}`);
-  if (!fs.existsSync(etcd) || !fs.existsSync(apiserver)) {
+  const controllerManager = path.join(bin, `kube-controller-manager-${K8S_VERSION}`);
+  if (![etcd, apiserver, controllerManager].every((f) => fs.existsSync(f))) {
     requireTool('go', 'etcd and kube-apiserver are built from Go modules');
     execFileSync('bash', [path.join(REPO, 'scripts/build-k8s.sh')], {
       stdio: 'inherit',
       env: { ...process.env, K8S_VERSION, ETCD_VERSION },
     });
   }
-  return { etcd, apiserver };
+  return { etcd, apiserver, controllerManager };
 }
 
 function openssl(args: string[], cwd: string): void {
@@ -251,6 +253,20 @@ export async function startKubernetes(dir: string, ownerPid: number): Promise<Ku
   return bed;
 }
 
+/**
+ * Starts kube-controller-manager for a running bed (after the CRDs are applied, so the garbage
+ * collector discovers LogPipelines at start instead of at its next discovery sync).
+ */
+export async function startBedControllerManager(bed: KubernetesBed, ownerPid: number): Promise<void> {
+  const { controllerManager } = ensureBinaries();
+  bed.controllerManager = await startControllerManager(
+    bed,
+    controllerManager,
+    path.dirname(bed.kubeconfig),
+    ownerPid,
+  );
+}
+
 function startKubeApiserver(
   dir: string,
   bin: string,
@@ -294,8 +310,9 @@ export async function startApiserver(bed: KubernetesBed, ownerPid: number): Prom
   return next;
 }
 
-/** Stops apiserver then etcd. */
+/** Stops controller-manager, apiserver, then etcd. */
 export async function stopKubernetes(bed: KubernetesBed): Promise<void> {
+  if (bed.controllerManager) await stopProcess(bed.controllerManager);
   await stopProcess(bed.apiserver);
   await stopProcess(bed.etcd);
 }

@@ -17,6 +17,8 @@ export interface KubernetesBed {
   version: string;
   etcd: ServiceProcess;
   apiserver: ServiceProcess;
+  /** kube-controller-manager (garbage collector + namespace controllers), built from the same version. */
+  controllerManager?: ServiceProcess;
   etcdVersion: string;
 }
 

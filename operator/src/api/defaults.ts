@@ -11,17 +11,36 @@ import type {
   RetentionMove,
 } from './types';
 import { durationMs } from './duration';
+import { imageRepository } from './worker-policy';
 
 /** The worker image the chart builds; overridable per pipeline. */
 export const DEFAULT_WORKER_IMAGE = 'ghcr.io/logpipeline/logpipeline-worker:0.1.0';
 
 /** Operator-wide defaults set once at start (the chart's worker image), before any reconcile. */
-const operatorDefaults = { workerImage: DEFAULT_WORKER_IMAGE, workerImagePullPolicy: 'IfNotPresent' };
+const operatorDefaults = {
+  workerImage: DEFAULT_WORKER_IMAGE,
+  workerImagePullPolicy: 'IfNotPresent',
+  allowedWorkerImages: undefined as string[] | undefined,
+};
 
-/** Sets the operator-wide worker image defaults (from LP_WORKER_IMAGE / LP_WORKER_IMAGE_PULL_POLICY). */
-export function configureDefaults(opts: { workerImage?: string; workerImagePullPolicy?: string }): void {
+/**
+ * Sets the operator-wide worker image defaults (from LP_WORKER_IMAGE / LP_WORKER_IMAGE_PULL_POLICY)
+ * and the worker image allowlist (LP_ALLOWED_WORKER_IMAGES).
+ */
+export function configureDefaults(opts: {
+  workerImage?: string;
+  workerImagePullPolicy?: string;
+  allowedWorkerImages?: string[];
+}): void {
   if (opts.workerImage) operatorDefaults.workerImage = opts.workerImage;
   if (opts.workerImagePullPolicy) operatorDefaults.workerImagePullPolicy = opts.workerImagePullPolicy;
+  if (opts.allowedWorkerImages && opts.allowedWorkerImages.length > 0)
+    operatorDefaults.allowedWorkerImages = [...opts.allowedWorkerImages];
+}
+
+/** The worker image allowlist: as configured, else the repository of the default worker image. */
+export function workerImageAllowlist(): string[] {
+  return operatorDefaults.allowedWorkerImages ?? [imageRepository(operatorDefaults.workerImage)];
 }
 /** Kafka partitions when the spec says nothing; also the default ceiling of autoscaling.maxReplicas. */
 export const DEFAULT_PARTITIONS = 6;

@@ -173,6 +173,11 @@ export const INVALID_CASES: PipelineCase[] = [
     ],
   },
   {
+    name: 'worker env that redirects rows (reserved LP_ name)',
+    change: (lp) => (lp.spec.workers!.env = [{ name: 'LP_CLICKHOUSE_URL', value: 'http://elsewhere:8123' }]),
+    expect: [{ field: 'spec.workers.env', type: 'FieldValueForbidden', rule: 'reserved-worker-env' }],
+  },
+  {
     name: 'custom preset without columns',
     change: (lp) => Object.assign(lp.spec.clickhouse, { preset: 'custom', columns: undefined }),
     expect: [{ field: `${ch}.columns`, type: 'FieldValueRequired', rule: 'custom-preset-needs-columns' }],

@@ -138,6 +138,8 @@ describe('rule table', () => {
         undefined,
         false,
       ],
+      ['reserved-worker-env', { env: [{ name: 'NODE_OPTIONS', value: 'x' }] }, undefined, true],
+      ['reserved-worker-env', { env: [{ name: 'LP_CLICKHOUSE_URL', value: 'http://x' }] }, undefined, false],
     ];
     for (const [id, self, old, ok] of cases) expect([id, byId[id].holds(self, old)]).toEqual([id, ok]);
     expect(new Set(cases.map((c) => c[0])).size).toBe(PIPELINE_RULES.length);

@@ -7,6 +7,7 @@
 import { DEFAULT_DELETE_AFTER, DEFAULT_PARTITIONS } from './defaults';
 import { DURATION_PATTERN, parseDuration } from './duration';
 import type { CelRule } from './schema-dsl';
+import { isReservedEnv } from './worker-policy';
 import type {
   AutoscalingSpec,
   ClickHouseSpec,
@@ -214,6 +215,20 @@ export const PIPELINE_RULES: readonly PipelineRule[] = [
     },
   }),
   ...replicaRules(),
+  define<WorkersSpec>({
+    id: 'reserved-worker-env',
+    at: 'spec.workers',
+    rule: "!has(self.env) || self.env.all(e, !e.name.startsWith('LP_'))",
+    message:
+      'spec.workers.env must not set names starting with LP_: they are reserved for the operator (LP_CLICKHOUSE_URL or LP_KAFKA_BROKERS would silently redirect rows while status says Ready)',
+    fieldPath: '.env',
+    reason: 'FieldValueForbidden',
+    holds: (self) =>
+      (self.env ?? []).every((e) => {
+        const name = (e as { name?: unknown })?.name;
+        return typeof name !== 'string' || !isReservedEnv(name);
+      }),
+  }),
   define<IntegritySpec>({
     id: 'integrity-needs-signing-key',
     at: 'spec.integrity',

@@ -82,6 +82,37 @@ export async function queryRows<T>(
 }
 
 /** Runs a statement (DDL/ALTER) with optional query-level settings; `signal` cancels it in flight. */
+const statementCounts = new Map<string, number>();
+
+/**
+ * Statements sent by this process, by kind (CREATE TABLE, ALTER USER, GRANT, DROP ROLE, …): the
+ * operator exports them as logpipeline_operator_clickhouse_statements_total, and tests use them to
+ * prove that a steady pipeline sends none.
+ */
+export function clickhouseStatementCounts(): ReadonlyMap<string, number> {
+  return statementCounts;
+}
+
+/**
+ * The statement's kind, upper-cased (the counter's label): the leading keyword, with the object
+ * kind for CREATE/ALTER/DROP (`CREATE TABLE`, `ALTER USER`, `DROP ROLE`, …).
+ */
+export function statementKind(sql: string): string {
+  const m = /^\s*([A-Za-z]+)(?:\s+([A-Za-z]+))?/.exec(sql);
+  if (!m) return 'OTHER';
+  const first = m[1].toUpperCase();
+  return ['CREATE', 'ALTER', 'DROP'].includes(first) && m[2] ? `${first} ${m[2].toUpperCase()}` : first;
+}
+
+/** A statement's first line for messages, with password hashes (`BY '…'`) masked. */
+export function statementSummary(sql: string): string {
+  return sql
+    .split('\n')[0]
+    .replace(/\bBY '[^']*'/gi, "BY '***'")
+    .slice(0, 120);
+}
+
+/** Runs a statement (DDL/ALTER/GRANT) with optional query-level settings; counted by kind. */
 export async function runStatement(
   client: ClickHouseClient,
   sql: string,
@@ -94,6 +125,8 @@ export async function runStatement(
       'ClickHouseError',
       `statement cancelled, not sent (${sql.split('\n')[0].slice(0, 120)})`,
     );
+  const kind = statementKind(sql);
+  statementCounts.set(kind, (statementCounts.get(kind) ?? 0) + 1);
   try {
     await client.command({
       query: sql,
@@ -101,6 +134,6 @@ export async function runStatement(
       abort_signal: signal,
     });
   } catch (err) {
-    throw toClickHouseApplyError(err, `statement failed (${sql.split('\n')[0].slice(0, 120)})`);
+    throw toClickHouseApplyError(err, `statement failed (${statementSummary(sql)})`);
   }
 }

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { LinkRecord } from '../../../consumer/src/integrity/chain';
 import { resolved } from '../desired/clickhouse/testing';
-import { buildAccessStatements } from './access';
 import { buildCanonicalRowsQuery, canonicalExpression, windowCondition } from './canonical-sql';
 import { parseArgs, parseTime, UsageError } from './cli-options';
 import { buildLegalQuery, legalQueryParams } from './legal-query';
@@ -102,38 +101,6 @@ describe('retention check', () => {
       minimumMs: 180 * 86_400_000,
     });
     expect(w?.message).toContain('90d');
-  });
-});
-
-describe('access users', () => {
-  const users = {
-    writer: { username: 'fw_writer', password: 'w'.repeat(20) },
-    auditor: { username: 'fw_auditor', password: 'a'.repeat(20) },
-  };
-  it('grants the writer inserts plus SELECT on the integrity table, the auditor SELECT on the database', () => {
-    const sql = buildAccessStatements(resolved({}, { integrity: { enabled: true } }), users);
-    expect(sql[2]).toBe(
-      'GRANT INSERT ON `logs`.`fw`, INSERT ON `logs`.`fw_dlq`, INSERT ON `logs`.`fw_checkpoints`, INSERT, SELECT ON `logs`.`fw_integrity` TO `fw_writer` WITH REPLACE OPTION',
-    );
-    expect(sql[5]).toBe('GRANT SELECT ON `logs`.* TO `fw_auditor` WITH REPLACE OPTION');
-    expect(sql[3]).toMatch(
-      /^CREATE USER IF NOT EXISTS `fw_auditor` IDENTIFIED WITH sha256_hash BY '[0-9a-f]{64}' SETTINGS readonly = 2$/,
-    );
-    expect(sql.join('\n')).not.toContain('w'.repeat(20));
-  });
-  it('covers the storage tables and ON CLUSTER in cluster mode', () => {
-    const sql = buildAccessStatements(resolved({ cluster: 'main' }), users);
-    expect(sql[0]).toContain("CREATE USER IF NOT EXISTS `fw_writer` ON CLUSTER 'main' IDENTIFIED");
-    expect(sql[2]).toContain("GRANT ON CLUSTER 'main' INSERT ON `logs`.`fw`, INSERT ON `logs`.`fw_local`");
-  });
-  it('rejects bad names, shared users and short passwords', () => {
-    expect(() =>
-      buildAccessStatements(resolved(), { ...users, writer: { username: 'a b', password: 'x'.repeat(20) } }),
-    ).toThrow();
-    expect(() => buildAccessStatements(resolved(), { ...users, auditor: users.writer })).toThrow(/different/);
-    expect(() =>
-      buildAccessStatements(resolved(), { ...users, writer: { username: 'w', password: 'short' } }),
-    ).toThrow(/16/);
   });
 });
 

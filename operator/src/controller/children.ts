@@ -57,7 +57,7 @@ export class ChildApplier {
   ) {}
 
   /** Applies ConfigMap, Deployment and PDB of `spec`; returns the Deployment as stored. */
-  async apply(spec: ResolvedSpec, config: RenderedConfig): Promise<ChildrenResult> {
+  async apply(spec: ResolvedSpec, config: RenderedConfig, secretsVersion?: string): Promise<ChildrenResult> {
     const { namespace, name } = spec;
     const repaired: string[] = [];
     let writes = 0;
@@ -75,7 +75,10 @@ export class ChildApplier {
       ),
       `ConfigMap/${cmName}`,
     );
-    const deployment = track(await this.ensureDeployment(spec, config), `Deployment/${workerName(name)}`);
+    const deployment = track(
+      await this.ensureDeployment(spec, config, secretsVersion),
+      `Deployment/${workerName(name)}`,
+    );
     track(
       await this.ensure(
         buildPodDisruptionBudget(spec),
@@ -98,7 +101,7 @@ export class ChildApplier {
     }
   }
 
-  private async ensureDeployment(spec: ResolvedSpec, config: RenderedConfig) {
+  private async ensureDeployment(spec: ResolvedSpec, config: RenderedConfig, secretsVersion?: string) {
     const live = this.caches.deployments.get(spec.namespace, workerName(spec.name));
     const auto = spec.workers.autoscaling;
     if (auto.enabled && live?.ownsReplicas) {
@@ -111,7 +114,7 @@ export class ChildApplier {
         clampReplicas(live.replicas, auto.minReplicas, auto.maxReplicas),
       );
     }
-    const r = await this.ensure(buildDeployment(spec, config), live, toDeploymentView);
+    const r = await this.ensure(buildDeployment(spec, config, secretsVersion), live, toDeploymentView);
     if (auto.enabled) {
       const target = clampReplicas(r.view.replicas, auto.minReplicas, auto.maxReplicas);
       if (target !== r.view.replicas) {

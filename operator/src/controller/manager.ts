@@ -163,7 +163,12 @@ export class Manager {
       kind: 'Secret',
       metadataOnly: true,
       transform: toSecretView,
-      handlers: { add: onSecret, delete: onSecret },
+      // update: a rotated Secret (new resourceVersion) re-applies users/grants and rolls the workers.
+      handlers: {
+        add: onSecret,
+        update: (old, s) => old.metadata.resourceVersion !== s.metadata.resourceVersion && onSecret(s),
+        delete: onSecret,
+      },
     });
     return { pipelines, deployments, configMaps, pdbs, secrets };
   }

@@ -5,7 +5,8 @@
  * until the spec changes; timed work is returned as `requeueAfterMs`.
  */
 import type { WorkerColumn } from '../../../consumer/src/config';
-import { resolveSpec, type ResolvedSpec } from '../api/defaults';
+import { resolveSpec, workerImageAllowlist, type ResolvedSpec } from '../api/defaults';
+import { checkWorkerPolicy } from '../api/worker-policy';
 import type { LogPipeline } from '../api/types';
 import { PIPELINE_RULES } from '../api/validate-rules';
 import { applyReplicasAsAutoscaler, patchFinalizers, readSecretKey } from '../apply/kube';
@@ -29,7 +30,7 @@ import type {
   SealingPart,
 } from './external';
 import { FINALIZER, finalizePipeline } from './finalize';
-import { referencedSecrets } from './secrets';
+import { referencedSecrets, secretsVersion } from './secrets';
 import { StatusWriter, type StatusObserver } from './status-writer';
 import type { DeploymentView, SecretView } from './views';
 
@@ -70,6 +71,8 @@ export interface ReconcilerOptions {
   allPipelines?: () => Iterable<LogPipeline>;
   /** The current leadership term's guard of destructive statements; default: never refuses. */
   guard?: () => DestructiveGuard;
+  /** Bound on deletionPolicy Delete before it falls back to Retain (finalize.ts). */
+  deleteTimeoutMs?: number;
 }
 
 const URL_RULE = PIPELINE_RULES.find((r) => r.id === 'no-credentials-in-url')!;
@@ -149,6 +152,7 @@ export class Reconciler {
       // Stored before admission refused it (an older CRD): never render it into the ConfigMap.
       if (!URL_RULE.holds(spec.clickhouse.url, undefined))
         throw new TerminalError('CredentialsInURL', URL_RULE.explain(spec.clickhouse.url, undefined));
+      checkWorkerPolicy(spec, workerImageAllowlist());
       const columns = (this.opts.workerColumns ?? defaultColumns)(spec);
       return { spec, config: renderWorkerConfig(spec, columns) };
     } catch (err) {
@@ -179,7 +183,7 @@ export class Reconciler {
     const topic = await this.runPart('Topic', spec, ctx);
     const table = await this.runPart('Table', spec, ctx);
     if (topic.conflict || table.conflict) return this.reportConflict(lp, spec, config, topic, table);
-    let deployment = await this.applyChildren(lp, spec, config);
+    let deployment = await this.applyChildren(lp, spec, config, secretsVersion(spec, this.opts.secrets));
     if (!deployment) return {};
     const scaling = await this.runAutoscaler(spec, deployment, ctx);
     deployment = scaling.deployment;
@@ -203,9 +207,10 @@ export class Reconciler {
     lp: LogPipeline,
     spec: ResolvedSpec,
     config: RenderedConfig,
+    secretsVersion: string | undefined,
   ): Promise<DeploymentView | undefined> {
     try {
-      const children = await this.childApplier.apply(spec, config);
+      const children = await this.childApplier.apply(spec, config, secretsVersion);
       for (const child of children.repaired) {
         this.log.info('child repaired', { namespace: spec.namespace, name: spec.name, child });
         const message = `${child} was changed or deleted outside the operator; restored`;
@@ -288,7 +293,7 @@ export class Reconciler {
           autoscaling: { ...spec.workers.autoscaling, enabled: false },
         },
       };
-      deployment = await this.applyChildren(lp, stopped, config);
+      deployment = await this.applyChildren(lp, stopped, config, secretsVersion(spec, this.opts.secrets));
     }
     const conditions = conflictConditions(topic.condition, table.condition, deployment, name);
     await this.status.write(lp, conditions, {});
@@ -344,6 +349,9 @@ export class Reconciler {
       status: this.status,
       log: this.log,
       partContext: (p: LogPipeline) => this.partContext(p),
+      secrets: this.opts.secrets,
+      deleteTimeoutMs: this.opts.deleteTimeoutMs,
+      now: this.opts.now,
     };
     if (await finalizePipeline(deps, lp)) {
       this.childApplier.forget(lp.metadata.namespace, lp.metadata.name);

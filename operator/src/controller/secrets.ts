@@ -1,5 +1,7 @@
 /** Which Secrets a pipeline references, and why (for the SecretNotFound message). */
 import type { ResolvedSpec } from '../api/defaults';
+import { secretsHash } from '../desired/deployment';
+import type { SecretView } from './views';
 
 /** One referenced Secret. */
 export interface SecretRef {
@@ -20,4 +22,22 @@ export function referencedSecrets(spec: ResolvedSpec): SecretRef[] {
   if (spec.integrity.enabled) add(spec.integrity.signingKey?.secretName, 'integrity signing key');
   if (spec.integrity.enabled) add(spec.integrity.tsaCredentialsSecret, 'TSA credentials');
   return refs;
+}
+
+/**
+ * Hash of the referenced Secrets' cached resourceVersions, for the pod template (a rotation rolls
+ * the workers); undefined when the spec references none.
+ */
+export function secretsVersion(
+  spec: ResolvedSpec,
+  secrets: { get(namespace: string, name: string): SecretView | undefined },
+): string | undefined {
+  const refs = referencedSecrets(spec);
+  if (refs.length === 0) return undefined;
+  return secretsHash(
+    refs.map((r) => ({
+      name: r.name,
+      resourceVersion: secrets.get(spec.namespace, r.name)?.metadata.resourceVersion ?? '',
+    })),
+  );
 }

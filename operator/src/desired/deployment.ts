@@ -1,12 +1,14 @@
 /**
  * The worker Deployment. Restricted pod security (non-root, read-only root, no privilege
  * escalation, all capabilities dropped, RuntimeDefault seccomp); secrets only as secretKeyRef env;
- * the config hash in the pod template so a config change rolls the pods. With autoscaling on,
+ * the config hash in the pod template so a config change rolls the pods, and the hash of the
+ * referenced Secrets' versions so a rotated credential rolls them too. With autoscaling on,
  * `spec.replicas` is left out of the applied object: the autoscaler owns it through the scale
  * subresource, and an applier that does not send a field does not fight over it.
  */
 import { SECRET_ENV, TSA_SECRET_KEYS } from '../../../consumer/src/config';
 import type { ResolvedSpec } from '../api/defaults';
+import { isReservedEnv } from '../api/worker-policy';
 import {
   CONFIG_FILE,
   CONFIG_MOUNT_PATH,
@@ -15,8 +17,10 @@ import {
   WORKER_HTTP_PORT,
   type RenderedConfig,
 } from './configmap';
+import { createHash } from 'node:crypto';
 import {
   CONFIG_HASH_ANNOTATION,
+  SECRETS_HASH_ANNOTATION,
   childMetadata,
   commonLabels,
   configMapName,
@@ -71,7 +75,7 @@ function buildEnv(spec: ResolvedSpec): EnvVar[] {
   const taken = new Set(own.map((e) => e.name));
   // env is a list keyed by name: a duplicate would make the apply fail, and ours must win.
   const user = (spec.workers.env as EnvVar[]).filter(
-    (e) => typeof e?.name === 'string' && !taken.has(e.name),
+    (e) => typeof e?.name === 'string' && !taken.has(e.name) && !isReservedEnv(e.name),
   );
   return [...own, ...user];
 }
@@ -135,8 +139,23 @@ function nonEmpty<T extends object>(value: T | undefined): T | undefined {
   return Object.keys(value).length > 0 ? value : undefined;
 }
 
-/** The worker Deployment of a pipeline; `replicas` is present only when autoscaling is off. */
-export function buildDeployment(spec: ResolvedSpec, config: RenderedConfig) {
+/**
+ * A stable hash of the referenced Secrets' `name=resourceVersion` pairs (order-independent); pure.
+ * resourceVersion changes on every write of a Secret, so any rotation changes the hash.
+ */
+export function secretsHash(versions: Array<{ name: string; resourceVersion: string }>): string {
+  const text = versions
+    .map((v) => `${v.name}=${v.resourceVersion}`)
+    .sort()
+    .join('\n');
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+/**
+ * The worker Deployment of a pipeline; `replicas` is present only when autoscaling is off.
+ * `secretsVersion` (see secretsHash) goes into the pod template when given.
+ */
+export function buildDeployment(spec: ResolvedSpec, config: RenderedConfig, secretsVersion?: string) {
   const { vols, mounts } = volumes(spec);
   const w = spec.workers;
   return {
@@ -150,7 +169,11 @@ export function buildDeployment(spec: ResolvedSpec, config: RenderedConfig) {
       template: {
         metadata: {
           labels: commonLabels(spec.name),
-          annotations: { ...w.podAnnotations, [CONFIG_HASH_ANNOTATION]: config.hash },
+          annotations: {
+            ...w.podAnnotations,
+            [CONFIG_HASH_ANNOTATION]: config.hash,
+            ...(secretsVersion ? { [SECRETS_HASH_ANNOTATION]: secretsVersion } : {}),
+          },
         },
         spec: {
           // A worker flushes its open batch on SIGTERM; give it time before SIGKILL.

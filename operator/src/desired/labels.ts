@@ -15,6 +15,11 @@ export const MANAGED_BY = 'logpipeline-operator';
 export const PIPELINE_LABEL = 'logpipeline.io/pipeline';
 /** Pod-template annotation carrying the sha256 of the worker config (a change rolls the pods). */
 export const CONFIG_HASH_ANNOTATION = 'logpipeline.io/config-hash';
+/**
+ * Pod-template annotation carrying a hash of the referenced Secrets' names and resourceVersions:
+ * a rotated password or signing key rolls the pods, which read Secrets only at start.
+ */
+export const SECRETS_HASH_ANNOTATION = 'logpipeline.io/secrets-hash';
 /** Value of app.kubernetes.io/name on worker objects. */
 export const WORKER_APP_NAME = 'logpipeline-worker';
 

@@ -1,3 +1,10 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import {
+  clickhouseStatementCounts,
+  runStatement,
+  statementKind,
+  statementSummary,
+} from '../apply/clickhouse-client';
 import { startHttpServer } from './http';
 import { createLogger } from './log';
 import { OperatorMetrics } from './metrics';
@@ -85,5 +92,30 @@ describe('logger', () => {
       namespace: 'ns',
       err: 'boom',
     });
+  });
+});
+
+describe('ClickHouse statement counter', () => {
+  it('counts statements by leading keyword and exports them', async () => {
+    const client = { command: async () => undefined } as unknown as ClickHouseClient;
+    const grants = clickhouseStatementCounts().get('GRANT') ?? 0;
+    await runStatement(client, 'GRANT SELECT ON db.* TO `r`');
+    await runStatement(client, '  grant `r` TO `u`');
+    expect(clickhouseStatementCounts().get('GRANT')).toBe(grants + 2);
+    const text = await new OperatorMetrics().registry.metrics();
+    expect(text).toContain(`logpipeline_operator_clickhouse_statements_total{kind="GRANT"} ${grants + 2}`);
+  });
+
+  it('labels CREATE/ALTER/DROP with the object kind', () => {
+    expect(statementKind('CREATE TABLE IF NOT EXISTS x')).toBe('CREATE TABLE');
+    expect(statementKind('drop role if exists `a`')).toBe('DROP ROLE');
+    expect(statementKind('GRANT `r` TO `u`')).toBe('GRANT');
+    expect(statementKind('')).toBe('OTHER');
+  });
+
+  it('masks password hashes in statement summaries', () => {
+    expect(statementSummary("ALTER USER `w` IDENTIFIED WITH sha256_hash BY 'abc123' SETTINGS x")).toBe(
+      "ALTER USER `w` IDENTIFIED WITH sha256_hash BY '***' SETTINGS x",
+    );
   });
 });

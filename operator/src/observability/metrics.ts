@@ -4,6 +4,7 @@
  * condition (1 True, 0 False, -1 Unknown) that disappears with the pipeline.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { clickhouseStatementCounts } from '../apply/clickhouse-client';
 import type { Condition } from '../api/types';
 
 /** Live numbers the gauges read when scraped. */
@@ -76,6 +77,16 @@ export class OperatorMetrics {
       registers,
       collect() {
         this.set(src()?.isLeader() ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'logpipeline_operator_clickhouse_statements_total',
+      help: 'Statements (DDL, user and grant management) sent to ClickHouse, by kind (CREATE TABLE, GRANT, DROP ROLE, …).',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [kind, n] of clickhouseStatementCounts()) this.inc({ kind }, n);
       },
     });
     new Gauge({

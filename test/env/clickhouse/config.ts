@@ -6,6 +6,11 @@ import path from 'node:path';
 
 /** Env var that carries the server's password (instead of `--password`, which `ps` and logs would show). */
 export const PASSWORD_ENV = 'LP_CLICKHOUSE_SERVER_PASSWORD';
+/**
+ * Env var naming a file that holds the password; the server re-reads it when it changes, so a test
+ * can rotate the password without a restart, as `ALTER USER … IDENTIFIED` does on a real server.
+ */
+export const PASSWORD_FILE_ENV = 'LP_CLICKHOUSE_SERVER_PASSWORD_FILE';
 
 /** What the engine configuration can switch on. */
 export interface EngineConfigOptions {

@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import { PASSWORD_ENV } from './config';
+import { PASSWORD_ENV, PASSWORD_FILE_ENV } from './config';
 import { Engine } from './engine';
 import { handleRequest, type ServerContext } from './handler';
 import { SessionRegistry } from './sessions';
@@ -69,6 +69,16 @@ async function main(): Promise<void> {
     password: args.password,
     log,
   };
+  const passwordFile = process.env[PASSWORD_FILE_ENV];
+  if (passwordFile) {
+    const read = () => fs.readFileSync(passwordFile, 'utf8').trim();
+    ctx.password = read();
+    // Polling (not inotify): works on every filesystem; 200 ms bounds how long a rotation takes.
+    fs.watchFile(passwordFile, { interval: 200, persistent: false }, () => {
+      ctx.password = read();
+      log('password changed (password file re-read)');
+    });
+  }
   let inflight = 0;
   const server = http.createServer((req, res) => {
     inflight++;

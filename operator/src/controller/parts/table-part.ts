@@ -9,7 +9,7 @@ import { MIN_COMPLIANT_RETENTION_MS, type ResolvedSpec } from '../../api/default
 import type { LogPipeline, LogPipelineStatus } from '../../api/types';
 import { dropTable, ensureTable, type TableClaim } from '../../apply/clickhouse';
 import { ClickHouseApplyError, createClickHouseClient } from '../../apply/clickhouse-client';
-import { ensureAccessUsers } from '../../compliance/access';
+import { AccessApplier, pipelineRoles } from '../../compliance/access';
 import type { PipelineEvent } from '../../apply/kube';
 import { ownerOf, wantsAdoption } from '../../desired/ownership';
 import { sanitizeMessage } from '../../status/sanitize';
@@ -52,6 +52,7 @@ export class ClickHousePool {
  * `auditor-username` / `auditor-password` keys (both are needed; docs/compliance.md, "Access").
  */
 async function ensureUsers(
+  access: AccessApplier,
   client: ClickHouseClient,
   spec: ResolvedSpec,
   ctx: PartContext,
@@ -69,7 +70,7 @@ async function ensureUsers(
   };
   if (!writer.username || !writer.password || !auditor.username || !auditor.password) return undefined;
   try {
-    await ensureAccessUsers(client, spec, {
+    await access.ensure(client, spec, {
       writer: { username: writer.username, password: writer.password },
       auditor: { username: auditor.username, password: auditor.password },
     });
@@ -108,12 +109,35 @@ export function tableClaim(lp: LogPipeline, spec: ResolvedSpec, ctx: PartContext
   };
 }
 
+/**
+ * A refusal when the workers' credentials name the admin user itself: the operator would reduce
+ * the admin to the writer's insert-only role set and the workers would run with DDL rights.
+ */
+async function writerIsAdmin(spec: ResolvedSpec, ctx: PartContext): Promise<PartOutcome | undefined> {
+  const creds = spec.clickhouse.credentials;
+  const admin = spec.clickhouse.adminCredentials;
+  if (!creds || !admin) return undefined;
+  const writer = await ctx.readSecretKey(creds.secretName, creds.usernameKey);
+  const adminUser = await ctx.readSecretKey(admin.secretName, admin.usernameKey);
+  if (!writer || writer !== adminUser) return undefined;
+  return {
+    status: 'False',
+    reason: 'WriterIsAdmin',
+    message:
+      `spec.clickhouse.credentialsSecretRef (${creds.secretName}) and adminCredentialsSecretRef (${admin.secretName}) ` +
+      `name the same ClickHouse user "${writer}": workers need their own insert-only user; ` +
+      'the operator changes no tables or users until they differ',
+  };
+}
+
 /** Creates the Table part. */
-export function createTablePart(pool: ClickHousePool): ExternalPart {
+export function createTablePart(pool: ClickHousePool, access = new AccessApplier()): ExternalPart {
   return {
     name: 'Table',
     async ensure(spec: ResolvedSpec, ctx: PartContext): Promise<PartOutcome> {
       try {
+        const refused = await writerIsAdmin(spec, ctx);
+        if (refused) return refused;
         const out = await ensureTable(
           await pool.client(spec, ctx),
           spec,
@@ -137,7 +161,7 @@ export function createTablePart(pool: ClickHousePool): ExternalPart {
           message: s.replace(/\s*\n\s*/g, ' ').slice(0, 500),
         }));
         const usersProblem = out.ready
-          ? await ensureUsers(await pool.client(spec, ctx), spec, ctx)
+          ? await ensureUsers(access, await pool.client(spec, ctx), spec, ctx)
           : undefined;
         if (usersProblem) events.push(usersProblem);
         for (const r of out.refusals)
@@ -177,10 +201,18 @@ export function createTablePart(pool: ClickHousePool): ExternalPart {
           reason: 'TableNotDropped',
           message: 'no ClickHouse server identity was recorded; tables left in place',
         };
-      const out = await dropTable(await pool.client(spec, ctx), spec, identity, {
+      const client = await pool.client(spec, ctx);
+      const out = await dropTable(client, spec, identity, {
         owner: ownerOf(ctx.pipeline),
         guard: ctx.guard,
       });
+      // The roles go with the tables: a later table of the same name must not inherit their grants.
+      if (
+        out.reason === 'TablesDropped' &&
+        spec.clickhouse.adminCredentials &&
+        !(await access.dropRoles(client, spec))
+      )
+        ctx.log.warn('pipeline roles not dropped (no access management)', { roles: pipelineRoles(spec) });
       const warn = !out.dropped || out.reason !== 'TablesDropped';
       return { type: warn ? 'Warning' : 'Normal', reason: out.reason, message: out.message };
     },
