@@ -9,7 +9,10 @@
  *   String, Enum   -> TSV-escaped bytes (only `\\`, `\t`, `\n`, `\r`), as the encoder writes them
  *   NULL           -> `\N`
  * The batch digest is SHA-256 over the concatenated canonical rows, which must arrive ordered by
- * (kafka_offset, kafka_line) — the order the encoder writes them in.
+ * (kafka_offset, kafka_line) — the order the encoder writes them in. A table without a line column
+ * cannot give back the order of one packed message's rows, so there (rowOrderFor() = 'offset,row')
+ * the rows sharing an offset are hashed sorted by their canonical bytes (without the newline), the
+ * order `ORDER BY offset, <canonical row>` gives in SQL.
  *
  * Cost: one pass over the payload with native scans for separators, canonical bytes collected in a
  * reused scratch buffer and hashed in large blocks (bench/integrity-digest.ts measures it).
@@ -90,6 +93,14 @@ function canonicalInts(source: string | undefined): boolean {
   return source !== undefined && !source.startsWith('field:') && !source.startsWith('static:');
 }
 
+/** How rows of one Kafka message are ordered in the digest: by line index, or by canonical bytes. */
+export type RowOrder = 'offset,line' | 'offset,row';
+
+/** The row order of a column list: `offset,line` when it has the line column, else `offset,row`. */
+export function rowOrderFor(columns: readonly CanonicalColumn[], lineColumn = 'kafka_line'): RowOrder {
+  return columns.some((c) => c.name === lineColumn) ? 'offset,line' : 'offset,row';
+}
+
 /** Compiles columns into ops, merging adjacent copy columns (fewer separator scans per row). */
 function compileOps(columns: readonly CanonicalColumn[], timeColumn: string): Op[] {
   const ops: Op[] = [];
@@ -109,6 +120,7 @@ function compileOps(columns: readonly CanonicalColumn[], timeColumn: string): Op
 }
 
 const BACKSLASH_N = Buffer.from('\\N', 'latin1');
+const NEWLINE = Buffer.from('\n', 'latin1');
 
 /**
  * Computes batch digests from TabSeparated payloads. One instance per worker (or per partition
@@ -124,13 +136,25 @@ export class BatchDigester {
   private minTs = Number.POSITIVE_INFINITY;
   private maxTs = Number.NEGATIVE_INFINITY;
   private readonly perRowSlack: number;
+  /** Canonical field index of the offset column when rows of one offset are sorted (-1: encoder order). */
+  private readonly sortField: number;
+  /** Sorting mode: start positions in `out` of the pending offset group's rows. */
+  private rowStarts: number[] = [];
 
-  /** Throws RangeError when a column type has no canonical form or the time column is unusable. */
+  /**
+   * Throws RangeError when a column type has no canonical form or the time column is unusable.
+   * `sortByOffset` names the offset column whose equal-valued rows are hashed in canonical byte
+   * order (set it when the table has no line column: see rowOrderFor()).
+   */
   constructor(
     columns: readonly CanonicalColumn[],
-    options: { timeColumn?: string; scratchBytes?: number } = {},
+    options: { timeColumn?: string; scratchBytes?: number; sortByOffset?: string } = {},
   ) {
     this.ops = compileOps(columns, options.timeColumn ?? 'ts');
+    this.sortField =
+      options.sortByOffset === undefined ? -1 : columns.findIndex((c) => c.name === options.sortByOffset);
+    if (options.sortByOffset !== undefined && this.sortField < 0)
+      throw new RangeError(`offset column ${options.sortByOffset} is not an INSERT column`);
     this.out = Buffer.allocUnsafe(options.scratchBytes ?? 1 << 20);
     // Canonical values can be longer than their TSV text (IPs: up to 32 hex digits, times: +3 digits).
     this.perRowSlack =
@@ -141,6 +165,7 @@ export class BatchDigester {
   reset(): void {
     this.hash = createHash('sha256');
     this.pos = 0;
+    this.rowStarts = [];
     this.rows = 0;
     this.minTs = Number.POSITIVE_INFINITY;
     this.maxTs = Number.NEGATIVE_INFINITY;
@@ -158,8 +183,10 @@ export class BatchDigester {
       if (rowEnd < 0 || rowEnd >= end) return `row ${this.rows}: not newline-terminated`;
       const need = rowEnd - p + 1 + this.perRowSlack;
       if (this.pos + need > this.out.length) this.flush(need);
+      const rowStart = this.pos;
       const err = this.row(tsv, p, rowEnd);
       if (err !== null) return `row ${this.rows}: ${err}`;
+      if (this.sortField >= 0) this.group(rowStart);
       this.rows++;
       p = rowEnd + 1;
     }
@@ -168,7 +195,8 @@ export class BatchDigester {
 
   /** Hashes what is buffered and returns the batch summary (call reset() before reusing). */
   finish(): BatchSummary {
-    if (this.pos > 0) this.hash.update(this.out.subarray(0, this.pos));
+    if (this.sortField >= 0) this.emitGroup(this.pos);
+    else if (this.pos > 0) this.hash.update(this.out.subarray(0, this.pos));
     this.pos = 0;
     const empty = this.rows === 0;
     return {
@@ -180,9 +208,61 @@ export class BatchDigester {
   }
 
   private flush(need: number): void {
+    if (this.sortField >= 0) return this.compactGroup(need);
     if (this.pos > 0) this.hash.update(this.out.subarray(0, this.pos));
     this.pos = 0;
     if (need > this.out.length) this.out = Buffer.allocUnsafe(need * 2);
+  }
+
+  /** Sorting mode, scratch full: keeps only the pending group, at the start of a big enough buffer. */
+  private compactGroup(need: number): void {
+    const from = this.rowStarts.length > 0 ? this.rowStarts[0] : this.pos;
+    const size = this.pos - from;
+    const target = need + size > this.out.length ? Buffer.allocUnsafe((need + size) * 2) : this.out;
+    this.out.copy(target, 0, from, this.pos);
+    this.out = target;
+    this.rowStarts = this.rowStarts.map((s) => s - from);
+    this.pos = size;
+  }
+
+  /** Sorting mode: the row at [rowStart, pos) joins the pending group, or closes it and starts the next. */
+  private group(rowStart: number): void {
+    const starts = this.rowStarts;
+    if (starts.length > 0 && !this.sameOffset(starts[0], rowStart)) {
+      this.emitGroup(rowStart);
+      // Move the new row to the front: everything before it is hashed.
+      this.out.copy(this.out, 0, rowStart, this.pos);
+      this.pos -= rowStart;
+      rowStart = 0;
+    }
+    this.rowStarts.push(rowStart);
+  }
+
+  /** Hashes the pending group's rows (which end at `end`) in canonical byte order, newline excluded. */
+  private emitGroup(end: number): void {
+    const starts = this.rowStarts;
+    if (starts.length === 0) return;
+    const rows = starts.map((s, i) => this.out.subarray(s, (i + 1 < starts.length ? starts[i + 1] : end) - 1));
+    if (rows.length > 1) rows.sort(Buffer.compare);
+    for (const r of rows) this.hash.update(r).update(NEWLINE);
+    this.rowStarts = [];
+  }
+
+  /** True when two canonical rows in `out` carry the same offset field. */
+  private sameOffset(a: number, b: number): boolean {
+    const fa = this.field(a);
+    const fb = this.field(b);
+    return this.out.compare(this.out, fb[0], fb[1], fa[0], fa[1]) === 0;
+  }
+
+  /** [start, end) of the sort field of the canonical row starting at `s`. */
+  private field(s: number): [number, number] {
+    const out = this.out;
+    let p = s;
+    for (let k = 0; k < this.sortField; k++) p = out.indexOf(9, p) + 1;
+    let e = p;
+    while (out[e] !== 9 && out[e] !== 10) e++;
+    return [p, e];
   }
 
   /** Canonicalizes one row [p, rowEnd) (rowEnd is its newline); returns an error or null. */
@@ -310,8 +390,13 @@ export function parseEpochMs(b: Uint8Array, s: number, e: number): number {
 }
 
 /** Digest of a whole TSV payload in one call (tests and tools); throws on a malformed payload. */
-export function digestTsv(columns: readonly CanonicalColumn[], tsv: Buffer, timeColumn = 'ts'): BatchSummary {
-  const d = new BatchDigester(columns, { timeColumn });
+export function digestTsv(
+  columns: readonly CanonicalColumn[],
+  tsv: Buffer,
+  timeColumn = 'ts',
+  sortByOffset?: string,
+): BatchSummary {
+  const d = new BatchDigester(columns, { timeColumn, sortByOffset });
   const err = d.addTsv(tsv);
   if (err !== null) throw new RangeError(err);
   return d.finish();

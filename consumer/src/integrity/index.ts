@@ -31,6 +31,8 @@ export interface IntegrityRecorderOptions {
   timeColumn?: string;
   signingKeyPem?: string;
   checkpointIntervalMs: number;
+  /** The table's delete-after retention, signed into every checkpoint. */
+  retentionMs?: number;
   tsaUrl?: string;
   warn?: (message: string) => void;
 }
@@ -58,6 +60,7 @@ export class IntegrityRecorder {
         columns: opts.columns,
         timeColumn,
         intervalMs: opts.checkpointIntervalMs,
+        retentionMs: opts.retentionMs,
         tsaUrl: opts.tsaUrl,
         warn: opts.warn,
       });
@@ -83,6 +86,7 @@ export class IntegrityRecorder {
       columns: cfg.clickhouse.columns.map((c) => ({ name: c.name, type: c.type, source: c.source })),
       signingKeyPem: env[SECRET_ENV.signingKey] || undefined,
       checkpointIntervalMs: cfg.integrity.checkpointIntervalMs,
+      retentionMs: cfg.clickhouse.retainMs,
       tsaUrl: cfg.integrity.tsaUrl,
       warn,
     });
