@@ -31,6 +31,8 @@ export interface TsaServer {
 export interface TsaOptions {
   keyType?: 'rsa' | 'ec';
   name?: string;
+  /** Answer each request only after this long (a slow TSA). */
+  delayMs?: number;
 }
 
 async function openssl(dir: string, args: string[]): Promise<void> {
@@ -153,7 +155,8 @@ export async function startTsa(opts: TsaOptions = {}): Promise<TsaServer> {
         return;
       }
       const seq = ++count;
-      const turn = queue.then(() => reply(dir, Buffer.concat(chunks), seq));
+      const slow = new Promise((r) => setTimeout(r, opts.delayMs ?? 0));
+      const turn = Promise.all([queue, slow]).then(() => reply(dir, Buffer.concat(chunks), seq));
       queue = turn.catch(() => undefined);
       turn.then(
         (body) => res.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(body),
