@@ -17,6 +17,8 @@ export interface CheckpointChainSource {
 }
 
 const LOOKUP_BATCH = 200;
+/** Allowance on top of two intervals: a checkpoint's own TSA round trip and insert (a slow TSA delays the next). */
+export const GAP_SLACK_MS = 60_000;
 
 /** Reports checkpoints whose predecessor is not stored (`checkpoint-missing`). */
 export async function checkCheckpointPrevs(
@@ -40,10 +42,10 @@ export async function checkCheckpointPrevs(
 }
 
 /**
- * Reports stretches without a trusted checkpoint longer than twice the signed interval during
- * which links were inserted (`checkpoint-gap`), including the stretch from the newest checkpoint
- * to `nowMs`. Links inserted within two intervals of the stretch's end are due in a later
- * checkpoint and do not count.
+ * Reports stretches without a trusted checkpoint longer than twice the signed interval (plus
+ * GAP_SLACK_MS) during which links were inserted (`checkpoint-gap`), including the stretch from
+ * the newest checkpoint to `nowMs`. Links inserted within that allowance of the stretch's end are
+ * due in a later checkpoint and do not count.
  */
 export async function checkCheckpointGaps(
   cp: CheckpointPassResult,
@@ -53,7 +55,7 @@ export async function checkCheckpointGaps(
 ): Promise<void> {
   const interval = cp.intervalMs;
   if (!interval || cp.times.length === 0) return;
-  const allowed = 2 * interval;
+  const allowed = 2 * interval + GAP_SLACK_MS;
   const times = [...cp.times].sort((a, b) => a - b);
   const stretches: Array<[number, number]> = [];
   for (let i = 1; i < times.length; i++)
@@ -68,7 +70,7 @@ export async function checkCheckpointGaps(
       checkpointAtMs: from,
       detail:
         `no checkpoint from ${iso(from)} to ${to === nowMs ? 'now' : iso(to)} (longer than twice the ` +
-        `${Math.round(interval / 1000)} s interval) while ${links.count} batches were inserted ` +
+        `${Math.round(interval / 1000)} s interval + ${GAP_SLACK_MS / 1000} s) while ${links.count} batches were inserted ` +
         `(${iso(links.firstMs)} .. ${iso(links.lastMs)}): checkpoints are missing`,
     });
   }
