@@ -70,11 +70,11 @@ async function preflight(
 async function reconcileOne(
   client: ClickHouseClient,
   table: DesiredTable,
-  materializeOnChange: boolean,
+  retention: { materializeOnChange: boolean; allowShortening: boolean },
   applied: string[],
 ): Promise<Refusal[]> {
   const observed = await observeTable(client, table.database, table.storageName);
-  const plan = planTableChanges(table, observed, { materializeOnChange });
+  const plan = planTableChanges(table, observed, retention);
   if (plan.refusals.length > 0) return plan.refusals;
   for (const action of plan.actions) {
     await runStatement(client, action.sql, action.settings);
@@ -110,9 +110,7 @@ export async function ensureTable(client: ClickHouseClient, spec: ResolvedSpec):
   }
   const refusals: Refusal[] = [];
   for (const table of ddl.tables) {
-    refusals.push(
-      ...(await reconcileOne(client, table, spec.clickhouse.retention.materializeOnChange, applied)),
-    );
+    refusals.push(...(await reconcileOne(client, table, spec.clickhouse.retention, applied)));
   }
   if (refusals.length > 0) {
     return outcome(refusals[0].reason, refusals.map((r) => r.message).join('; '), {
