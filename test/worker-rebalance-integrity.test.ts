@@ -3,7 +3,9 @@
  * keep flowing while the second one joins; checkpoints are timestamped by a TSA that answers only
  * after 3 s, so the first worker's revocation work (a final checkpoint) is still running when its
  * kept partition's new state restores its chain head. No batch may be left without a link: the
- * workers log none, every stored row is covered by a link, and `verify` finds nothing.
+ * workers log none, every stored row is covered by a link, and `verify` finds nothing — for the
+ * data table and for the dead-letter table, whose rows (every 40th line is garbage) have a chain
+ * of their own.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
@@ -13,6 +15,7 @@ import { PassThrough } from 'node:stream';
 import { resolveSpec } from '../operator/src/api/defaults';
 import type { LogPipeline } from '../operator/src/api/types';
 import { runVerify } from '../operator/src/cli/verify';
+import type { VerifyReport } from '../operator/src/compliance/verify-report';
 import { buildTableDDL, buildWorkerColumns, ddlStatements } from '../operator/src/desired/clickhouse';
 import { buildWorkerConfig } from '../operator/src/desired/configmap';
 import { SECRET_ENV } from '../consumer/src/config';
@@ -54,7 +57,6 @@ function pipeline(tsaUrl: string): LogPipeline {
         checkpointInterval: '1s',
         tsaUrl,
       },
-      deadLetter: { enabled: false },
     },
   };
 }
@@ -71,7 +73,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await ch.command({ query: `DROP DATABASE IF EXISTS \`${id}\`` });
+  if (!process.env.KEEP_DB) await ch.command({ query: `DROP DATABASE IF EXISTS \`${id}\`` });
   await ch.close();
   await tsa?.close();
   fs.rmSync(dir, { recursive: true, force: true });
@@ -84,7 +86,12 @@ it('a rebalance while the TSA takes 3 s leaves no batch without its link', async
   for (const query of ddlStatements(ddl.value)) await ch.command({ query });
   const admin = kafkaClient(bed).admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic: spec.kafka.topic.name, numPartitions: 2 }] });
+  await admin.createTopics({
+    topics: [
+      { topic: spec.kafka.topic.name, numPartitions: 2 },
+      { topic: spec.deadLetter.topic, numPartitions: 1 },
+    ],
+  });
   await admin.disconnect();
   const cfg = {
     ...buildWorkerConfig(spec, buildWorkerColumns(ddl.value.tables[0].schema)),
@@ -107,6 +114,9 @@ it('a rebalance while the TSA takes 3 s leaves no batch without its link', async
       malformedRatio: 0,
       startMs: Date.now() - 3_600_000,
     });
+    const GARBAGE_EVERY = 40;
+    for (let i = GARBAGE_EVERY - 1; i < lines.length; i += GARBAGE_EVERY)
+      lines[i] = Buffer.concat([Buffer.from(`garbage #${i} `), Buffer.from([0xff, 0xfe, 0x7f])]);
     // Lines keep flowing for ~12 s; the second worker joins after ~3 s.
     let produced = 0;
     const flow = (async () => {
@@ -125,7 +135,7 @@ it('a rebalance while the TSA takes 3 s leaves no batch without its link', async
     workers.push(spawnWorker(bed, cfg, await freePort(), 'b'));
     await flow;
     await producer.disconnect();
-    const rows = `SELECT count() AS n FROM \`${id}\`.fw`;
+    const rows = `SELECT (SELECT count() FROM \`${id}\`.fw) + (SELECT count() FROM \`${id}\`.fw_dlq) AS n`;
     expect(
       await pollUntil(
         () => scalar(rows),
@@ -139,10 +149,24 @@ it('a rebalance while the TSA takes 3 s leaves no batch without its link', async
     delete process.env[SECRET_ENV.signingKey];
     for (const w of workers) expect(await stopWorker(w)).toBe(0);
   }
+  const dead = await scalar(`SELECT count() AS n FROM \`${id}\`.fw_dlq`);
+  expect(dead).toBe(300);
+  const linked = (t: string) =>
+    scalar(`SELECT sum(row_count) AS n FROM \`${id}\`.fw_integrity WHERE table_name = '${t}'`);
+  // Dead letters are chained (the base code linked none of them).
+  expect(await linked('fw_dlq')).toBe(dead);
   for (const w of workers)
     expect(fs.readFileSync(w.logFile, 'utf8')).not.toMatch(/without an integrity link/);
-  const linked = `SELECT sum(row_count) AS n FROM \`${id}\`.fw_integrity`;
-  expect(await scalar(linked)).toBe(12_000);
+  expect(await linked('fw')).toBe(12_000 - dead);
+  for (const table of ['fw', 'fw_dlq']) {
+    const { code, report } = await verify(table);
+    expect(report.findings).toEqual([]);
+    expect(report.stats.rowsRead).toBe(table === 'fw' ? 12_000 - dead : dead);
+    expect(code).toBe(0);
+  }
+}, 300_000);
+
+async function verify(table: string): Promise<{ code: number; report: VerifyReport }> {
   const out = new PassThrough();
   const chunks: Buffer[] = [];
   out.on('data', (c: Buffer) => chunks.push(c));
@@ -151,7 +175,7 @@ it('a rebalance while the TSA takes 3 s leaves no batch without its link', async
       '--database',
       id,
       '--table',
-      'fw',
+      table,
       '--all',
       '--public-key',
       path.join(dir, 'key.pub'),
@@ -165,7 +189,5 @@ it('a rebalance while the TSA takes 3 s leaves no batch without its link', async
       CLICKHOUSE_PASSWORD: bed.clickhouse!.password,
     },
   );
-  const report = JSON.parse(Buffer.concat(chunks).toString()) as { findings: unknown[] };
-  expect(report.findings).toEqual([]);
-  expect(code).toBe(0);
-}, 300_000);
+  return { code, report: JSON.parse(Buffer.concat(chunks).toString()) as VerifyReport };
+}

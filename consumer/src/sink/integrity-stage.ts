@@ -10,6 +10,7 @@ import type { PartitionState } from '../delivery/partition-state';
 import { IntegrityRecorder, type SealedBatch } from '../integrity';
 import { AbortError, type BatchJob } from './batch-delivery';
 import { backoffMs, errorReason } from './retry';
+import { deadLetterToken } from './token';
 
 /** A batch's place in its partition's chain; `release` lets the next batch seal (idempotent). */
 export interface IntegrityTicket {
@@ -58,6 +59,7 @@ export class IntegrityStage {
     ticket: IntegrityTicket,
     job: BatchJob,
     rejectedRows: readonly number[],
+    deadLetterBody?: Buffer,
   ): Promise<void> {
     const signal = state.abort.signal;
     try {
@@ -77,6 +79,25 @@ export class IntegrityStage {
         return;
       }
       await this.retry('inserting the integrity link', job, signal, () => this.recorder.commit(sealed));
+      if (deadLetterBody && this.recorder.chainsDeadLetters) {
+        // Dead letters are received lines too: their own chain per source partition, same order.
+        const dl = this.recorder.sealDeadLetters({
+          partition: job.partition,
+          firstOffset: job.firstOffset,
+          lastOffset: job.lastOffset,
+          insertedAtMs: job.ingestMs,
+          batchToken: deadLetterToken(job.token),
+          tsv: deadLetterBody,
+        });
+        if (typeof dl === 'string') {
+          if (!state.alive) throw new AbortError();
+          this.warn('dead letters left without an integrity link', { partition: job.partition, err: dl });
+          return;
+        }
+        await this.retry('inserting the dead-letter link', job, signal, () =>
+          this.recorder.commitDeadLetters(dl),
+        );
+      }
     } finally {
       ticket.release();
     }
@@ -94,13 +115,15 @@ export class IntegrityStage {
     signal: AbortSignal,
   ): Promise<SealedBatch | string> {
     for (;;) {
-      if (!this.restored.has(state) || !this.recorder.state.owns(job.partition)) {
-        await this.retry('restoring the chain head', job, signal, () => this.recorder.assign([job.partition]));
+      if (!this.restored.has(state) || !this.recorder.owns(job.partition)) {
+        await this.retry('restoring the chain head', job, signal, () =>
+          this.recorder.assign([job.partition]),
+        );
         this.restored.add(state);
       }
       if (!state.alive) throw new AbortError();
       // Nothing awaits between the ownership check and seal(): the head cannot vanish in between.
-      if (!this.recorder.state.owns(job.partition)) continue;
+      if (!this.recorder.owns(job.partition)) continue;
       return this.recorder.seal({
         partition: job.partition,
         firstOffset: job.firstOffset,
