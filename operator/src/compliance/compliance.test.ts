@@ -122,10 +122,10 @@ describe('access users', () => {
     writer: { username: 'fw_writer', password: 'w'.repeat(20) },
     auditor: { username: 'fw_auditor', password: 'a'.repeat(20) },
   };
-  it('grants the writer inserts plus SELECT on the integrity table, the auditor SELECT on the database', () => {
+  it('grants the writer inserts plus SELECT on the integrity and checkpoint tables, the auditor SELECT on the database', () => {
     const sql = buildAccessStatements(resolved({}, { integrity: { enabled: true } }), users);
     expect(sql[2]).toBe(
-      'GRANT INSERT ON `logs`.`fw`, INSERT ON `logs`.`fw_dlq`, INSERT ON `logs`.`fw_checkpoints`, INSERT, SELECT ON `logs`.`fw_integrity` TO `fw_writer` WITH REPLACE OPTION',
+      'GRANT INSERT ON `logs`.`fw`, INSERT ON `logs`.`fw_dlq`, INSERT, SELECT ON `logs`.`fw_integrity`, INSERT, SELECT ON `logs`.`fw_checkpoints` TO `fw_writer` WITH REPLACE OPTION',
     );
     expect(sql[5]).toBe('GRANT SELECT ON `logs`.* TO `fw_auditor` WITH REPLACE OPTION');
     expect(sql[3]).toMatch(

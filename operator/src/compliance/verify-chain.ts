@@ -13,7 +13,10 @@ export interface CheckpointChainSource {
   /** Which of these checkpoint ids are stored (any creation time). */
   existing(ids: readonly string[]): Promise<Set<string>>;
   /** Links inserted strictly between two times: how many, and the first/last inserted_at. */
-  insertedBetween(afterMs: number, beforeMs: number): Promise<{ count: number; firstMs: number; lastMs: number }>;
+  insertedBetween(
+    afterMs: number,
+    beforeMs: number,
+  ): Promise<{ count: number; firstMs: number; lastMs: number }>;
 }
 
 const LOOKUP_BATCH = 200;

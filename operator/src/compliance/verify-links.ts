@@ -66,7 +66,8 @@ export async function checkLinks(
       continue;
     stats.links++;
     checkOwnHash(l, sink);
-    if (!prev || prev.partition !== l.partition) await checkChainStart(src, l, sink, horizonMs, expirySlackMs);
+    if (!prev || prev.partition !== l.partition)
+      await checkChainStart(src, l, sink, horizonMs, expirySlackMs);
     else await checkLinkAfter(src, prev, l, sink);
     // Heads strictly before this link's end cannot match it or any later link of the stream.
     while (!head.done && before(head.value, l.partition, l.lastOffset)) {
@@ -169,7 +170,10 @@ async function checkChainStart(
           'oldest stored link of the partition: the links before it are gone (retention) and cannot be checked',
       });
     } else {
-      const age = horizonMs === undefined ? 'no retention deletes links' : 'it was inserted after the retention horizon';
+      const age =
+        horizonMs === undefined
+          ? 'no retention deletes links'
+          : 'it was inserted after the retention horizon';
       sink.finding({
         ...where(l),
         kind: 'history-deleted',

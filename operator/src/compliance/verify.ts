@@ -161,7 +161,8 @@ function chainSource(client: ClickHouseClient, t: Q.IntegrityTables): Checkpoint
   return {
     existing: async (ids) => {
       const found = new Set<string>();
-      for await (const line of textLines(await stream(client, Q.buildCheckpointIdsQuery(t, ids)))) found.add(line);
+      for await (const line of textLines(await stream(client, Q.buildCheckpointIdsQuery(t, ids))))
+        found.add(line);
       return found;
     },
     insertedBetween: async (afterMs, beforeMs) => {
