@@ -242,7 +242,9 @@ export class BatchDigester {
   private emitGroup(end: number): void {
     const starts = this.rowStarts;
     if (starts.length === 0) return;
-    const rows = starts.map((s, i) => this.out.subarray(s, (i + 1 < starts.length ? starts[i + 1] : end) - 1));
+    const rows = starts.map((s, i) =>
+      this.out.subarray(s, (i + 1 < starts.length ? starts[i + 1] : end) - 1),
+    );
     if (rows.length > 1) rows.sort(Buffer.compare);
     for (const r of rows) this.hash.update(r).update(NEWLINE);
     this.rowStarts = [];

@@ -154,7 +154,8 @@ export function verifyCheckpoint(
   } catch {
     return { problem: 'malformed' };
   }
-  if (payload?.type !== 'logpipeline-checkpoint' || !Array.isArray(payload.heads)) return { problem: 'malformed' };
+  if (payload?.type !== 'logpipeline-checkpoint' || !Array.isArray(payload.heads))
+    return { problem: 'malformed' };
   if (payload.v !== 1 && payload.v !== 2) return { problem: 'malformed' };
   if (payload.v === 2 && !(typeof payload.prev === 'string' && /^[0-9a-f]{64}$/.test(payload.prev)))
     return { problem: 'malformed' };
