@@ -48,13 +48,15 @@ export async function checkCheckpointPrevs(
  * Reports stretches without a trusted checkpoint longer than twice the signed interval (plus
  * GAP_SLACK_MS) during which links were inserted (`checkpoint-gap`), including the stretch from
  * the newest checkpoint to `nowMs`. Links inserted within that allowance of the stretch's end are
- * due in a later checkpoint and do not count.
+ * due in a later checkpoint and do not count. `tail` false (a time window: later checkpoints are
+ * outside it) checks only the stretches between the checkpoints seen.
  */
 export async function checkCheckpointGaps(
   cp: CheckpointPassResult,
   src: CheckpointChainSource,
   sink: FindingSink,
   nowMs: number,
+  tail = true,
 ): Promise<void> {
   const interval = cp.intervalMs;
   if (!interval || cp.times.length === 0) return;
@@ -63,7 +65,7 @@ export async function checkCheckpointGaps(
   const stretches: Array<[number, number]> = [];
   for (let i = 1; i < times.length; i++)
     if (times[i] - times[i - 1] > allowed) stretches.push([times[i - 1], times[i]]);
-  if (nowMs - times[times.length - 1] > allowed) stretches.push([times[times.length - 1], nowMs]);
+  if (tail && nowMs - times[times.length - 1] > allowed) stretches.push([times[times.length - 1], nowMs]);
   for (const [from, to] of stretches) {
     const links = await src.insertedBetween(from, to - allowed);
     if (links.count === 0) continue;
