@@ -29,6 +29,7 @@ import {
   T_STRING,
 } from '../encode/column-type';
 import { writeCanonicalIp } from './canonical-ip';
+import { OffsetGroups } from './canonical-groups';
 
 /** A column of the INSERT, as the worker config lists it (name and ClickHouse type). */
 export interface CanonicalColumn {
@@ -120,7 +121,6 @@ function compileOps(columns: readonly CanonicalColumn[], timeColumn: string): Op
 }
 
 const BACKSLASH_N = Buffer.from('\\N', 'latin1');
-const NEWLINE = Buffer.from('\n', 'latin1');
 
 /**
  * Computes batch digests from TabSeparated payloads. One instance per worker (or per partition
@@ -136,10 +136,8 @@ export class BatchDigester {
   private minTs = Number.POSITIVE_INFINITY;
   private maxTs = Number.NEGATIVE_INFINITY;
   private readonly perRowSlack: number;
-  /** Canonical field index of the offset column when rows of one offset are sorted (-1: encoder order). */
-  private readonly sortField: number;
-  /** Sorting mode: start positions in `out` of the pending offset group's rows. */
-  private rowStarts: number[] = [];
+  /** Set when rows of one offset are hashed sorted (no line column); undefined: encoder order. */
+  private readonly groups: OffsetGroups | undefined;
 
   /**
    * Throws RangeError when a column type has no canonical form or the time column is unusable.
@@ -151,10 +149,11 @@ export class BatchDigester {
     options: { timeColumn?: string; scratchBytes?: number; sortByOffset?: string } = {},
   ) {
     this.ops = compileOps(columns, options.timeColumn ?? 'ts');
-    this.sortField =
-      options.sortByOffset === undefined ? -1 : columns.findIndex((c) => c.name === options.sortByOffset);
-    if (options.sortByOffset !== undefined && this.sortField < 0)
-      throw new RangeError(`offset column ${options.sortByOffset} is not an INSERT column`);
+    if (options.sortByOffset !== undefined) {
+      const field = columns.findIndex((c) => c.name === options.sortByOffset);
+      if (field < 0) throw new RangeError(`offset column ${options.sortByOffset} is not an INSERT column`);
+      this.groups = new OffsetGroups(field);
+    }
     this.out = Buffer.allocUnsafe(options.scratchBytes ?? 1 << 20);
     // Canonical values can be longer than their TSV text (IPs: up to 32 hex digits, times: +3 digits).
     this.perRowSlack =
@@ -165,7 +164,7 @@ export class BatchDigester {
   reset(): void {
     this.hash = createHash('sha256');
     this.pos = 0;
-    this.rowStarts = [];
+    this.groups?.reset();
     this.rows = 0;
     this.minTs = Number.POSITIVE_INFINITY;
     this.maxTs = Number.NEGATIVE_INFINITY;
@@ -186,7 +185,11 @@ export class BatchDigester {
       const rowStart = this.pos;
       const err = this.row(tsv, p, rowEnd);
       if (err !== null) return `row ${this.rows}: ${err}`;
-      if (this.sortField >= 0) this.group(rowStart);
+      if (this.groups) {
+        // Sorting mode: the row joins its offset's group instead of the scratch stream.
+        this.groups.add(this.hash, this.out, rowStart, this.pos);
+        this.pos = rowStart;
+      }
       this.rows++;
       p = rowEnd + 1;
     }
@@ -195,8 +198,8 @@ export class BatchDigester {
 
   /** Hashes what is buffered and returns the batch summary (call reset() before reusing). */
   finish(): BatchSummary {
-    if (this.sortField >= 0) this.emitGroup(this.pos);
-    else if (this.pos > 0) this.hash.update(this.out.subarray(0, this.pos));
+    this.groups?.flush(this.hash);
+    if (this.pos > 0) this.hash.update(this.out.subarray(0, this.pos));
     this.pos = 0;
     const empty = this.rows === 0;
     return {
@@ -208,63 +211,9 @@ export class BatchDigester {
   }
 
   private flush(need: number): void {
-    if (this.sortField >= 0) return this.compactGroup(need);
     if (this.pos > 0) this.hash.update(this.out.subarray(0, this.pos));
     this.pos = 0;
     if (need > this.out.length) this.out = Buffer.allocUnsafe(need * 2);
-  }
-
-  /** Sorting mode, scratch full: keeps only the pending group, at the start of a big enough buffer. */
-  private compactGroup(need: number): void {
-    const from = this.rowStarts.length > 0 ? this.rowStarts[0] : this.pos;
-    const size = this.pos - from;
-    const target = need + size > this.out.length ? Buffer.allocUnsafe((need + size) * 2) : this.out;
-    this.out.copy(target, 0, from, this.pos);
-    this.out = target;
-    this.rowStarts = this.rowStarts.map((s) => s - from);
-    this.pos = size;
-  }
-
-  /** Sorting mode: the row at [rowStart, pos) joins the pending group, or closes it and starts the next. */
-  private group(rowStart: number): void {
-    const starts = this.rowStarts;
-    if (starts.length > 0 && !this.sameOffset(starts[0], rowStart)) {
-      this.emitGroup(rowStart);
-      // Move the new row to the front: everything before it is hashed.
-      this.out.copy(this.out, 0, rowStart, this.pos);
-      this.pos -= rowStart;
-      rowStart = 0;
-    }
-    this.rowStarts.push(rowStart);
-  }
-
-  /** Hashes the pending group's rows (which end at `end`) in canonical byte order, newline excluded. */
-  private emitGroup(end: number): void {
-    const starts = this.rowStarts;
-    if (starts.length === 0) return;
-    const rows = starts.map((s, i) =>
-      this.out.subarray(s, (i + 1 < starts.length ? starts[i + 1] : end) - 1),
-    );
-    if (rows.length > 1) rows.sort(Buffer.compare);
-    for (const r of rows) this.hash.update(r).update(NEWLINE);
-    this.rowStarts = [];
-  }
-
-  /** True when two canonical rows in `out` carry the same offset field. */
-  private sameOffset(a: number, b: number): boolean {
-    const fa = this.field(a);
-    const fb = this.field(b);
-    return this.out.compare(this.out, fb[0], fb[1], fa[0], fa[1]) === 0;
-  }
-
-  /** [start, end) of the sort field of the canonical row starting at `s`. */
-  private field(s: number): [number, number] {
-    const out = this.out;
-    let p = s;
-    for (let k = 0; k < this.sortField; k++) p = out.indexOf(9, p) + 1;
-    let e = p;
-    while (out[e] !== 9 && out[e] !== 10) e++;
-    return [p, e];
   }
 
   /** Canonicalizes one row [p, rowEnd) (rowEnd is its newline); returns an error or null. */
