@@ -159,6 +159,7 @@ export class CompliancePipeline {
       columns,
       signingKeyPem: keyPem ?? this.keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
       checkpointIntervalMs: 3_600_000,
+      retentionMs: this.spec.clickhouse.retention.deleteAfterMs,
       tsaUrl,
     });
   }

@@ -160,7 +160,11 @@ describe('LogPipeline CRD on the real apiserver', () => {
     lp.spec.clickhouse.retention = { deleteAfter: '106751991168d', moves: [{ after: '1d', toDisk: 'warm' }] };
     const status = await rejection(create(lp));
     expect(status.message).toMatch(/spec\.clickhouse\.retention.*overflow/);
-    expect(validatePipeline(lp).map((e) => e.field)).toEqual(['spec.clickhouse.retention.deleteAfter']);
+    // Both rules that convert deleteAfter overflow (moves, and the retention floor), offline as in CEL.
+    expect(validatePipeline(lp).map((e) => `${e.field} ${e.rule}`)).toEqual([
+      'spec.clickhouse.retention.deleteAfter delete-after-later-than-moves',
+      'spec.clickhouse.retention.deleteAfter retention-above-minimum',
+    ]);
     lp.spec.clickhouse.retention.deleteAfter = '106751991167d';
     expect(validatePipeline(lp)).toEqual([]);
     await create(lp);

@@ -228,12 +228,12 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
     const db = newDatabase();
     await ensureTable(client, pipeline(db));
     const changed = pipeline(db, {
-      retention: { deleteAfter: '365d' },
+      retention: { deleteAfter: '1095d' },
       columns: [{ name: 'zone', type: 'LowCardinality(String)', default: 'dmz' }],
     });
     const out = await ensureTable(client, changed);
     expect(out.ready).toBe(true);
-    expect((await tableInfo(db)).engine_full).toContain('TTL toDateTime(ts) + toIntervalDay(365)');
+    expect((await tableInfo(db)).engine_full).toContain('TTL toDateTime(ts) + toIntervalDay(1095)');
     const zone = await rows<{ type: string; default_expression: string }>(
       "SELECT type, default_expression FROM system.columns WHERE database = {db:String} AND table = 'fw' AND name = 'zone'",
       { db },
@@ -263,6 +263,30 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
       expect(out.applied.filter((s) => s.includes('`fw`'))).toEqual([]);
       expect((await tableInfo(db)).create_table_query).toBe(before);
     }
+  });
+
+  it('refuses to shorten the retention without the override, applies it with (issue 13)', async () => {
+    const db = newDatabase();
+    await ensureTable(client, pipeline(db));
+    const shorter = { deleteAfter: '365d', minimumDeleteAfter: '1d' };
+    const refused = await ensureTable(client, pipeline(db, { retention: shorter }));
+    expect(refused).toMatchObject({ ready: false, reason: 'DestructiveChangeRefused' });
+    expect(refused.message).toMatch(/shortening that to 365d .*allowShortening/);
+    expect(refused.applied.filter((s) => s.includes('TTL'))).toEqual([]);
+    // The integrity and DLQ tables follow the same retention: none of them was shortened.
+    for (const t of ['fw', 'fw_dlq', 'fw_integrity']) {
+      const info = await rows<{ e: string }>(
+        'SELECT engine_full AS e FROM system.tables WHERE database = {db:String} AND name = {t:String}',
+        { db, t },
+      );
+      if (info.length > 0) expect(info[0].e).toContain('toIntervalDay(730)');
+    }
+    const allowed = await ensureTable(
+      client,
+      pipeline(db, { retention: { ...shorter, allowShortening: true } }),
+    );
+    expect(allowed.ready).toBe(true);
+    expect((await tableInfo(db)).engine_full).toContain('TTL toDateTime(ts) + toIntervalDay(365)');
   });
 
   it('deletes rows older than the TTL on OPTIMIZE … FINAL', async () => {

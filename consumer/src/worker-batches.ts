@@ -141,7 +141,8 @@ export class BatchPipeline {
         try {
           const result = await delivery.deliver(job, state.abort.signal);
           // The link goes in before the ack: offsets never pass a stored batch without its link.
-          if (integrity && ticket) await integrity.record(state, ticket, job, result.rejectedRows);
+          if (integrity && ticket)
+            await integrity.record(state, ticket, job, result.rejectedRows, result.deadLetterBody);
           state.tracker.ack(job.firstOffset);
           state.version++;
           if (!result.deduplicated) metrics.rowsInserted.inc(result.rowsInserted);

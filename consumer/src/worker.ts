@@ -159,10 +159,11 @@ export class Worker {
 
   /** Installs the states of a new assignment and kills the previous ones. */
   private onAssignment(assigned: number[]): void {
-    const previous = [...this.partitions.keys()];
+    const revoked = [...this.partitions.keys()].filter((p) => !assigned.includes(p));
     for (const s of this.partitions.values()) s.kill();
-    // A last signed checkpoint of the chains this worker no longer owns (best effort).
-    if (previous.length > 0) void this.integrity?.stage.revoke(previous);
+    // A last signed checkpoint, then the chains this worker no longer owns are forgotten; the stage
+    // makes every later seal wait for it, so a kept or re-assigned partition never loses its head.
+    if (revoked.length > 0) void this.integrity?.stage.revoke(revoked);
     this.committer.reap();
     this.partitions = new Map();
     for (const p of assigned)

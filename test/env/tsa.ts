@@ -44,6 +44,8 @@ export interface TsaOptions {
   basicAuth?: { username: string; password: string };
   /** Serve HTTPS (server certificate for 127.0.0.1 from the test CA) and require a client certificate. */
   mtls?: boolean;
+  /** Answer each request only after this long (a slow TSA). */
+  delayMs?: number;
 }
 
 async function openssl(dir: string, args: string[]): Promise<void> {
@@ -213,7 +215,8 @@ export async function startTsa(opts: TsaOptions = {}): Promise<TsaServer> {
         return;
       }
       const seq = ++count;
-      const turn = queue.then(() => reply(dir, Buffer.concat(chunks), seq));
+      const slow = new Promise((r) => setTimeout(r, opts.delayMs ?? 0));
+      const turn = Promise.all([queue, slow]).then(() => reply(dir, Buffer.concat(chunks), seq));
       queue = turn.catch(() => undefined);
       turn.then(
         (body) => res.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(body),

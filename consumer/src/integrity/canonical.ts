@@ -9,7 +9,10 @@
  *   String, Enum   -> TSV-escaped bytes (only `\\`, `\t`, `\n`, `\r`), as the encoder writes them
  *   NULL           -> `\N`
  * The batch digest is SHA-256 over the concatenated canonical rows, which must arrive ordered by
- * (kafka_offset, kafka_line) — the order the encoder writes them in.
+ * (kafka_offset, kafka_line) — the order the encoder writes them in. A table without a line column
+ * cannot give back the order of one packed message's rows, so there (rowOrderFor() = 'offset,row')
+ * the rows sharing an offset are hashed sorted by their canonical bytes (without the newline), the
+ * order `ORDER BY offset, <canonical row>` gives in SQL.
  *
  * Cost: one pass over the payload with native scans for separators, canonical bytes collected in a
  * reused scratch buffer and hashed in large blocks (bench/integrity-digest.ts measures it).
@@ -26,6 +29,7 @@ import {
   T_STRING,
 } from '../encode/column-type';
 import { writeCanonicalIp } from './canonical-ip';
+import { OffsetGroups } from './canonical-groups';
 
 /** A column of the INSERT, as the worker config lists it (name and ClickHouse type). */
 export interface CanonicalColumn {
@@ -90,6 +94,14 @@ function canonicalInts(source: string | undefined): boolean {
   return source !== undefined && !source.startsWith('field:') && !source.startsWith('static:');
 }
 
+/** How rows of one Kafka message are ordered in the digest: by line index, or by canonical bytes. */
+export type RowOrder = 'offset,line' | 'offset,row';
+
+/** The row order of a column list: `offset,line` when it has the line column, else `offset,row`. */
+export function rowOrderFor(columns: readonly CanonicalColumn[], lineColumn = 'kafka_line'): RowOrder {
+  return columns.some((c) => c.name === lineColumn) ? 'offset,line' : 'offset,row';
+}
+
 /** Compiles columns into ops, merging adjacent copy columns (fewer separator scans per row). */
 function compileOps(columns: readonly CanonicalColumn[], timeColumn: string): Op[] {
   const ops: Op[] = [];
@@ -124,13 +136,24 @@ export class BatchDigester {
   private minTs = Number.POSITIVE_INFINITY;
   private maxTs = Number.NEGATIVE_INFINITY;
   private readonly perRowSlack: number;
+  /** Set when rows of one offset are hashed sorted (no line column); undefined: encoder order. */
+  private readonly groups: OffsetGroups | undefined;
 
-  /** Throws RangeError when a column type has no canonical form or the time column is unusable. */
+  /**
+   * Throws RangeError when a column type has no canonical form or the time column is unusable.
+   * `sortByOffset` names the offset column whose equal-valued rows are hashed in canonical byte
+   * order (set it when the table has no line column: see rowOrderFor()).
+   */
   constructor(
     columns: readonly CanonicalColumn[],
-    options: { timeColumn?: string; scratchBytes?: number } = {},
+    options: { timeColumn?: string; scratchBytes?: number; sortByOffset?: string } = {},
   ) {
     this.ops = compileOps(columns, options.timeColumn ?? 'ts');
+    if (options.sortByOffset !== undefined) {
+      const field = columns.findIndex((c) => c.name === options.sortByOffset);
+      if (field < 0) throw new RangeError(`offset column ${options.sortByOffset} is not an INSERT column`);
+      this.groups = new OffsetGroups(field);
+    }
     this.out = Buffer.allocUnsafe(options.scratchBytes ?? 1 << 20);
     // Canonical values can be longer than their TSV text (IPs: up to 32 hex digits, times: +3 digits).
     this.perRowSlack =
@@ -141,6 +164,7 @@ export class BatchDigester {
   reset(): void {
     this.hash = createHash('sha256');
     this.pos = 0;
+    this.groups?.reset();
     this.rows = 0;
     this.minTs = Number.POSITIVE_INFINITY;
     this.maxTs = Number.NEGATIVE_INFINITY;
@@ -158,8 +182,14 @@ export class BatchDigester {
       if (rowEnd < 0 || rowEnd >= end) return `row ${this.rows}: not newline-terminated`;
       const need = rowEnd - p + 1 + this.perRowSlack;
       if (this.pos + need > this.out.length) this.flush(need);
+      const rowStart = this.pos;
       const err = this.row(tsv, p, rowEnd);
       if (err !== null) return `row ${this.rows}: ${err}`;
+      if (this.groups) {
+        // Sorting mode: the row joins its offset's group instead of the scratch stream.
+        this.groups.add(this.hash, this.out, rowStart, this.pos);
+        this.pos = rowStart;
+      }
       this.rows++;
       p = rowEnd + 1;
     }
@@ -168,6 +198,7 @@ export class BatchDigester {
 
   /** Hashes what is buffered and returns the batch summary (call reset() before reusing). */
   finish(): BatchSummary {
+    this.groups?.flush(this.hash);
     if (this.pos > 0) this.hash.update(this.out.subarray(0, this.pos));
     this.pos = 0;
     const empty = this.rows === 0;
@@ -310,8 +341,13 @@ export function parseEpochMs(b: Uint8Array, s: number, e: number): number {
 }
 
 /** Digest of a whole TSV payload in one call (tests and tools); throws on a malformed payload. */
-export function digestTsv(columns: readonly CanonicalColumn[], tsv: Buffer, timeColumn = 'ts'): BatchSummary {
-  const d = new BatchDigester(columns, { timeColumn });
+export function digestTsv(
+  columns: readonly CanonicalColumn[],
+  tsv: Buffer,
+  timeColumn = 'ts',
+  sortByOffset?: string,
+): BatchSummary {
+  const d = new BatchDigester(columns, { timeColumn, sortByOffset });
   const err = d.addTsv(tsv);
   if (err !== null) throw new RangeError(err);
   return d.finish();

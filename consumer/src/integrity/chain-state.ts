@@ -8,7 +8,7 @@
  * link gets that stored link back (its re-insert is deduplicated) instead of a new one chained
  * after it — which would fork the chain.
  */
-import { BatchDigester, type CanonicalColumn } from './canonical';
+import { BatchDigester, rowOrderFor, type CanonicalColumn } from './canonical';
 import { GENESIS_LINK, linkToken, makeLink, type LinkRecord } from './chain';
 
 /** Static settings of one pipeline's chain. */
@@ -23,6 +23,9 @@ export interface ChainOptions {
   timeColumn?: string;
   /** Links remembered per partition for recognising replays. Default 256. */
   recentLinks?: number;
+  /** Offset and line columns (defaults kafka_offset, kafka_line): without the line column, rows of one offset are hashed sorted. */
+  offsetColumn?: string;
+  lineColumn?: string;
 }
 
 /** One batch to seal: where it came from and the TSV rows actually inserted. */
@@ -80,7 +83,14 @@ export class ChainState {
 
   /** Throws RangeError when the columns have no canonical form (a configuration error). */
   constructor(readonly options: ChainOptions) {
-    this.digester = new BatchDigester(options.columns, { timeColumn: options.timeColumn ?? 'ts' });
+    const offsetColumn = options.offsetColumn ?? 'kafka_offset';
+    const sorted =
+      rowOrderFor(options.columns, options.lineColumn) === 'offset,row' &&
+      options.columns.some((c) => c.name === offsetColumn);
+    this.digester = new BatchDigester(options.columns, {
+      timeColumn: options.timeColumn ?? 'ts',
+      sortByOffset: sorted ? offsetColumn : undefined,
+    });
     this.keep = options.recentLinks ?? 256;
   }
 

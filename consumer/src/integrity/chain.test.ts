@@ -4,6 +4,8 @@ import { checkContinuity, computeLink, GENESIS_LINK, linkToken, linkTsvRow, type
 import {
   buildCheckpointPayload,
   canonicalJson,
+  checkpointId,
+  GENESIS_CHECKPOINT,
   keyFingerprint,
   signCheckpoint,
   verifyCheckpoint,
@@ -248,5 +250,35 @@ describe('checkpoints', () => {
     expect(verifyCheckpoint(tampered, sig, privateKey).problem).toBe('bad-signature');
     expect(verifyCheckpoint(JSON.stringify(payload, null, 1), sig, privateKey).problem).toBe('not-canonical');
     expect(verifyCheckpoint('{', sig, privateKey).problem).toBe('malformed');
+  });
+
+  it('v2 links to the previous checkpoint and signs interval and retention; a bad prev is malformed', () => {
+    const v2 = buildCheckpointPayload({
+      pipeline: 'isp/fw',
+      database: 'logs',
+      table: 'fw',
+      createdAtMs: 1767225900000,
+      key: privateKey,
+      columns: COLUMNS,
+      timeColumn: 'ts',
+      heads: [{ partition: 0, lastOffset: 9, link: 'c'.repeat(64) }],
+      prev: checkpointId(text),
+      intervalMs: 300_000,
+      retentionMs: 730 * 86_400_000,
+    });
+    expect(v2).toMatchObject({
+      v: 2,
+      prev: checkpointId(text),
+      interval_ms: 300_000,
+      retention_ms: 63_072_000_000,
+    });
+    expect(checkpointId(text)).toBe(createHash('sha256').update(text).digest('hex'));
+    const t2 = canonicalJson(v2);
+    expect(verifyCheckpoint(t2, signCheckpoint(t2, privateKey), privateKey).problem).toBeNull();
+    const bad = canonicalJson({ ...v2, prev: 'x' });
+    expect(verifyCheckpoint(bad, signCheckpoint(bad, privateKey), privateKey).problem).toBe('malformed');
+    // v1 (no prev) still verifies; genesis is 64 zeros.
+    expect(payload.v).toBe(1);
+    expect(GENESIS_CHECKPOINT).toBe('0'.repeat(64));
   });
 });

@@ -8,9 +8,17 @@ import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyOb
 import type { ChainHead } from './chain-state';
 import type { CanonicalColumn } from './canonical';
 
-/** The signed content of a checkpoint. */
+/** prev of the first checkpoint of a chain (64 zeros). */
+export const GENESIS_CHECKPOINT = '0'.repeat(64);
+
+/**
+ * The signed content of a checkpoint. v1: heads only. v2 (written since) adds `prev` (the id of the
+ * previous checkpoint of this pipeline and table, so a deleted checkpoint is detected),
+ * `interval_ms` (the writer's checkpoint interval, so verify can bound the gaps between them) and
+ * `retention_ms` (the retention in force, so verify never accepts a silently shortened horizon).
+ */
 export interface CheckpointPayload {
-  v: 1;
+  v: 1 | 2;
   type: 'logpipeline-checkpoint';
   pipeline: string;
   database: string;
@@ -23,6 +31,17 @@ export interface CheckpointPayload {
   columns: CanonicalColumn[];
   time_column: string;
   heads: Array<{ partition: number; last_offset: number; link: string }>;
+  /** v2: checkpointId() of the previous checkpoint, or GENESIS_CHECKPOINT. */
+  prev?: string;
+  /** v2: the writer's checkpoint interval. */
+  interval_ms?: number;
+  /** v2: the table's delete-after retention in force when signing (absent: none known). */
+  retention_ms?: number;
+}
+
+/** A checkpoint's id: hex SHA-256 of its canonical text (what `prev` and sealed manifests name). */
+export function checkpointId(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
@@ -77,9 +96,21 @@ export function buildCheckpointPayload(args: {
   columns: readonly CanonicalColumn[];
   timeColumn: string;
   heads: readonly ChainHead[];
+  /** Previous checkpoint id (GENESIS_CHECKPOINT for the first); undefined writes a v1 payload. */
+  prev?: string;
+  intervalMs?: number;
+  retentionMs?: number;
 }): CheckpointPayload {
+  const v2 =
+    args.prev === undefined
+      ? {}
+      : {
+          prev: args.prev,
+          interval_ms: args.intervalMs ?? 0,
+          ...(args.retentionMs !== undefined ? { retention_ms: args.retentionMs } : {}),
+        };
   return {
-    v: 1,
+    v: args.prev === undefined ? 1 : 2,
     type: 'logpipeline-checkpoint',
     pipeline: args.pipeline,
     database: args.database,
@@ -91,6 +122,7 @@ export function buildCheckpointPayload(args: {
     heads: [...args.heads]
       .sort((a, b) => a.partition - b.partition)
       .map((h) => ({ partition: h.partition, last_offset: h.lastOffset, link: h.link })),
+    ...v2,
   };
 }
 
@@ -122,7 +154,10 @@ export function verifyCheckpoint(
   } catch {
     return { problem: 'malformed' };
   }
-  if (payload?.type !== 'logpipeline-checkpoint' || payload.v !== 1 || !Array.isArray(payload.heads))
+  if (payload?.type !== 'logpipeline-checkpoint' || !Array.isArray(payload.heads))
+    return { problem: 'malformed' };
+  if (payload.v !== 1 && payload.v !== 2) return { problem: 'malformed' };
+  if (payload.v === 2 && !(typeof payload.prev === 'string' && /^[0-9a-f]{64}$/.test(payload.prev)))
     return { problem: 'malformed' };
   let canonical: string;
   try {

@@ -16,6 +16,8 @@ import {
   buildCheckpointPayload,
   canonicalJson,
   checkpointDigest,
+  checkpointId,
+  GENESIS_CHECKPOINT,
   keyFingerprint,
   signCheckpoint,
 } from './checkpoint';
@@ -34,6 +36,8 @@ export interface CheckpointerOptions {
   columns: readonly CanonicalColumn[];
   timeColumn: string;
   intervalMs: number;
+  /** The retention in force (delete-after), signed into each checkpoint. */
+  retentionMs?: number;
   tsaUrl?: string;
   tsaTimeoutMs?: number;
   tsaAuth?: TsaClientAuth;
@@ -64,6 +68,8 @@ export class Checkpointer {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
   private lastHeads = '';
+  /** Id of the last checkpoint of this chain; undefined: read it from the table before the next write. */
+  private prevId: string | undefined;
 
   /** Creates the writer (no I/O until start() or checkpointNow()). */
   constructor(private readonly opts: CheckpointerOptions) {}
@@ -97,6 +103,7 @@ export class Checkpointer {
       this.stats.skippedUnchanged++;
       return null;
     }
+    const prev = this.prevId ?? (await this.latestId());
     const createdAtMs = (o.now ?? Date.now)();
     const payload = buildCheckpointPayload({
       ...o.target,
@@ -105,6 +112,9 @@ export class Checkpointer {
       columns: o.columns,
       timeColumn: o.timeColumn,
       heads,
+      prev,
+      intervalMs: o.intervalMs,
+      retentionMs: o.retentionMs,
     });
     const text = canonicalJson(payload);
     const signature = signCheckpoint(text, o.key);
@@ -130,13 +140,31 @@ export class Checkpointer {
         },
       });
     } catch (err) {
+      // The row may have landed anyway (timeout): re-read the chain's tail before the next one.
+      this.prevId = undefined;
       this.stats.insertFailures++;
       o.warn?.(`checkpoint insert failed: ${(err as Error).message}`);
       throw err;
     }
     this.lastHeads = headsKey;
+    this.prevId = checkpointId(text);
     this.stats.written++;
     return { createdAtMs, heads: heads.length, timestamped: token !== undefined, text };
+  }
+
+  /** Id of the newest stored checkpoint of this pipeline and table, or GENESIS_CHECKPOINT. */
+  private async latestId(): Promise<string> {
+    const o = this.opts;
+    const rs = await o.client.query({
+      query:
+        `SELECT heads FROM ${qualified(o.target, 'checkpointTable')} ` +
+        "WHERE JSONExtractString(heads, 'pipeline') = {pipeline:String} AND JSONExtractString(heads, 'table') = {table:String} " +
+        'ORDER BY created_at DESC LIMIT 1',
+      query_params: { pipeline: o.target.pipeline, table: o.target.table },
+      format: 'JSONEachRow',
+    });
+    const rows = await rs.json<{ heads: string }>();
+    return rows.length > 0 ? checkpointId(rows[0].heads) : GENESIS_CHECKPOINT;
   }
 
   private async timestamp(text: string): Promise<Buffer | undefined> {

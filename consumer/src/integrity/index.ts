@@ -12,6 +12,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { SECRET_ENV, type WorkerConfig } from '../config';
+import { DLQ_CANONICAL_COLUMNS } from '../sink/dead-letter';
 import type { CanonicalColumn } from './canonical';
 import { ChainState, type SealedBatch, type SealInput } from './chain-state';
 import { loadSigningKey } from './checkpoint';
@@ -44,40 +45,137 @@ export interface IntegrityRecorderOptions {
   timeColumn?: string;
   signingKeyPem?: string;
   checkpointIntervalMs: number;
+  /** The table's delete-after retention, signed into every checkpoint. */
+  retentionMs?: number;
   tsaUrl?: string;
   /** Credentials of a TSA that requires them (from the TSA Secret via LP_TSA_* env). */
   tsaAuth?: TsaClientAuth;
   warn?: (message: string) => void;
+  /**
+   * The DLQ table (`<table>_dlq`): dead letters are received lines too, so they get a chain of
+   * their own per source partition (table_name = this table in the integrity table, own checkpoints).
+   */
+  deadLetterTable?: string;
+}
+
+/** One chain (data or dead letters): its state, where its links go, its checkpoint writer. */
+interface Chain {
+  state: ChainState;
+  target: IntegrityTarget;
+  checkpointer?: Checkpointer;
 }
 
 /** The worker-facing integrity API (one per worker process). */
 export class IntegrityRecorder {
   readonly state: ChainState;
   readonly checkpointer: Checkpointer | undefined;
+  private readonly chains: Chain[];
+  private readonly deadLetters: Chain | undefined;
 
   /** Validates columns and the signing key (throws on configuration errors); no I/O. */
   constructor(private readonly opts: IntegrityRecorderOptions) {
-    const timeColumn = opts.timeColumn ?? 'ts';
-    this.state = new ChainState({
-      pipeline: opts.target.pipeline,
-      table: opts.target.table,
-      columns: opts.columns,
-      timeColumn,
-    });
-    if (opts.signingKeyPem) {
-      this.checkpointer = new Checkpointer({
-        client: opts.client,
-        target: opts.target,
-        state: this.state,
-        key: loadSigningKey(opts.signingKeyPem),
-        columns: opts.columns,
-        timeColumn,
-        intervalMs: opts.checkpointIntervalMs,
-        tsaUrl: opts.tsaUrl,
-        tsaAuth: opts.tsaAuth,
-        warn: opts.warn,
-      });
+    const data = this.chain(opts.target, opts.columns, opts.timeColumn ?? 'ts');
+    this.state = data.state;
+    this.checkpointer = data.checkpointer;
+    this.chains = [data];
+    if (opts.deadLetterTable) {
+      const target = { ...opts.target, table: opts.deadLetterTable };
+      this.deadLetters = this.chain(target, DLQ_CANONICAL_COLUMNS, 'ts', 'offset');
+      this.chains.push(this.deadLetters);
     }
+  }
+
+  private chain(
+    target: IntegrityTarget,
+    columns: readonly CanonicalColumn[],
+    timeColumn: string,
+    offsetColumn?: string,
+  ): Chain {
+    const o = this.opts;
+    const state = new ChainState({
+      pipeline: target.pipeline,
+      table: target.table,
+      columns,
+      timeColumn,
+      offsetColumn,
+    });
+    const checkpointer = o.signingKeyPem
+      ? new Checkpointer({
+          client: o.client,
+          target,
+          state,
+          key: loadSigningKey(o.signingKeyPem),
+          columns,
+          timeColumn,
+          intervalMs: o.checkpointIntervalMs,
+          retentionMs: o.retentionMs,
+          tsaUrl: o.tsaUrl,
+          tsaAuth: o.tsaAuth,
+          warn: o.warn,
+        })
+      : undefined;
+    return { state, target, checkpointer };
+  }
+
+  /** True when dead letters are chained too (a DLQ table is configured). */
+  get chainsDeadLetters(): boolean {
+    return this.deadLetters !== undefined;
+  }
+
+  /** True when every chain holds a restored head for the partition. */
+  owns(partition: number): boolean {
+    return this.chains.every((c) => c.state.owns(partition));
+  }
+
+  /** Restores the chain heads of newly assigned partitions from ClickHouse and starts checkpointing. */
+  async assign(partitions: Iterable<number>): Promise<void> {
+    const list = [...partitions];
+    for (const c of this.chains) {
+      await restorePartitions(this.opts.client, c.state, c.target, list);
+      c.checkpointer?.start();
+    }
+  }
+
+  /** Writes a last checkpoint covering the revoked partitions, then forgets them. */
+  async revoke(partitions: Iterable<number>): Promise<void> {
+    const list = [...partitions];
+    for (const c of this.chains) {
+      await c.checkpointer?.checkpointNow().catch(() => undefined);
+      c.state.forget(list);
+    }
+  }
+
+  /** Seals one batch (sync, cheap); returns an error string for an unrestored partition or a malformed payload. */
+  seal(input: SealInput): SealedBatch | string {
+    return this.state.seal(input);
+  }
+
+  /** Seals a batch's dead-letter rows (the DLQ insert's exact payload) into the dead-letter chain. */
+  sealDeadLetters(input: SealInput): SealedBatch | string {
+    if (!this.deadLetters) return 'no dead-letter table is configured';
+    return this.deadLetters.state.seal(input);
+  }
+
+  /** Inserts the sealed batch's link (deduplicated by its token); retry on failure like the data insert. */
+  async commit(sealed: SealedBatch): Promise<void> {
+    await insertLink(this.opts.client, this.opts.target, sealed);
+  }
+
+  /** Inserts a sealed dead-letter batch's link. */
+  async commitDeadLetters(sealed: SealedBatch): Promise<void> {
+    if (this.deadLetters) await insertLink(this.opts.client, this.deadLetters.target, sealed);
+  }
+
+  /** Signs the current heads now (tests, shutdown); null when there was nothing new or no key. */
+  async checkpointNow(): Promise<CheckpointResult | null> {
+    const [data, ...rest] = this.chains;
+    for (const c of rest) await c.checkpointer?.checkpointNow();
+    return data.checkpointer ? data.checkpointer.checkpointNow() : null;
+  }
+
+  /** Stops the checkpoint timers after a final checkpoint. */
+  async stop(): Promise<void> {
+    for (const c of this.chains) await c.checkpointer?.stop();
   }
 
   /** Builds the recorder from the worker config; the signing key PEM comes from LP_INTEGRITY_SIGNING_KEY. */
@@ -99,41 +197,11 @@ export class IntegrityRecorder {
       columns: cfg.clickhouse.columns.map((c) => ({ name: c.name, type: c.type, source: c.source })),
       signingKeyPem: env[SECRET_ENV.signingKey] || undefined,
       checkpointIntervalMs: cfg.integrity.checkpointIntervalMs,
+      retentionMs: cfg.clickhouse.retainMs,
       tsaUrl: cfg.integrity.tsaUrl,
       tsaAuth: tsaAuthFromEnv(env),
       warn,
+      deadLetterTable: cfg.deadLetter.enabled ? cfg.deadLetter.table : undefined,
     });
-  }
-
-  /** Restores the chain heads of newly assigned partitions from ClickHouse and starts checkpointing. */
-  async assign(partitions: Iterable<number>): Promise<void> {
-    await restorePartitions(this.opts.client, this.state, this.opts.target, partitions);
-    this.checkpointer?.start();
-  }
-
-  /** Writes a last checkpoint covering the revoked partitions, then forgets them. */
-  async revoke(partitions: Iterable<number>): Promise<void> {
-    await this.checkpointer?.checkpointNow().catch(() => undefined);
-    this.state.forget(partitions);
-  }
-
-  /** Seals one batch (sync, cheap); returns an error string for an unrestored partition or a malformed payload. */
-  seal(input: SealInput): SealedBatch | string {
-    return this.state.seal(input);
-  }
-
-  /** Inserts the sealed batch's link (deduplicated by its token); retry on failure like the data insert. */
-  async commit(sealed: SealedBatch): Promise<void> {
-    await insertLink(this.opts.client, this.opts.target, sealed);
-  }
-
-  /** Signs the current heads now (tests, shutdown); null when there was nothing new or no key. */
-  async checkpointNow(): Promise<CheckpointResult | null> {
-    return this.checkpointer ? this.checkpointer.checkpointNow() : null;
-  }
-
-  /** Stops the checkpoint timer after a final checkpoint. */
-  async stop(): Promise<void> {
-    await this.checkpointer?.stop();
   }
 }

@@ -43,6 +43,8 @@ export interface DeliveryResult {
   deduplicated: boolean;
   /** Row indices of the payload ClickHouse rejected (dead-lettered; not in the table, nor in the digest). */
   rejectedRows: number[];
+  /** The exact rows inserted into the DLQ table (sealed into the dead-letter chain), if any. */
+  deadLetterBody?: Buffer;
 }
 
 /** Sends dead-letter messages to the dead-letter topic (kafkajs producer adapter). */
@@ -97,12 +99,18 @@ export class BatchDelivery {
   async deliver(job: BatchJob, signal: AbortSignal): Promise<DeliveryResult> {
     const { rejected, deduplicated } = await this.storeRows(job, signal);
     const deadLetters = this.collectDeadLetters(job, rejected);
-    if (deadLetters.length > 0) await this.storeDeadLetters(job, deadLetters, signal);
+    // Fixed by the batch (ingest time from the cut): a retry inserts, and seals, the same bytes.
+    const deadLetterBody =
+      deadLetters.length > 0 && this.sink.hasDeadLetterTable()
+        ? encodeDeadLetterRows(deadLetters, job.ingestMs)
+        : undefined;
+    if (deadLetters.length > 0) await this.storeDeadLetters(job, deadLetters, deadLetterBody, signal);
     return {
       rowsInserted: job.rows - rejected.length,
       deadLetters,
       deduplicated,
       rejectedRows: rejected.map((r) => r.row),
+      deadLetterBody,
     };
   }
 
@@ -201,10 +209,10 @@ export class BatchDelivery {
   private async storeDeadLetters(
     job: BatchJob,
     records: DeadLetterRecord[],
+    body: Buffer | undefined,
     signal: AbortSignal,
   ): Promise<void> {
-    if (this.sink.hasDeadLetterTable()) {
-      const body = encodeDeadLetterRows(records, job.ingestMs);
+    if (body) {
       for (let attempt = 0; ; attempt++) {
         const outcome = await this.insertRetrying(
           'deadLetter',

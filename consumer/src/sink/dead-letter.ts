@@ -21,6 +21,16 @@ export interface DeadLetterRecord {
 /** Column list of the `<table>_dlq` contract (see operator/src/desired/clickhouse/aux-tables.ts). */
 export const DLQ_TABLE_COLUMNS = ['ts', 'reason', 'raw', 'topic', 'partition', 'offset'] as const;
 
+/** The DLQ columns with their ClickHouse types: the canonical columns of the dead-letter chain. */
+export const DLQ_CANONICAL_COLUMNS: ReadonlyArray<{ name: string; type: string; source?: string }> = [
+  { name: 'ts', type: "DateTime64(3, 'UTC')" },
+  { name: 'reason', type: 'LowCardinality(String)' },
+  { name: 'raw', type: 'String' },
+  { name: 'topic', type: 'LowCardinality(String)' },
+  { name: 'partition', type: 'UInt32' },
+  { name: 'offset', type: 'UInt64' },
+];
+
 /**
  * Encodes dead letters as TabSeparated rows for the DLQ table; `ts` is the batch's ingest time
  * (fixed at cut, so the bytes are identical on every retry).

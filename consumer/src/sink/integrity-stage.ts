@@ -7,9 +7,10 @@
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import type { WorkerConfig } from '../config';
 import type { PartitionState } from '../delivery/partition-state';
-import { IntegrityRecorder } from '../integrity';
+import { IntegrityRecorder, type SealedBatch } from '../integrity';
 import { AbortError, type BatchJob } from './batch-delivery';
 import { backoffMs, errorReason } from './retry';
+import { deadLetterToken } from './token';
 
 /** A batch's place in its partition's chain; `release` lets the next batch seal (idempotent). */
 export interface IntegrityTicket {
@@ -32,6 +33,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export class IntegrityStage {
   private readonly tails = new WeakMap<PartitionState, Promise<void>>();
   private readonly restored = new WeakSet<PartitionState>();
+  /** The revocation work in progress (final checkpoint, then forgetting the revoked chains). */
+  private revoking: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly recorder: IntegrityRecorder,
@@ -56,26 +59,16 @@ export class IntegrityStage {
     ticket: IntegrityTicket,
     job: BatchJob,
     rejectedRows: readonly number[],
+    deadLetterBody?: Buffer,
   ): Promise<void> {
     const signal = state.abort.signal;
     try {
       await ticket.prev;
       if (!state.alive) throw new AbortError();
-      if (!this.restored.has(state)) {
-        await this.retry('restoring the chain head', job, signal, () =>
-          this.recorder.assign([job.partition]),
-        );
-        this.restored.add(state);
-      }
-      const sealed = this.recorder.seal({
-        partition: job.partition,
-        firstOffset: job.firstOffset,
-        lastOffset: job.lastOffset,
-        insertedAtMs: job.ingestMs,
-        batchToken: job.token,
-        tsv: job.body,
-        skipRows: rejectedRows,
-      });
+      // A revocation still running (its final checkpoint may wait on a slow TSA) must finish
+      // before this partition's chain head is restored, or it would forget the restored head.
+      await this.revoking;
+      const sealed = await this.sealRestored(state, job, rejectedRows, signal);
       if (typeof sealed === 'string') {
         // Not retriable (a payload the digest cannot read): verify will report the range as unlinked.
         this.warn('batch left without an integrity link', {
@@ -86,14 +79,72 @@ export class IntegrityStage {
         return;
       }
       await this.retry('inserting the integrity link', job, signal, () => this.recorder.commit(sealed));
+      if (deadLetterBody && this.recorder.chainsDeadLetters) {
+        // Dead letters are received lines too: their own chain per source partition, same order.
+        const dl = this.recorder.sealDeadLetters({
+          partition: job.partition,
+          firstOffset: job.firstOffset,
+          lastOffset: job.lastOffset,
+          insertedAtMs: job.ingestMs,
+          batchToken: deadLetterToken(job.token),
+          tsv: deadLetterBody,
+        });
+        if (typeof dl === 'string') {
+          if (!state.alive) throw new AbortError();
+          this.warn('dead letters left without an integrity link', { partition: job.partition, err: dl });
+          return;
+        }
+        await this.retry('inserting the dead-letter link', job, signal, () =>
+          this.recorder.commitDeadLetters(dl),
+        );
+      }
     } finally {
       ticket.release();
     }
   }
 
-  /** Writes a final checkpoint for revoked partitions (best effort). */
-  async revoke(partitions: number[]): Promise<void> {
-    await this.recorder.revoke(partitions).catch(() => undefined);
+  /**
+   * Seals the batch on a restored chain head: the head is restored when this state has not done
+   * so yet, and again whenever the recorder does not hold it (never sealed unlinked). Returns an
+   * error string only for a payload the digest cannot read.
+   */
+  private async sealRestored(
+    state: PartitionState,
+    job: BatchJob,
+    rejectedRows: readonly number[],
+    signal: AbortSignal,
+  ): Promise<SealedBatch | string> {
+    for (;;) {
+      if (!this.restored.has(state) || !this.recorder.owns(job.partition)) {
+        await this.retry('restoring the chain head', job, signal, () =>
+          this.recorder.assign([job.partition]),
+        );
+        this.restored.add(state);
+      }
+      if (!state.alive) throw new AbortError();
+      // Nothing awaits between the ownership check and seal(): the head cannot vanish in between.
+      if (!this.recorder.owns(job.partition)) continue;
+      return this.recorder.seal({
+        partition: job.partition,
+        firstOffset: job.firstOffset,
+        lastOffset: job.lastOffset,
+        insertedAtMs: job.ingestMs,
+        batchToken: job.token,
+        tsv: job.body,
+        skipRows: rejectedRows,
+      });
+    }
+  }
+
+  /**
+   * Writes a final checkpoint and forgets the chains of revoked partitions only (never those kept
+   * or re-assigned); later seals wait for it. Best effort: a failed checkpoint is retried by the
+   * next owner's checkpoints, which sign the same heads.
+   */
+  revoke(partitions: number[]): Promise<void> {
+    const next = this.revoking.then(() => this.recorder.revoke(partitions)).catch(() => undefined);
+    this.revoking = next;
+    return next;
   }
 
   /** Final checkpoint and timer stop on shutdown. */

@@ -46,6 +46,14 @@ export function workerImageAllowlist(): string[] {
 export const DEFAULT_PARTITIONS = 6;
 /** Retention when the spec says nothing: Law 5651 plan of two years. */
 export const DEFAULT_DELETE_AFTER = '730d';
+
+/** Default floor of retention.deleteAfter: two years for the firewall preset (Law 5651), none for custom. */
+export const DEFAULT_FIREWALL_MINIMUM_DELETE_AFTER = '730d';
+
+/** The retention floor a preset implies when retention.minimumDeleteAfter is not set. */
+export function defaultMinimumDeleteAfter(preset: string | undefined): string {
+  return (preset ?? 'firewall') === 'custom' ? '0s' : DEFAULT_FIREWALL_MINIMUM_DELETE_AFTER;
+}
 /** Below this retention the operator warns (the regulation's minimum is six months). */
 export const MIN_COMPLIANT_RETENTION_MS = 180 * 86_400_000;
 
@@ -89,6 +97,10 @@ export interface ResolvedSpec {
       deleteAfter: string;
       moves: RetentionMove[];
       materializeOnChange: boolean;
+      /** The override that lets a spec change shorten retention (admission and ALTER). */
+      allowShortening: boolean;
+      /** The floor deleteAfter may not go below (default 730d for the firewall preset, 0 for custom). */
+      minimumDeleteAfterMs: number;
     };
     storagePolicy?: string;
     dedupWindow: number;
@@ -195,6 +207,10 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
         deleteAfterMs: durationMs(deleteAfter),
         moves: s.clickhouse.retention?.moves ?? [],
         materializeOnChange: s.clickhouse.retention?.materializeOnChange ?? false,
+        allowShortening: s.clickhouse.retention?.allowShortening ?? false,
+        minimumDeleteAfterMs: durationMs(
+          s.clickhouse.retention?.minimumDeleteAfter ?? defaultMinimumDeleteAfter(s.clickhouse.preset),
+        ),
       },
       storagePolicy: s.clickhouse.storagePolicy,
       // Counted in inserts for the whole table: at ~100 inserts/s (data + DLQ tokens) 10000 covers

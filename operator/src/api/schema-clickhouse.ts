@@ -1,5 +1,5 @@
 /** Schema of spec.clickhouse (see types.ts ClickHouseSpec). */
-import { DEFAULT_DELETE_AFTER } from './defaults';
+import { DEFAULT_DELETE_AFTER, DEFAULT_FIREWALL_MINIMUM_DELETE_AFTER } from './defaults';
 import {
   CONFIG_NAME_PATTERN,
   IDENTIFIER_PATTERN,
@@ -105,6 +105,12 @@ const retention = obj('Retention of the rows: tiered moves and final deletion, e
   ),
   materializeOnChange: bool(
     'Run MATERIALIZE TTL after a retention change so existing parts follow it (costly on large tables). Default false.',
+  ),
+  minimumDeleteAfter: duration(
+    `Floor of deleteAfter, refused at admission when deleteAfter is shorter. Default ${DEFAULT_FIREWALL_MINIMUM_DELETE_AFTER} for the firewall preset (Law 5651), none for custom. Lowering it needs allowShortening.`,
+  ),
+  allowShortening: bool(
+    'Explicit override that lets an update shorten deleteAfter (or lower minimumDeleteAfter, or remove either); without it such an update is refused at admission and the operator never shortens the TTL. Rows beyond the new retention are deleted for good: set it for that change, then remove it. Default false.',
   ),
 });
 

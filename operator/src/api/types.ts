@@ -96,7 +96,15 @@ export interface ClickHouseSpec {
   orderBy?: KeyExpression[];
   /** Name of the timestamp column used by TTL. Default `ts`. */
   timeColumn?: string;
-  retention?: { deleteAfter?: string; moves?: RetentionMove[]; materializeOnChange?: boolean };
+  retention?: {
+    deleteAfter?: string;
+    moves?: RetentionMove[];
+    materializeOnChange?: boolean;
+    /** Floor of deleteAfter (default 730d for the firewall preset, none for custom). */
+    minimumDeleteAfter?: string;
+    /** Explicit override: lets an update shorten deleteAfter or lower minimumDeleteAfter. */
+    allowShortening?: boolean;
+  };
   storagePolicy?: string;
   /** Window of recent insert tokens the table remembers for exactly-once retries. Default 1000. */
   dedupWindow?: number;

@@ -58,6 +58,7 @@ export const INVALID_CASES: PipelineCase[] = [
     change: (lp) =>
       (lp.spec.clickhouse.retention = {
         deleteAfter: '90d',
+        minimumDeleteAfter: '1d',
         moves: [
           { after: '7d', toDisk: 'warm' },
           { after: '2160h', toVolume: 'cold' },
@@ -250,6 +251,49 @@ export const INVALID_CASES: PipelineCase[] = [
     before: (lp) => delete lp.spec.kafka.topic!.name,
     change: (lp) => (lp.spec.kafka.topic!.name = 'default.fw'),
     expect: [{ field: 'spec.kafka.topic.name', type: 'FieldValueForbidden', rule: 'topic-name-immutable' }],
+  },
+  {
+    name: 'retention below the firewall floor (730d)',
+    change: (lp) => (lp.spec.clickhouse.retention!.deleteAfter = '365d'),
+    expect: [
+      { field: `${ch}.retention.deleteAfter`, type: 'FieldValueInvalid', rule: 'retention-above-minimum' },
+    ],
+  },
+  {
+    name: 'retention shortened on update',
+    before: (lp) => (lp.spec.clickhouse.retention!.deleteAfter = '1095d'),
+    change: (lp) => (lp.spec.clickhouse.retention!.deleteAfter = '800d'),
+    expect: [
+      {
+        field: `${ch}.retention.deleteAfter`,
+        type: 'FieldValueForbidden',
+        rule: 'retention-never-shortened',
+      },
+    ],
+  },
+  {
+    name: 'retention removed on update (back to the 730d default)',
+    before: (lp) => (lp.spec.clickhouse.retention!.deleteAfter = '1095d'),
+    change: (lp) => delete lp.spec.clickhouse.retention!.deleteAfter,
+    expect: [
+      {
+        field: `${ch}.retention.deleteAfter`,
+        type: 'FieldValueForbidden',
+        rule: 'retention-never-shortened',
+      },
+    ],
+  },
+  {
+    name: 'retention floor lowered on update',
+    before: () => undefined,
+    change: (lp) => (lp.spec.clickhouse.retention!.minimumDeleteAfter = '365d'),
+    expect: [
+      {
+        field: `${ch}.retention.minimumDeleteAfter`,
+        type: 'FieldValueForbidden',
+        rule: 'retention-minimum-never-lowered',
+      },
+    ],
   },
   {
     name: 'database changed on update',

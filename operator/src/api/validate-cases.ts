@@ -137,6 +137,21 @@ export const VALID_CASES: PipelineCase[] = [
     },
     expect: [],
   },
+  {
+    name: 'retention shortened on update with the explicit override',
+    before: (lp) => (lp.spec.clickhouse.retention!.deleteAfter = '1095d'),
+    change: (lp) => {
+      lp.spec.clickhouse.retention!.deleteAfter = '800d';
+      lp.spec.clickhouse.retention!.allowShortening = true;
+    },
+    expect: [],
+  },
+  {
+    name: 'a short retention below a lowered floor, at creation',
+    change: (lp) =>
+      (lp.spec.clickhouse.retention = { deleteAfter: '30d', minimumDeleteAfter: '7d', moves: [] }),
+    expect: [],
+  },
 ];
 
 /** Builds the stored object (update cases) and the object under test of `c`. */

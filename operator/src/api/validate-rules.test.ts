@@ -58,6 +58,8 @@ describe('rule table', () => {
       'consumer-group-immutable',
       'database-immutable',
       'table-immutable',
+      'retention-never-shortened',
+      'retention-minimum-never-lowered',
     ]);
   });
 
@@ -93,6 +95,37 @@ describe('rule table', () => {
         undefined,
         false,
       ], // CEL overflow
+      ['retention-above-minimum', { retention: { deleteAfter: '730d' } }, undefined, true],
+      ['retention-above-minimum', { retention: { deleteAfter: '729d' } }, undefined, false],
+      ['retention-above-minimum', { preset: 'custom', retention: { deleteAfter: '1d' } }, undefined, true],
+      [
+        'retention-above-minimum',
+        { retention: { deleteAfter: '1d', minimumDeleteAfter: '24h' } },
+        undefined,
+        true,
+      ],
+      ['retention-never-shortened', { retention: { deleteAfter: '1095d' } }, {}, true],
+      ['retention-never-shortened', {}, { retention: { deleteAfter: '1095d' } }, false], // removed: back to 730d
+      [
+        'retention-never-shortened',
+        { retention: { deleteAfter: '30d' } },
+        { retention: { deleteAfter: '31d' } },
+        false,
+      ],
+      [
+        'retention-never-shortened',
+        { retention: { deleteAfter: '30d', allowShortening: true } },
+        { retention: { deleteAfter: '31d' } },
+        true,
+      ],
+      ['retention-minimum-never-lowered', { retention: { minimumDeleteAfter: '1d' } }, {}, false],
+      ['retention-minimum-never-lowered', { retention: { minimumDeleteAfter: '800d' } }, {}, true],
+      [
+        'retention-minimum-never-lowered',
+        { retention: { minimumDeleteAfter: '1d', allowShortening: true } },
+        {},
+        true,
+      ],
       ['min-replicas-within-max', { minReplicas: 2, maxReplicas: 2 }, undefined, true],
       ['min-replicas-within-max', { minReplicas: 3, maxReplicas: 2 }, undefined, false],
       [

@@ -4,7 +4,12 @@
  * runs offline. Messages are shared, so `logpipeline plan` and admission say the same thing; the
  * admission integration test checks both against the real apiserver.
  */
-import { DEFAULT_DELETE_AFTER, DEFAULT_PARTITIONS } from './defaults';
+import {
+  DEFAULT_DELETE_AFTER,
+  DEFAULT_FIREWALL_MINIMUM_DELETE_AFTER,
+  DEFAULT_PARTITIONS,
+  defaultMinimumDeleteAfter,
+} from './defaults';
 import { DURATION_PATTERN, parseDuration } from './duration';
 import type { CelRule } from './schema-dsl';
 import { isReservedEnv } from './worker-policy';
@@ -95,6 +100,31 @@ const topicFieldOr = (base: string, field: string) =>
   `(has(${base}.topic) && has(${base}.topic.${field}) ? ${base}.topic.${field} : '')`;
 
 const DELETE_AFTER_CEL = `(has(self.deleteAfter) ? self.deleteAfter : '${DEFAULT_DELETE_AFTER}')`;
+
+/** CEL (on a spec.clickhouse value `x`): the retention override is set. */
+const allowShortCel = (x: string) =>
+  `(has(${x}.retention) && has(${x}.retention.allowShortening) && ${x}.retention.allowShortening)`;
+/** CEL: deleteAfter with its default. */
+const deleteAfterCel = (x: string) =>
+  `(has(${x}.retention) && has(${x}.retention.deleteAfter) ? ${x}.retention.deleteAfter : '${DEFAULT_DELETE_AFTER}')`;
+/** CEL: minimumDeleteAfter with its preset default. */
+const minimumCel = (x: string) =>
+  `(has(${x}.retention) && has(${x}.retention.minimumDeleteAfter) ? ${x}.retention.minimumDeleteAfter : ` +
+  `(has(${x}.preset) && ${x}.preset == 'custom' ? '0s' : '${DEFAULT_FIREWALL_MINIMUM_DELETE_AFTER}'))`;
+/** CEL: `a` and `b` are durations (else the pattern reports them) and a >= b in milliseconds. */
+const notShorterCel = (a: string, b: string) =>
+  `!${a}.matches('${DURATION_PATTERN}') || !${b}.matches('${DURATION_PATTERN}') || ${celDurationMs(a)} >= ${celDurationMs(b)}`;
+
+const deleteAfterOf = (c: ClickHouseSpec) => c.retention?.deleteAfter ?? DEFAULT_DELETE_AFTER;
+const minimumOf = (c: ClickHouseSpec) =>
+  c.retention?.minimumDeleteAfter ?? defaultMinimumDeleteAfter(c.preset);
+/** Offline mirror of notShorterCel. */
+function notShorter(a: string, b: string): boolean {
+  if (parseDuration(a) === undefined || parseDuration(b) === undefined) return true;
+  const am = celDurationMsMirror(a);
+  const bm = celDurationMsMirror(b);
+  return am !== undefined && bm !== undefined && am >= bm;
+}
 
 /** Every cross-field rule, in the order admission reports them. */
 export const PIPELINE_RULES: readonly PipelineRule[] = [
@@ -213,6 +243,35 @@ export const PIPELINE_RULES: readonly PipelineRule[] = [
         return deleteMs !== undefined && afterMs !== undefined && afterMs < deleteMs;
       });
     },
+  }),
+  define<ClickHouseSpec>({
+    id: 'retention-above-minimum',
+    at: 'spec.clickhouse',
+    rule: notShorterCel(deleteAfterCel('self'), minimumCel('self')),
+    message: `spec.clickhouse.retention.deleteAfter must not be shorter than retention.minimumDeleteAfter (default ${DEFAULT_FIREWALL_MINIMUM_DELETE_AFTER} for the firewall preset: Law 5651 keeps traffic logs two years); lower the floor explicitly if a shorter retention is really intended`,
+    fieldPath: '.retention.deleteAfter',
+    holds: (self) => notShorter(deleteAfterOf(self), minimumOf(self)),
+  }),
+  define<ClickHouseSpec>({
+    id: 'retention-never-shortened',
+    at: 'spec.clickhouse',
+    rule: `${allowShortCel('self')} || (${notShorterCel(deleteAfterCel('self'), deleteAfterCel('oldSelf'))})`,
+    message:
+      'spec.clickhouse.retention.deleteAfter may not be shortened or removed below its current value: the TTL would delete retained logs; set spec.clickhouse.retention.allowShortening: true to do it on purpose',
+    fieldPath: '.retention.deleteAfter',
+    reason: 'FieldValueForbidden',
+    holds: (self, old) =>
+      !!self.retention?.allowShortening || notShorter(deleteAfterOf(self), deleteAfterOf(old)),
+  }),
+  define<ClickHouseSpec>({
+    id: 'retention-minimum-never-lowered',
+    at: 'spec.clickhouse',
+    rule: `${allowShortCel('self')} || (${notShorterCel(minimumCel('self'), minimumCel('oldSelf'))})`,
+    message:
+      'spec.clickhouse.retention.minimumDeleteAfter may not be lowered or removed below its current value; set spec.clickhouse.retention.allowShortening: true to do it on purpose',
+    fieldPath: '.retention.minimumDeleteAfter',
+    reason: 'FieldValueForbidden',
+    holds: (self, old) => !!self.retention?.allowShortening || notShorter(minimumOf(self), minimumOf(old)),
   }),
   ...replicaRules(),
   define<WorkersSpec>({

@@ -100,11 +100,11 @@ type Run = (sql: string, settings?: Record<string, string>) => Promise<void>;
 async function reconcileOne(
   client: ClickHouseClient,
   table: DesiredTable,
-  materializeOnChange: boolean,
+  retention: { materializeOnChange: boolean; allowShortening: boolean },
   run: Run,
 ): Promise<Refusal[]> {
   const observed = await observeTable(client, table.database, table.storageName);
-  const plan = planTableChanges(table, observed, { materializeOnChange });
+  const plan = planTableChanges(table, observed, retention);
   if (plan.refusals.length > 0) return plan.refusals;
   for (const action of plan.actions) await run(action.sql, action.settings);
   // Cluster mode: the Distributed front may be missing although the local table exists.
@@ -218,7 +218,7 @@ export async function ensureTable(
   if (!(await databaseExists(client, ddl.database))) await run(ddl.createDatabase);
   const refusals: Refusal[] = [];
   for (const table of ddl.tables) {
-    refusals.push(...(await reconcileOne(client, table, spec.clickhouse.retention.materializeOnChange, run)));
+    refusals.push(...(await reconcileOne(client, table, spec.clickhouse.retention, run)));
   }
   const lost = claim && (await recheckCreated(client, ddl, claim, existing));
   if (lost) return outcome('Conflict', lost, { identity, version, applied });

@@ -8,7 +8,9 @@ import { runPlan } from './plan';
 const USAGE = `usage: logpipeline <command> [options]
 
 commands:
-  plan -f <file> [-o text|json|yaml]   validate LogPipelines offline and print the topic, DDL and Kubernetes objects
+  plan -f <file> [--previous <live.yaml>] [-o text|json|yaml]
+                                      validate LogPipelines offline (with --previous: also the update rules)
+                                      and print the topic, DDL and Kubernetes objects
   parse --format <fmt|auto> [--timezone Z]
                                       parse log lines from stdin, one JSON object per line (row or dead-letter reason)
   verify [options]                    verify the integrity chain, signatures and timestamp tokens of a table

@@ -64,6 +64,25 @@ describe('runPlan', () => {
     expect(out2.text()).toMatch(/invalid/);
   });
 
+  it('applies the update rules against --previous: a shortened retention is refused without the override', async () => {
+    const live = validPipeline();
+    live.spec.clickhouse.retention!.deleteAfter = '1095d';
+    const previous = path.join(dir, 'live.yaml');
+    fs.writeFileSync(previous, stringify({ apiVersion: 'v1', kind: 'List', items: [live] }));
+    const next = validPipeline();
+    next.spec.clickhouse.retention!.deleteAfter = '800d';
+    const file = path.join(dir, 'next.yaml');
+    fs.writeFileSync(file, stringify(next));
+    const out = collect();
+    expect(await runPlan(['-f', file, '--previous', previous], out.stream, collect().stream)).toBe(1);
+    expect(out.text()).toMatch(/retention.deleteAfter may not be shortened.*allowShortening/);
+    // Without the stored object the same file is a valid creation.
+    expect(await runPlan(['-f', file], collect().stream, collect().stream)).toBe(0);
+    next.spec.clickhouse.retention!.allowShortening = true;
+    fs.writeFileSync(file, stringify(next));
+    expect(await runPlan(['-f', file, '--previous', previous], collect().stream, collect().stream)).toBe(0);
+  });
+
   it('exits 2 on usage errors', async () => {
     const err = collect();
     expect(await runPlan([], collect().stream, err.stream)).toBe(2);

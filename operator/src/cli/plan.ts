@@ -1,6 +1,7 @@
 /**
- * `logpipeline plan -f pipeline.yaml [--output json|yaml]`: validates LogPipelines offline with the
- * admission rules and prints what the operator would create — the topic spec, the ClickHouse DDL
+ * `logpipeline plan -f pipeline.yaml [--previous live.yaml] [--output json|yaml]`: validates
+ * LogPipelines offline with the admission rules (with `--previous`, the stored objects, also the
+ * update rules: immutable fields, partitions, retention never shortened) and prints what the operator would create — the topic spec, the ClickHouse DDL
  * and the ConfigMap/Deployment/PodDisruptionBudget — without a cluster. For GitOps CI: exit 1 on
  * invalid input, 2 on usage errors.
  */
@@ -27,10 +28,10 @@ export interface PipelinePlan {
 }
 
 /** Builds the plan of one LogPipeline document (pure). */
-export function planPipeline(doc: unknown): PipelinePlan {
+export function planPipeline(doc: unknown, previous?: LogPipeline): PipelinePlan {
   const lp = doc as LogPipeline;
   const id = `${lp?.metadata?.namespace ?? 'default'}/${lp?.metadata?.name ?? '?'}`;
-  const errors = validatePipeline(doc).map(formatValidationError);
+  const errors = validatePipeline(doc, previous).map(formatValidationError);
   if (errors.length > 0) return { pipeline: id, valid: false, errors };
   const withNs: LogPipeline = {
     ...lp,
@@ -54,18 +55,43 @@ export function planPipeline(doc: unknown): PipelinePlan {
   };
 }
 
-function parseArgs(argv: string[]): { files: string[]; output: 'text' | 'json' | 'yaml' } {
+interface PlanArgs {
+  files: string[];
+  previous: string[];
+  output: 'text' | 'json' | 'yaml';
+}
+
+function parseArgs(argv: string[]): PlanArgs {
   const files: string[] = [];
+  const previous: string[] = [];
   let output: 'text' | 'json' | 'yaml' = 'text';
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '-f' || a === '--file') files.push(argv[++i] ?? '');
+    else if (a === '--previous') previous.push(argv[++i] ?? '');
     else if (a === '-o' || a === '--output') output = argv[++i] as typeof output;
     else throw new Error(`unknown argument ${a}`);
   }
   if (files.length === 0 || files.some((f) => !f)) throw new Error('plan needs -f <file> (use - for stdin)');
   if (!['text', 'json', 'yaml'].includes(output)) throw new Error('--output must be text, json or yaml');
-  return { files, output };
+  if (previous.some((f) => !f)) throw new Error('--previous needs a file');
+  return { files, previous, output };
+}
+
+/** The stored LogPipelines of `--previous` files (e.g. `kubectl get lp -o yaml`), by namespace/name. */
+function readPrevious(files: readonly string[]): Map<string, LogPipeline> {
+  const out = new Map<string, LogPipeline>();
+  for (const file of files) {
+    for (const doc of parseAllDocuments(fs.readFileSync(file, 'utf8'))) {
+      const obj = doc.toJSON() as { kind?: string; items?: unknown[] } | null;
+      const items = obj?.kind === 'List' || Array.isArray(obj?.items) ? (obj?.items ?? []) : [obj];
+      for (const item of items as LogPipeline[]) {
+        if (item?.kind !== KIND) continue;
+        out.set(`${item.metadata?.namespace ?? 'default'}/${item.metadata?.name}`, item);
+      }
+    }
+  }
+  return out;
 }
 
 function renderText(p: PipelinePlan): string {
@@ -89,9 +115,11 @@ export async function runPlan(
   stdout: NodeJS.WritableStream,
   stderr: NodeJS.WritableStream,
 ): Promise<number> {
-  let args: ReturnType<typeof parseArgs>;
+  let args: PlanArgs;
+  let previous: Map<string, LogPipeline>;
   try {
     args = parseArgs(argv);
+    previous = readPrevious(args.previous);
   } catch (err) {
     stderr.write(`logpipeline plan: ${(err as Error).message}\n`);
     return 2;
@@ -105,7 +133,10 @@ export async function runPlan(
         continue;
       }
       const obj = doc.toJSON();
-      if (obj?.kind === KIND) plans.push(planPipeline(obj));
+      if (obj?.kind === KIND)
+        plans.push(
+          planPipeline(obj, previous.get(`${obj.metadata?.namespace ?? 'default'}/${obj.metadata?.name}`)),
+        );
     }
   }
   if (plans.length === 0) {

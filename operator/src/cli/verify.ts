@@ -26,11 +26,17 @@ const USAGE = `usage: logpipeline verify --database DB --table T [--from T1 --to
 
   --clickhouse-url URL --user U --password P   connection (or CLICKHOUSE_URL, CLICKHOUSE_USER, CLICKHOUSE_PASSWORD)
   --from, --to TIME          window on the table's time column (ISO 8601 or epoch); --all for everything
-  --public-key FILE          Ed25519 public key (PEM) that must have signed the checkpoints
+  --public-key FILE          Ed25519 public key (PEM) that must have signed the checkpoints (required)
+  --no-signature-check       verify without --public-key: rows and links only, signatures unchecked
   --tsa-ca FILE              trusted CA certificate(s) (PEM) for the checkpoints' RFC 3161 tokens
   --require-timestamps       a checkpoint without a token is a finding (default: a notice)
   --pipeline NS/NAME         the pipeline, when several write the table
-  --retention DURATION       retention horizon (default: the table's TTL delete rule), e.g. 730d
+  --retention DURATION       retention horizon (default: the longest retention the checkpoints signed,
+                             or the table's TTL delete rule when longer), e.g. 730d
+  --expiry-slack DURATION    a chain whose oldest link is younger than horizon + slack lost history
+                             younger than the horizon (default 1d)
+  --integrity-table NAME     default <table>_integrity (<base>_integrity for a <base>_dlq table)
+  --checkpoint-table NAME    default <table>_checkpoints (<base>_checkpoints for a <base>_dlq table)
   --columns a,b,c            canonical column list (default: the signed checkpoint's, else the table's)
   --time-column NAME         default: the checkpoint's, else ts
   --output text|json
@@ -48,6 +54,9 @@ const VALUES = [
   'tsa-ca',
   'pipeline',
   'retention',
+  'expiry-slack',
+  'integrity-table',
+  'checkpoint-table',
   'columns',
   'time-column',
   'output',
@@ -73,7 +82,18 @@ export function verifyOptions(args: ParsedArgs): VerifyOptions {
   const retentionMs = retention === undefined ? undefined : parseDuration(retention);
   if (retention !== undefined && retentionMs === undefined)
     throw new UsageError(`--retention ${retention} is not a duration`);
+  const slack = args.values.get('expiry-slack');
+  const slackMs = slack === undefined ? undefined : parseDuration(slack);
+  if (slack !== undefined && slackMs === undefined)
+    throw new UsageError(`--expiry-slack ${slack} is not a duration`);
   const key = args.values.get('public-key');
+  const unsigned = args.flags.has('no-signature-check');
+  // Without the key anyone with write access can forge checkpoints: never a silent default.
+  if (!key && !unsigned)
+    throw new UsageError(
+      'no --public-key: checkpoint signatures cannot be checked (pass --no-signature-check to verify rows and links only)',
+    );
+  if (key && unsigned) throw new UsageError('--public-key excludes --no-signature-check');
   const ca = args.values.get('tsa-ca');
   return {
     database: required(args, 'database'),
@@ -87,6 +107,9 @@ export function verifyOptions(args: ParsedArgs): VerifyOptions {
     tsaCAs: ca ? readCAs(ca) : undefined,
     requireTimestamps: args.flags.has('require-timestamps'),
     retentionMs,
+    expirySlackMs: slackMs,
+    integrityTable: args.values.get('integrity-table'),
+    checkpointTable: args.values.get('checkpoint-table'),
     columns: args.values
       .get('columns')
       ?.split(',')

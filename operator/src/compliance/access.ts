@@ -1,7 +1,7 @@
 /**
  * Least-privilege ClickHouse users for a pipeline (docs/compliance.md, "Access"): an insert-only
  * writer for the workers — INSERT on the data, dead-letter, integrity and checkpoint tables, plus
- * SELECT on the integrity table for chain recovery — and a read-only auditor with SELECT on the
+ * SELECT on the integrity table (chain recovery) and the checkpoint table (the checkpoint chain) — and a read-only auditor with SELECT on the
  * database (what `verify` and `query` need). Created with the admin credentials when the spec
  * gives them. Passwords never appear in SQL: users are identified by the SHA-256 of the password
  * (`sha256_hash`), so neither the query log nor an error message can leak them. Privileges are
@@ -39,7 +39,8 @@ function writerTables(spec: ResolvedSpec): { insert: string[]; insertSelect: str
   const insertSelect: string[] = [];
   if (spec.integrity.enabled) {
     insertSelect.push(...names(spec.integrity.table));
-    insert.push(...names(spec.integrity.checkpointTable));
+    // SELECT: a worker's first checkpoint names the newest stored one as its predecessor (prev).
+    insertSelect.push(...names(spec.integrity.checkpointTable));
   }
   return { insert, insertSelect };
 }

@@ -86,7 +86,9 @@ export const SORT_SETTINGS = 'SETTINGS max_bytes_before_external_sort = 26843545
 
 /**
  * The streamed row query: every row of the table in the window, canonical lines ordered by
- * (kafka_partition, kafka_offset, kafka_line). `hasLine` is false for tables without kafka_line.
+ * (partition, offset, line). Without a line column (`hasLine` false) the rows of one offset are
+ * ordered by their canonical text, as the worker hashes them (BatchDigester's sortByOffset).
+ * The provenance columns default to kafka_partition / kafka_offset / kafka_line.
  */
 export function buildCanonicalRowsQuery(args: {
   database: string;
@@ -95,12 +97,17 @@ export function buildCanonicalRowsQuery(args: {
   timeColumn: string;
   window: TimeWindow;
   hasLine: boolean;
+  partitionColumn?: string;
+  offsetColumn?: string;
+  lineColumn?: string;
 }): string {
-  const parts = args.columns.map(canonicalExpression);
-  const line = `concat(toString(kafka_partition), '\\t', toString(kafka_offset), '\\t', ${parts.join(", '\\t', ")})`;
-  const order = args.hasLine ? 'kafka_partition, kafka_offset, kafka_line' : 'kafka_partition, kafka_offset';
+  const partition = quoteIdentifier(args.partitionColumn ?? 'kafka_partition', 'column');
+  const offset = quoteIdentifier(args.offsetColumn ?? 'kafka_offset', 'column');
+  const row = `concat(${args.columns.map(canonicalExpression).join(", '\\t', ")})`;
+  const line = `concat(toString(${partition}), '\\t', toString(${offset}), '\\t', ${row})`;
+  const within = args.hasLine ? quoteIdentifier(args.lineColumn ?? 'kafka_line', 'column') : row;
   return (
     `SELECT ${line} FROM ${qualifiedName(args.database, args.table)} ` +
-    `WHERE ${windowCondition(args.timeColumn, args.window)} ORDER BY ${order} ${SORT_SETTINGS} FORMAT TabSeparatedRaw`
+    `WHERE ${windowCondition(args.timeColumn, args.window)} ORDER BY ${partition}, ${offset}, ${within} ${SORT_SETTINGS} FORMAT TabSeparatedRaw`
   );
 }

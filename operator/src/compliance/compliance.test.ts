@@ -45,8 +45,20 @@ describe('canonical SQL', () => {
     expect(sql).toContain(
       'FROM `logs`.`fw` WHERE `ts` >= fromUnixTimestamp64Milli(toInt64(1000)) AND `ts` <= fromUnixTimestamp64Milli(toInt64(2000))',
     );
-    expect(sql).toContain('ORDER BY kafka_partition, kafka_offset, kafka_line');
+    expect(sql).toContain('ORDER BY `kafka_partition`, `kafka_offset`, `kafka_line`');
     expect(sql.endsWith('FORMAT TabSeparatedRaw')).toBe(true);
+    // Without a line column the rows of one message are ordered by their canonical text.
+    const noLine = buildCanonicalRowsQuery({
+      database: 'logs',
+      table: 'fw',
+      columns: [{ name: 'ts', type: 'DateTime' }],
+      timeColumn: 'ts',
+      window: {},
+      hasLine: false,
+    });
+    expect(noLine).toContain(
+      'ORDER BY `kafka_partition`, `kafka_offset`, concat(toString(toUnixTimestamp(`ts`))) SETTINGS',
+    );
     expect(windowCondition('ts', {})).toBe('1');
     expect(() => windowCondition('ts', { fromMs: 1.5 })).toThrow(RangeError);
   });

@@ -8,6 +8,7 @@ import type { KeyObject, X509Certificate } from 'node:crypto';
 import type { CanonicalColumn } from '../../../consumer/src/integrity/canonical';
 import {
   checkpointDigest,
+  checkpointId,
   verifyCheckpoint,
   type CheckpointPayload,
 } from '../../../consumer/src/integrity/checkpoint';
@@ -43,6 +44,16 @@ export interface CheckpointPassResult {
   timestamps: number;
   columns?: CanonicalColumn[];
   timeColumn?: string;
+  /** The longest retention a trusted checkpoint signed (v2), in ms. */
+  signedRetentionMs?: number;
+  /** The longest checkpoint interval a trusted checkpoint signed (v2), in ms. */
+  intervalMs?: number;
+  /** Every checkpoint id seen (trusted or not): a `prev` naming one of them is present. */
+  ids: Set<string>;
+  /** Trusted v2 checkpoints' `prev` links, with their creation times (the chain to check). */
+  prevs: Array<{ prev: string; createdAtMs: number }>;
+  /** Creation times of trusted v2 checkpoints, ascending (for the gap check). */
+  times: number[];
 }
 
 /** Runs the checkpoint pass. */
@@ -51,7 +62,14 @@ export async function checkCheckpoints(
   opts: CheckpointPassOptions,
   sink: FindingSink,
 ): Promise<CheckpointPassResult> {
-  const result: CheckpointPassResult = { checkpoints: 0, verified: 0, timestamps: 0 };
+  const result: CheckpointPassResult = {
+    checkpoints: 0,
+    verified: 0,
+    timestamps: 0,
+    ids: new Set(),
+    prevs: [],
+    times: [],
+  };
   let untokened = 0;
   for await (const row of rows) {
     result.checkpoints++;
@@ -59,9 +77,11 @@ export async function checkCheckpoints(
     const bad = (detail: string) => sink.finding({ kind: 'checkpoint-invalid', checkpointAtMs: at, detail });
     const payload = checkSignature(row, at, opts, bad);
     if (payload && opts.publicKey) result.verified++;
+    result.ids.add(checkpointId(row.heads));
     if (payload) {
       result.columns = payload.columns;
       result.timeColumn = payload.time_column;
+      if (payload.v === 2) noteV2(result, payload);
     }
     if (!opts.tsaCAs) continue;
     if (row.tsa_token === '') {
@@ -87,6 +107,16 @@ export async function checkCheckpoints(
       detail: `${untokened} checkpoints carry no timestamp token (TSA unavailable when they were written)`,
     });
   return result;
+}
+
+/** Records what a trusted v2 checkpoint signed: its chain link, interval and retention. */
+function noteV2(result: CheckpointPassResult, payload: CheckpointPayload): void {
+  if (payload.prev !== undefined) result.prevs.push({ prev: payload.prev, createdAtMs: payload.created_at });
+  result.times.push(payload.created_at);
+  if (payload.interval_ms !== undefined)
+    result.intervalMs = Math.max(result.intervalMs ?? 0, payload.interval_ms);
+  if (payload.retention_ms !== undefined)
+    result.signedRetentionMs = Math.max(result.signedRetentionMs ?? 0, payload.retention_ms);
 }
 
 /** Verifies signature and content; returns the payload when it can be trusted (or when no key is given, parsed). */

@@ -50,6 +50,7 @@ export async function checkLinks(
   src: LinkPassSource,
   sink: FindingSink,
   horizonMs: number | undefined,
+  expirySlackMs = 86_400_000,
 ): Promise<LinkPassStats> {
   const stats: LinkPassStats = { links: 0, headsChecked: 0, headsUnchecked: 0 };
   const heads = src.heads[Symbol.asyncIterator]();
@@ -65,7 +66,8 @@ export async function checkLinks(
       continue;
     stats.links++;
     checkOwnHash(l, sink);
-    if (!prev || prev.partition !== l.partition) await checkChainStart(src, l, sink);
+    if (!prev || prev.partition !== l.partition)
+      await checkChainStart(src, l, sink, horizonMs, expirySlackMs);
     else await checkLinkAfter(src, prev, l, sink);
     // Heads strictly before this link's end cannot match it or any later link of the stream.
     while (!head.done && before(head.value, l.partition, l.lastOffset)) {
@@ -135,7 +137,19 @@ async function checkLinkAfter(
   }
 }
 
-async function checkChainStart(src: LinkPassSource, l: LinkRecord, sink: FindingSink): Promise<void> {
+/**
+ * The first link of a partition in the window: it must continue the stored link before it. When
+ * none is stored, the links before it may have expired — but only if they were inserted before the
+ * horizon, and links are inserted in chain order: a first stored link inserted later than
+ * horizon + slack means younger history was deleted (the slack allows for a quiet partition).
+ */
+async function checkChainStart(
+  src: LinkPassSource,
+  l: LinkRecord,
+  sink: FindingSink,
+  horizonMs: number | undefined,
+  slackMs: number,
+): Promise<void> {
   const pred = await src.predecessor(l.partition, l.firstOffset);
   if (pred) {
     if (l.prevLink === GENESIS_LINK) {
@@ -148,12 +162,24 @@ async function checkChainStart(src: LinkPassSource, l: LinkRecord, sink: Finding
       await checkLinkAfter(src, pred, l, sink);
     }
   } else if (l.prevLink !== GENESIS_LINK) {
-    sink.notice({
-      ...where(l),
-      kind: 'expired',
-      detail:
-        'oldest stored link of the partition: the links before it are gone (retention) and cannot be checked',
-    });
+    if (horizonMs !== undefined && l.insertedAtMs < horizonMs + slackMs) {
+      sink.notice({
+        ...where(l),
+        kind: 'expired',
+        detail:
+          'oldest stored link of the partition: the links before it are gone (retention) and cannot be checked',
+      });
+    } else {
+      const age =
+        horizonMs === undefined
+          ? 'no retention deletes links'
+          : 'it was inserted after the retention horizon';
+      sink.finding({
+        ...where(l),
+        kind: 'history-deleted',
+        detail: `oldest stored link of the partition continues a link that is gone, yet ${age} (${new Date(l.insertedAtMs).toISOString()}): history before it was deleted`,
+      });
+    }
   }
 }
 

@@ -99,12 +99,52 @@ export function buildHeadLookupQuery(
   );
 }
 
-/** Checkpoint rows created in the window, oldest first (JSONEachRow keeps the signed text exact). */
+/** Checkpoints of this table (and pipeline): the `table`/`pipeline` of the signed text. */
+function ownCheckpoints(t: IntegrityTables): string {
+  const own = [`JSONExtractString(heads, 'table') = ${quoteString(t.table, 'table')}`];
+  if (t.pipeline !== undefined)
+    own.push(`JSONExtractString(heads, 'pipeline') = ${quoteString(t.pipeline, 'pipeline')}`);
+  return own.join(' AND ');
+}
+
+/**
+ * Checkpoint rows of this table created in the window, oldest first (JSONEachRow keeps the signed
+ * text exact). Checkpoints of other tables sharing the checkpoint table (the DLQ chain) are left
+ * out; one altered to name another table breaks the chain of `prev` ids instead.
+ */
 export function buildCheckpointsQuery(t: IntegrityTables, created: TimeWindow): string {
   return (
     'SELECT toUnixTimestamp64Milli(created_at) AS created_at_ms, heads, signature, public_key, tsa_token ' +
     `FROM ${qualifiedName(t.database, t.checkpointTable)} WHERE ${windowCondition('created_at', created)} ` +
-    'ORDER BY created_at FORMAT JSONEachRow'
+    `AND ${ownCheckpoints(t)} ORDER BY created_at FORMAT JSONEachRow`
+  );
+}
+
+/** Which of the given checkpoint ids (hex SHA-256 of the signed text) are stored, one per line. */
+export function buildCheckpointIdsQuery(t: IntegrityTables, ids: readonly string[]): string {
+  for (const id of ids) if (!/^[0-9a-f]{64}$/.test(id)) throw new RangeError(`${id} is not a checkpoint id`);
+  const list = ids.map((id) => `'${id}'`).join(', ');
+  return (
+    `SELECT DISTINCT lower(hex(SHA256(heads))) AS id FROM ${qualifiedName(t.database, t.checkpointTable)} ` +
+    `WHERE id IN (${list || "''"}) FORMAT TabSeparated`
+  );
+}
+
+/** The longest retention_ms any checkpoint of this table signed (0 when none; TSV). */
+export function buildSignedRetentionQuery(t: IntegrityTables): string {
+  return (
+    `SELECT max(JSONExtractUInt(heads, 'retention_ms')) FROM ${qualifiedName(t.database, t.checkpointTable)} ` +
+    `WHERE ${ownCheckpoints(t)} FORMAT TabSeparated`
+  );
+}
+
+/** Links inserted strictly between two times: count, first and last inserted_at (TSV). */
+export function buildInsertedBetweenQuery(t: IntegrityTables, afterMs: number, beforeMs: number): string {
+  const at = (ms: number) => `fromUnixTimestamp64Milli(toInt64(${int(ms)}))`;
+  return (
+    'SELECT count(), toUnixTimestamp64Milli(min(inserted_at)), toUnixTimestamp64Milli(max(inserted_at)) ' +
+    `FROM ${qualifiedName(t.database, t.integrityTable)} WHERE ${chainFilter(t)} ` +
+    `AND inserted_at > ${at(afterMs)} AND inserted_at < ${at(beforeMs)} FORMAT TabSeparated`
   );
 }
 
@@ -114,13 +154,10 @@ export function buildCheckpointsQuery(t: IntegrityTables, created: TimeWindow): 
  * Only checkpoints of this table and pipeline count; their signatures are checked separately.
  */
 export function buildHeadsQuery(t: IntegrityTables, created: TimeWindow): string {
-  const own = [`JSONExtractString(heads, 'table') = ${quoteString(t.table, 'table')}`];
-  if (t.pipeline !== undefined)
-    own.push(`JSONExtractString(heads, 'pipeline') = ${quoteString(t.pipeline, 'pipeline')}`);
   return (
     "SELECT toUInt32(JSONExtractUInt(h, 'partition')) AS p, JSONExtractUInt(h, 'last_offset') AS o, " +
     "JSONExtractString(h, 'link') AS l, toUnixTimestamp64Milli(min(created_at)) " +
     `FROM ${qualifiedName(t.database, t.checkpointTable)} ARRAY JOIN JSONExtractArrayRaw(heads, 'heads') AS h ` +
-    `WHERE ${windowCondition('created_at', created)} AND ${own.join(' AND ')} GROUP BY p, o, l ORDER BY p, o, l FORMAT TabSeparated`
+    `WHERE ${windowCondition('created_at', created)} AND ${ownCheckpoints(t)} GROUP BY p, o, l ORDER BY p, o, l FORMAT TabSeparated`
   );
 }

@@ -25,7 +25,13 @@ export type FindingKind =
   /** A signed head names a link that is missing or different. */
   | 'checkpoint-head-mismatch'
   /** A checkpoint's RFC 3161 token fails verification, or is missing when one is required. */
-  | 'timestamp-invalid';
+  | 'timestamp-invalid'
+  /** A checkpoint names a predecessor that is not stored (checkpoints deleted). */
+  | 'checkpoint-missing'
+  /** No checkpoint for longer than twice the signed interval while batches were inserted. */
+  | 'checkpoint-gap'
+  /** The oldest stored link of a partition is younger than the horizon: history before it was deleted. */
+  | 'history-deleted';
 
 /** One finding or notice about a batch range or a checkpoint. */
 export interface Finding {

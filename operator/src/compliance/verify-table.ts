@@ -12,6 +12,10 @@ export interface TableDescription {
   /** Stored columns (no MATERIALIZED / ALIAS / EPHEMERAL), in declared order. */
   columns: CanonicalColumn[];
   hasLine: boolean;
+  /** Provenance columns: kafka_partition/kafka_offset/kafka_line, or partition/offset of a DLQ table. */
+  partitionColumn: string;
+  offsetColumn: string;
+  lineColumn: string;
   /** Delete-after of the TTL, in ms; undefined when the table has no delete TTL. */
   retentionMs?: number;
 }
@@ -49,7 +53,10 @@ export async function describeTable(
     })
   ).json<CanonicalColumn>();
   const names = new Set(cols.map((c) => c.name));
-  for (const required of ['kafka_partition', 'kafka_offset']) {
+  // A dead-letter table (<table>_dlq) records its provenance as `partition` and `offset`.
+  const dlq = !names.has('kafka_partition') && names.has('partition') && names.has('offset');
+  const [partitionColumn, offsetColumn] = dlq ? ['partition', 'offset'] : ['kafka_partition', 'kafka_offset'];
+  for (const required of [partitionColumn, offsetColumn]) {
     if (!names.has(required))
       throw new Error(
         `table ${database}.${table} has no ${required} column: rows cannot be matched to integrity links`,
@@ -58,6 +65,9 @@ export async function describeTable(
   return {
     columns: cols,
     hasLine: names.has('kafka_line'),
+    partitionColumn,
+    offsetColumn,
+    lineColumn: 'kafka_line',
     retentionMs: retentionFromEngineFull(tables[0].engine_full),
   };
 }

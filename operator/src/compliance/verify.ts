@@ -14,6 +14,7 @@ import { linkFromRow, type LinkRow } from '../../../consumer/src/integrity/link-
 import { buildCanonicalRowsQuery, type TimeWindow } from './canonical-sql';
 import { lineBlocks, textLines } from './line-stream';
 import { checkCheckpoints, type CheckpointRow } from './verify-checkpoints';
+import { checkCheckpointGaps, checkCheckpointPrevs, type CheckpointChainSource } from './verify-chain';
 import { checkLinks, type LinkPassSource, type SignedHead } from './verify-links';
 import * as Q from './verify-queries';
 import { FindingSink, type VerifyReport } from './verify-report';
@@ -33,8 +34,10 @@ export interface VerifyOptions {
   publicKey?: KeyObject;
   tsaCAs?: X509Certificate[];
   requireTimestamps?: boolean;
-  /** Overrides the retention read from the table's TTL. */
+  /** Overrides the retention (default: the longest of the signed retentions and the table's TTL). */
   retentionMs?: number;
+  /** A partition's oldest link inserted later than horizon + this lost younger history. Default 1 day. */
+  expirySlackMs?: number;
   /** Overrides the canonical column list (otherwise: the signed checkpoint's, else the table's). */
   columns?: string[];
   timeColumn?: string;
@@ -154,6 +157,36 @@ function linkPassSource(
   };
 }
 
+function chainSource(client: ClickHouseClient, t: Q.IntegrityTables): CheckpointChainSource {
+  return {
+    existing: async (ids) => {
+      const found = new Set<string>();
+      for await (const line of textLines(await stream(client, Q.buildCheckpointIdsQuery(t, ids))))
+        found.add(line);
+      return found;
+    },
+    insertedBetween: async (afterMs, beforeMs) => {
+      if (beforeMs <= afterMs) return { count: 0, firstMs: 0, lastMs: 0 };
+      const [count, firstMs, lastMs] = (
+        await firstLine(client, Q.buildInsertedBetweenQuery(t, afterMs, beforeMs))
+      ).map(Number);
+      return { count: count || 0, firstMs, lastMs };
+    },
+  };
+}
+
+/** Default integrity/checkpoint tables: `<table>_…`, or the data table's for its `<base>_dlq` chain. */
+export function integrityTables(opts: VerifyOptions): Q.IntegrityTables {
+  const base = opts.table.endsWith('_dlq') ? opts.table.slice(0, -4) : opts.table;
+  return {
+    database: opts.database,
+    table: opts.table,
+    integrityTable: opts.integrityTable ?? `${base}_integrity`,
+    checkpointTable: opts.checkpointTable ?? `${base}_checkpoints`,
+    pipeline: opts.pipeline,
+  };
+}
+
 /** The row pass: streams canonical rows and merges them with a second read of the links. */
 async function rowPass(
   client: ClickHouseClient,
@@ -177,17 +210,10 @@ async function rowPass(
 /** Verifies one table over a window; never throws for findings (they are in the report), only for I/O or usage errors. */
 export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions): Promise<VerifyReport> {
   const started = Date.now();
-  const t: Q.IntegrityTables = {
-    database: opts.database,
-    table: opts.table,
-    integrityTable: opts.integrityTable ?? `${opts.table}_integrity`,
-    checkpointTable: opts.checkpointTable ?? `${opts.table}_checkpoints`,
-    pipeline: opts.pipeline,
-  };
+  const t = integrityTables(opts);
+  const nowMs = opts.nowMs ?? Date.now();
   const sink = new FindingSink();
   const desc = await describeTable(client, opts.database, opts.table);
-  const retentionMs = opts.retentionMs ?? desc.retentionMs;
-  const horizonMs = retentionMs === undefined ? undefined : (opts.nowMs ?? Date.now()) - retentionMs;
   const hull = await expandWindow(client, t, opts.window);
   if (hull.pipelines > 1 && opts.pipeline === undefined)
     throw new Error(`${hull.pipelines} pipelines write ${opts.table}: choose one with --pipeline`);
@@ -202,16 +228,34 @@ export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions)
     { ...opts, database: t.database, table: t.table },
     sink,
   );
+  await checkCheckpointPrevs(cp, chainSource(client, t), sink);
+  // With a window, checkpoints after it are not read: only the stretches between those seen count.
+  await checkCheckpointGaps(cp, chainSource(client, t), sink, nowMs, all);
+  // The horizon is the longest retention ever signed (or in the TTL): a shortened TTL never
+  // turns younger deletions into "expired".
+  const signed = Number((await firstLine(client, Q.buildSignedRetentionQuery(t)))[0]) || 0;
+  const known = Math.max(signed, cp.signedRetentionMs ?? 0, desc.retentionMs ?? 0);
+  const retentionMs = opts.retentionMs ?? (known > 0 ? known : undefined);
+  const horizonMs = retentionMs === undefined ? undefined : nowMs - retentionMs;
   const columns = canonicalColumns(desc, opts.columns, cp.columns);
   const timeColumn = opts.timeColumn ?? cp.timeColumn ?? 'ts';
-  const linkStats = await checkLinks(linkPassSource(client, t, hull.window, created), sink, horizonMs);
+  const linkStats = await checkLinks(
+    linkPassSource(client, t, hull.window, created),
+    sink,
+    horizonMs,
+    opts.expirySlackMs,
+  );
   const rowsQuery = buildCanonicalRowsQuery({
     database: t.database,
     table: t.table,
     columns,
     timeColumn,
     window: hull.window,
-    hasLine: desc.hasLine,
+    // Signed columns decide: the worker sorted a message's rows when it wrote no line column.
+    hasLine: desc.hasLine && columns.some((c) => c.name === desc.lineColumn),
+    partitionColumn: desc.partitionColumn,
+    offsetColumn: desc.offsetColumn,
+    lineColumn: desc.lineColumn,
   });
   const rows = await rowPass(client, t, rowsQuery, hull.window, sink, horizonMs);
   return {

@@ -75,12 +75,12 @@ describe('planTableChanges', () => {
   });
 
   it('modifies the TTL without materializing unless asked', () => {
-    const d = desired({ retention: { deleteAfter: '365d' } });
+    const d = desired({ retention: { deleteAfter: '1095d' } });
     const plan = planTableChanges(d, observedDefault());
     expect(plan.actions).toEqual([
       {
         kind: 'modifyTtl',
-        sql: 'ALTER TABLE `logs`.`fw` MODIFY TTL toDateTime(`ts`) + INTERVAL 365 DAY DELETE',
+        sql: 'ALTER TABLE `logs`.`fw` MODIFY TTL toDateTime(`ts`) + INTERVAL 1095 DAY DELETE',
         settings: { materialize_ttl_after_modify: '0' },
         description: expect.any(String),
       },
@@ -88,6 +88,25 @@ describe('planTableChanges', () => {
     const materialized = planTableChanges(d, observedDefault(), { materializeOnChange: true });
     expect(materialized.actions.map((a) => a.kind)).toEqual(['modifyTtl', 'materializeTtl']);
     expect(materialized.actions[1].sql).toBe('ALTER TABLE `logs`.`fw` MATERIALIZE TTL');
+  });
+
+  it('refuses to shorten the retention unless the override is set (issue 13)', () => {
+    // The base code planned `MODIFY TTL … 365 DAY` here: a silent deletion of a year of logs.
+    const d = desired({ retention: { deleteAfter: '365d', minimumDeleteAfter: '1d' } });
+    const plan = planTableChanges(d, observedDefault());
+    expect(plan.actions).toEqual([]);
+    expect(plan.refusals).toEqual([
+      {
+        reason: 'DestructiveChangeRefused',
+        kind: 'shortenRetention',
+        message: expect.stringMatching(/after 730d; shortening that to 365d .*allowShortening/),
+      },
+    ]);
+    const allowed = planTableChanges(d, observedDefault(), { allowShortening: true });
+    expect(allowed.refusals).toEqual([]);
+    expect(allowed.actions.map((a) => a.sql)).toEqual([
+      'ALTER TABLE `logs`.`fw` MODIFY TTL toDateTime(`ts`) + INTERVAL 365 DAY DELETE',
+    ]);
   });
 
   it('sets a missing or changed dedup window and adds a missing skip index', () => {
@@ -109,7 +128,7 @@ describe('planTableChanges', () => {
     const observed = observedDefault();
     mutate(observed);
     const plan = planTableChanges(
-      desired({ retention: { deleteAfter: '365d' }, columns: [{ name: 'zone', type: 'String' }] }),
+      desired({ retention: { deleteAfter: '1095d' }, columns: [{ name: 'zone', type: 'String' }] }),
       observed,
     );
     expect(plan.actions).toEqual([]);

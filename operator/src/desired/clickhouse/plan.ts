@@ -8,7 +8,7 @@
  */
 import type { DesiredTable } from './ddl';
 import { qualifiedName, quoteIdentifier } from './identifiers';
-import { sameTtl } from './ttl';
+import { parseTtl, sameTtl } from './ttl';
 import { normalizeColumnType } from './type-grammar';
 
 /** What ClickHouse reports about an existing table (system.tables, system.columns, system.data_skipping_indices). */
@@ -33,7 +33,14 @@ export interface TableAction {
 /** A change the operator will not make; `reason` is a one-word CamelCase condition reason. */
 export interface Refusal {
   reason: 'DestructiveChangeRefused';
-  kind: 'engine' | 'dropColumn' | 'retypeColumn' | 'orderBy' | 'partitionBy' | 'storagePolicy';
+  kind:
+    | 'engine'
+    | 'dropColumn'
+    | 'retypeColumn'
+    | 'orderBy'
+    | 'partitionBy'
+    | 'storagePolicy'
+    | 'shortenRetention';
   message: string;
 }
 
@@ -173,11 +180,35 @@ function settingActions(d: DesiredTable, o: ObservedTable): TableAction[] {
     }));
 }
 
+/** Seconds after which the delete rule of a TTL text removes rows (undefined: no delete rule). */
+function deleteSeconds(ttl: string): number | undefined {
+  return ttl === '' ? undefined : parseTtl(ttl)?.rules.find((r) => r.action.kind === 'delete')?.seconds;
+}
+
+/**
+ * Defence in depth behind the admission rule: a TTL that deletes sooner than the table's current
+ * one is refused unless the spec sets retention.allowShortening (a longer one is always applied).
+ */
+function retentionRefusal(d: DesiredTable, o: ObservedTable, allowShortening: boolean): Refusal | undefined {
+  if (allowShortening) return undefined;
+  const current = deleteSeconds(splitEngineFull(o.engineFull).ttl);
+  const wanted = d.schema.ttlRules.find((r) => r.action.kind === 'delete')?.seconds;
+  if (current === undefined || wanted === undefined || wanted >= current) return undefined;
+  const days = (s: number) => `${Math.round((s / 86_400) * 100) / 100}d`;
+  return {
+    reason: 'DestructiveChangeRefused',
+    kind: 'shortenRetention',
+    message:
+      `${d.database}.${d.storageName} deletes rows after ${days(current)}; shortening that to ${days(wanted)} ` +
+      'would delete retained logs and is refused unless spec.clickhouse.retention.allowShortening is true',
+  };
+}
+
 /** Plans how to bring `observed` (undefined: the table does not exist) to `desired`; pure. */
 export function planTableChanges(
   desired: DesiredTable,
   observed: ObservedTable | undefined,
-  opts: { materializeOnChange?: boolean } = {},
+  opts: { materializeOnChange?: boolean; allowShortening?: boolean } = {},
 ): TablePlan {
   if (!observed) {
     return {
@@ -190,6 +221,8 @@ export function planTableChanges(
     };
   }
   const refusals = keyRefusals(desired, observed);
+  const shortened = retentionRefusal(desired, observed, !!opts.allowShortening);
+  if (shortened) refusals.push(shortened);
   if (refusals.length > 0) return { actions: [], refusals };
   return {
     actions: [
