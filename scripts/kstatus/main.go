@@ -29,10 +29,11 @@ func main() {
 			continue
 		}
 		var v verdict
-		obj := map[string]interface{}{}
-		if err := json.Unmarshal(in.Bytes(), &obj); err != nil {
+		// UnmarshalJSON keeps integers as int64, as the library expects (a plain map would hold float64).
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(in.Bytes()); err != nil {
 			v.Error = err.Error()
-		} else if res, err := status.Compute(&unstructured.Unstructured{Object: obj}); err != nil {
+		} else if res, err := status.Compute(u); err != nil {
 			v.Error = err.Error()
 		} else {
 			v.Status, v.Message = string(res.Status), res.Message
