@@ -51,13 +51,20 @@ describe('termination message', () => {
   });
 
   test('watchFatal calls back once when the source reports an error', async () => {
-    let err: unknown;
+    const source = { error: undefined as unknown, checks: 0 };
     const seen: unknown[] = [];
-    watchFatal({ fatalError: () => err }, (e) => seen.push(e), 10);
-    await new Promise((r) => setTimeout(r, 40));
+    const fatalError = () => {
+      source.checks++;
+      return source.error;
+    };
+    watchFatal({ fatalError }, (e) => seen.push(e), 5);
+    while (source.checks < 3) await new Promise((r) => setTimeout(r, 5));
     expect(seen).toEqual([]);
-    err = new Error('stopped');
-    await new Promise((r) => setTimeout(r, 60));
-    expect(seen).toEqual([err]);
+    source.error = new Error('stopped');
+    while (seen.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const checks = source.checks;
+    await new Promise((r) => setTimeout(r, 30));
+    expect(seen).toEqual([source.error]);
+    expect(source.checks).toBe(checks); // stopped watching
   });
 });

@@ -6,7 +6,10 @@ import type { ResolvedSpec } from '../api/defaults';
 import type { LogPipelineStatus } from '../api/types';
 import type { DeploymentView } from '../controller/views';
 import { selectorString, workerName } from '../desired/labels';
+import type { PodView } from '../controller/pod-view';
 import { readyCondition, scalingCondition, workersCondition, type ConditionInput } from './conditions';
+import { progressConditions, type StallCause } from './kstatus';
+import { crashLoopCondition } from './worker-pods';
 
 /** One part's contribution: its condition and what it recorded. */
 export interface PartObservation {
@@ -22,26 +25,41 @@ export interface ScalingObservation {
   lag?: LogPipelineStatus['lag'];
 }
 
-/** Conditions (Ready, TopicReady, TableReady, WorkersReady, Scaling) and the other status fields. */
+/** What explains a pipeline that does not progress: its worker pods and a stalled partition. */
+export interface ProgressObservation {
+  pods?: readonly PodView[];
+  partitionStall?: StallCause;
+}
+
+/**
+ * Conditions (Ready, TopicReady, TableReady, WorkersReady, Scaling, Stalled, Reconciling) and the
+ * other status fields. A crash-looping worker pod makes WorkersReady False with its reason and the
+ * pipeline Stalled; so does a partition stalled past the progress deadline.
+ */
 export function computeStatus(
   spec: ResolvedSpec,
   deployment: DeploymentView,
   topic: PartObservation,
   table: PartObservation,
   scaling: ScalingObservation | undefined,
+  progress: ProgressObservation = {},
 ): { conditions: ConditionInput[]; extra: LogPipelineStatus } {
   const auto = spec.workers.autoscaling.enabled;
   const desired = auto ? deployment.replicas : spec.workers.replicas;
-  const workers = workersCondition(deployment, desired, workerName(spec.name));
+  const crash = desired > 0 ? crashLoopCondition(progress.pods ?? []) : undefined;
+  const workers = crash ?? workersCondition(deployment, desired, workerName(spec.name));
+  const stall = crash ? { reason: crash.reason, message: crash.message } : progress.partitionStall;
   const scalingCond: ConditionInput = scaling
     ? { type: 'Scaling', status: scaling.status, reason: scaling.reason, message: scaling.message }
     : scalingCondition(deployment, auto, desired);
+  const ready = readyCondition([topic.condition, table.condition, workers]);
   const conditions = [
-    readyCondition([topic.condition, table.condition, workers]),
+    ready,
     topic.condition,
     table.condition,
     workers,
     scalingCond,
+    ...progressConditions(ready, stall),
   ];
   const extra: LogPipelineStatus = {
     workers: {

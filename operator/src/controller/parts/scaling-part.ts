@@ -20,6 +20,12 @@ import { decide, type Decision, type ScalerState } from '../../autoscale/decide'
 import { computeLag, type PartitionOffsets } from '../../autoscale/lag';
 import type { AutoscalerMetrics } from '../../autoscale/metrics';
 import { readGroupOffsets } from '../../autoscale/offsets';
+import {
+  describeStall,
+  stalledPartitions,
+  trackPartitions,
+  type PartitionMarks,
+} from '../../autoscale/partition-stall';
 import { sinkProblem, stallAfterMs, trackJournalStall, type StallMark } from '../../autoscale/sink-health';
 import type { PartContext, ScalingOutcome, ScalingPart } from '../external';
 import type { DeploymentView } from '../views';
@@ -53,6 +59,8 @@ interface Entry {
   name: string;
   scaler: ScalerState;
   stall?: StallMark;
+  /** Per-partition progress clocks (Stalled condition). */
+  marks?: PartitionMarks;
   lastPollAt: number;
   last?: ScalingOutcome;
   /** status.lag.lastScale* as stored before this operator instance made any change. */
@@ -75,6 +83,49 @@ function isoSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/** Outcome fields of a pipeline without autoscaling: only its stall is used. */
+const WATCH_ONLY = { status: 'Unknown', reason: 'AutoscalingDisabled', message: 'autoscaling off' } as const;
+
+/**
+ * How often offsets are read: the autoscaler's poll interval, or for a pipeline that is only
+ * watched for stalls a quarter of its progress deadline (at least 1 s, at most the poll interval).
+ */
+export function pollIntervalMs(spec: ResolvedSpec): number {
+  const poll = spec.workers.autoscaling.pollIntervalMs;
+  if (spec.workers.autoscaling.enabled) return poll;
+  return Math.max(1000, Math.min(poll, Math.floor(spec.workers.progressDeadlineMs / 4)));
+}
+
+/**
+ * Stalled=True cause when a partition with lag has not moved for the progress deadline; undefined
+ * when none (or no worker is meant to run). The "last error" is the freshest one the operator can
+ * see without scraping pods or widening RBAC: the sink problem (its own ClickHouse ping, TableReady,
+ * the workers' outstanding journaled batch); a crash-looping worker is reported from its Pod.
+ */
+function stalledPartitionCause(
+  spec: ResolvedSpec,
+  dep: DeploymentView,
+  e: Entry,
+  offsets: PartitionOffsets[],
+  t: number,
+  sinkMessage: string | undefined,
+  journalStalledMs: number,
+): { reason: string; message: string } | undefined {
+  if (dep.replicas === 0 || !e.marks) return undefined;
+  const stalled = stalledPartitions(e.marks, offsets, t, spec.workers.progressDeadlineMs);
+  if (stalled.length === 0) return undefined;
+  const journal =
+    journalStalledMs > 0
+      ? `a journaled batch has waited ${Math.round(journalStalledMs / 1000)}s for its insert (the workers keep retrying it)`
+      : undefined;
+  const last =
+    sinkMessage ?? journal ?? 'none seen by the operator (ClickHouse answers); see the worker logs';
+  return {
+    reason: 'PartitionStalled',
+    message: `${describeStall(stalled)}, progress deadline ${spec.workers.progressDeadline}; last error: ${last}`,
+  };
+}
+
 /** Creates the lag autoscaler. */
 export function createScalingPart(deps: ScalingPartDeps): LagScaler {
   const now = deps.now ?? (() => Date.now());
@@ -92,8 +143,8 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     lastSweep = t;
     const live = new Set<string>();
     for (const lp of deps.pipelines()) {
-      if (lp.metadata.uid && !lp.metadata.deletionTimestamp && lp.spec.workers?.autoscaling?.enabled)
-        live.add(lp.metadata.uid);
+      // Pipelines without autoscaling are watched for stalled partitions too.
+      if (lp.metadata.uid && !lp.metadata.deletionTimestamp) live.add(lp.metadata.uid);
     }
     for (const [uid, e] of entries) {
       if (live.has(uid)) continue;
@@ -150,7 +201,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     e: Entry,
     t: number,
   ): Promise<ScalingOutcome> {
-    const pollMs = spec.workers.autoscaling.pollIntervalMs;
+    const pollMs = pollIntervalMs(spec);
     const conn = await kafkaConnectionFor(spec, ctx);
     const [group, pingError] = await Promise.all([
       deps.kafka.withAdmin(conn, (admin) =>
@@ -161,6 +212,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     if (group.offsets.length === 0) throw new Error(`topic ${spec.kafka.topic.name} has no partitions`);
     const stall = trackJournalStall(e.stall, group.commits, t);
     e.stall = stall.mark;
+    e.marks = trackPartitions(e.marks, group.offsets, t);
     const stored = ctx.pipeline.status?.conditions?.find((c) => c.type === 'TableReady');
     // The stored condition is one reconcile old: when it only said "unreachable", our fresh ping wins.
     const table = stored?.reason === 'ClickHouseUnreachable' && !pingError ? undefined : stored;
@@ -172,6 +224,27 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       progressed: progressed(e.scaler, group.offsets),
       stallAfterMs: stallAfterMs(pollMs),
     });
+    const partitionStall = stalledPartitionCause(
+      spec,
+      dep,
+      e,
+      group.offsets,
+      t,
+      sink?.message,
+      stall.stalledMs,
+    );
+    if (!spec.workers.autoscaling.enabled) {
+      e.scaler = {
+        ...e.scaler,
+        trend: {
+          at: t,
+          smoothedLag: 0,
+          rate: 0,
+          consumedPosition: computeLag(group.offsets).consumedPosition,
+        },
+      };
+      return { ...WATCH_ONLY, stall: partitionStall, requeueAfterMs: pollMs };
+    }
     const { decision, state } = decide(e.scaler, {
       settings: spec.workers.autoscaling,
       offsets: group.offsets,
@@ -197,6 +270,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       message: decision.message,
       lag,
       requeueAfterMs: pollMs,
+      stall: partitionStall,
     };
   }
 
@@ -238,7 +312,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     async evaluate(spec, dep, ctx): Promise<ScalingOutcome> {
       const t = now();
       sweep(t);
-      const pollMs = spec.workers.autoscaling.pollIntervalMs;
+      const pollMs = pollIntervalMs(spec);
       if (!dep)
         return {
           status: 'Unknown',
