@@ -20,15 +20,11 @@ import { decide, type Decision, type ScalerState } from '../../autoscale/decide'
 import { computeLag, type PartitionOffsets } from '../../autoscale/lag';
 import type { AutoscalerMetrics } from '../../autoscale/metrics';
 import { readGroupOffsets } from '../../autoscale/offsets';
-import {
-  describeStall,
-  stalledPartitions,
-  trackPartitions,
-  type PartitionMarks,
-} from '../../autoscale/partition-stall';
+import { trackPartitions, type PartitionMarks } from '../../autoscale/partition-stall';
 import { sinkProblem, stallAfterMs, trackJournalStall, type StallMark } from '../../autoscale/sink-health';
 import type { PartContext, ScalingOutcome, ScalingPart } from '../external';
 import type { DeploymentView } from '../views';
+import { pollIntervalMs, stalledPartitionCause, WATCH_ONLY } from './progress-watch';
 import type { ClickHousePool } from './table-part';
 import { kafkaConnectionFor } from './topic-part';
 
@@ -81,49 +77,6 @@ function progressed(state: ScalerState, offsets: PartitionOffsets[]): boolean {
 
 function isoSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-/** Outcome fields of a pipeline without autoscaling: only its stall is used. */
-const WATCH_ONLY = { status: 'Unknown', reason: 'AutoscalingDisabled', message: 'autoscaling off' } as const;
-
-/**
- * How often offsets are read: the autoscaler's poll interval, or for a pipeline that is only
- * watched for stalls a quarter of its progress deadline (at least 1 s, at most the poll interval).
- */
-export function pollIntervalMs(spec: ResolvedSpec): number {
-  const poll = spec.workers.autoscaling.pollIntervalMs;
-  if (spec.workers.autoscaling.enabled) return poll;
-  return Math.max(1000, Math.min(poll, Math.floor(spec.workers.progressDeadlineMs / 4)));
-}
-
-/**
- * Stalled=True cause when a partition with lag has not moved for the progress deadline; undefined
- * when none (or no worker is meant to run). The "last error" is the freshest one the operator can
- * see without scraping pods or widening RBAC: the sink problem (its own ClickHouse ping, TableReady,
- * the workers' outstanding journaled batch); a crash-looping worker is reported from its Pod.
- */
-function stalledPartitionCause(
-  spec: ResolvedSpec,
-  dep: DeploymentView,
-  e: Entry,
-  offsets: PartitionOffsets[],
-  t: number,
-  sinkMessage: string | undefined,
-  journalStalledMs: number,
-): { reason: string; message: string } | undefined {
-  if (dep.replicas === 0 || !e.marks) return undefined;
-  const stalled = stalledPartitions(e.marks, offsets, t, spec.workers.progressDeadlineMs);
-  if (stalled.length === 0) return undefined;
-  const journal =
-    journalStalledMs > 0
-      ? `a journaled batch has waited ${Math.round(journalStalledMs / 1000)}s for its insert (the workers keep retrying it)`
-      : undefined;
-  const last =
-    sinkMessage ?? journal ?? 'none seen by the operator (ClickHouse answers); see the worker logs';
-  return {
-    reason: 'PartitionStalled',
-    message: `${describeStall(stalled)}, progress deadline ${spec.workers.progressDeadline}; last error: ${last}`,
-  };
 }
 
 /** Creates the lag autoscaler. */
@@ -227,13 +180,14 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     const partitionStall = stalledPartitionCause(
       spec,
       dep,
-      e,
+      e.marks,
       group.offsets,
       t,
       sink?.message,
       stall.stalledMs,
     );
     if (!spec.workers.autoscaling.enabled) {
+      // No decision to make; keep the position so the next poll's `progressed` is right.
       e.scaler = {
         ...e.scaler,
         trend: {
