@@ -13,14 +13,7 @@
  * (config-hash annotation) replaces the pods, like a rollout. It is not a kubelet: no images, no
  * liveness probes, no limits.
  */
-import {
-  AppsV1Api,
-  CoreV1Api,
-  KubeConfig,
-  type V1Deployment,
-  type V1EnvVar,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubeConfig, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -36,6 +29,7 @@ import {
   type BackoffSettings,
   type ContainerRecord,
 } from './pod-status';
+import { renderPodFiles } from './pod-files';
 import { freePort } from './process';
 
 const WORKER_MAIN = path.resolve(
@@ -187,25 +181,14 @@ export class PodRunner {
     fs.mkdirSync(podDir, { recursive: true });
     const template = d.spec!.template;
     const container = template.spec!.containers[0];
-    const env: Record<string, string> = {};
-    const mounts: Array<[string, string]> = [];
-    for (const mount of container.volumeMounts ?? []) {
-      const volume = template.spec!.volumes?.find((v) => v.name === mount.name);
-      if (!volume?.configMap) continue;
-      const cm = await this.core.readNamespacedConfigMap({ name: volume.configMap.name!, namespace: ns });
-      const target = path.join(podDir, mount.mountPath);
-      fs.mkdirSync(target, { recursive: true });
-      for (const [file, content] of Object.entries(cm.data ?? {}))
-        fs.writeFileSync(path.join(target, file), content);
-      mounts.push([mount.mountPath, target]);
-    }
-    for (const e of container.env ?? []) env[e.name] = localPath(await this.resolveEnv(ns, e, name), mounts);
-    const configFile = mounts.map(([, t]) => path.join(t, 'config.json')).find((f) => fs.existsSync(f));
-    // The container sees its files under the mount paths; here they live in the pod's directory.
-    if (configFile && (env.LP_CONFIG === undefined || !fs.existsSync(env.LP_CONFIG)))
-      env.LP_CONFIG = configFile;
-    const messageFile = path.join(podDir, 'termination-log');
-    env.LP_TERMINATION_MESSAGE_PATH = messageFile;
+    const { env, args, messageFile } = await renderPodFiles(
+      this.core,
+      ns,
+      container,
+      template.spec!,
+      podDir,
+      name,
+    );
     const object = await this.core.createNamespacedPod({
       namespace: ns,
       body: {
@@ -237,7 +220,7 @@ export class PodRunner {
       logFile: path.join(podDir, 'worker.log'),
       messageFile,
       messagePolicy: container.terminationMessagePolicy,
-      args: (container.args ?? []).map((a) => localPath(a, mounts)),
+      args,
       env,
       container: { name: container.name, image: container.image ?? '', restartCount: 0, ready: false },
       backoffSteps: 0,
@@ -330,20 +313,6 @@ export class PodRunner {
     await Promise.race([del, new Promise((r) => setTimeout(r, apiTimeoutMs).unref())]);
   }
 
-  private async resolveEnv(ns: string, e: V1EnvVar, podName: string): Promise<string> {
-    if (e.value !== undefined) return e.value;
-    const field = e.valueFrom?.fieldRef?.fieldPath;
-    if (field === 'metadata.name') return podName;
-    if (field === 'metadata.namespace') return ns;
-    const ref = e.valueFrom?.secretKeyRef;
-    if (ref) {
-      const secret = await this.core.readNamespacedSecret({ name: ref.name!, namespace: ns });
-      const b64 = secret.data?.[ref.key];
-      return b64 ? Buffer.from(b64, 'base64').toString('utf8') : '';
-    }
-    return '';
-  }
-
   private async writeStatus(d: V1Deployment, pods: LocalPod[]): Promise<void> {
     const ready = pods.filter((p) => p.container.ready).length;
     const status = {
@@ -371,15 +340,6 @@ export class PodRunner {
 
 function iso(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-/** Maps a path inside the container (under a mount path) to where the runner put the files. */
-function localPath(value: string, mounts: ReadonlyArray<[string, string]>): string {
-  for (const [mountPath, local] of mounts) {
-    if (value === mountPath || value.startsWith(`${mountPath}/`))
-      return local + value.slice(mountPath.length);
-  }
-  return value;
 }
 
 async function probe(p: LocalPod): Promise<void> {
