@@ -53,6 +53,7 @@ export const RECONCILE_GRANTS: Record<string, string[]> = {
   '/configmaps': ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
   'policy/poddisruptionbudgets': ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
   '/secrets': ['get', 'list', 'watch'],
+  '/pods': ['get', 'list', 'watch'],
   '/events': ['create', 'patch'],
 };
 

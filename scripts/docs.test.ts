@@ -24,6 +24,7 @@ const REASON_SOURCES = ['controller', 'apply', 'status', 'desired', 'autoscale',
  * (they reach logs, never a condition).
  */
 const NOT_REASONS = new Set([
+  'FallbackToLogsOnError',
   'ConfigMap',
   'PodDisruptionBudget',
   'LogPipeline',

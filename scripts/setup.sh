@@ -38,5 +38,6 @@ fi
 
 bash scripts/build-k8s.sh
 bash scripts/build-helm.sh
+bash scripts/build-kstatus.sh
 bash scripts/fetch-kafka.sh
 echo "setup: done"

@@ -11,7 +11,7 @@ import type { LogPipeline, LogPipelineSpec } from '../operator/src/api/types';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
 import { workerName } from '../operator/src/desired/labels';
-import { PodRunner } from './env/pod-runner';
+import { PodRunner, type PodRunnerOptions } from './env/pod-runner';
 import { readTestBed, type TestBed } from './env/testbed';
 import {
   apis,
@@ -54,7 +54,11 @@ export interface Loop {
 }
 
 /** Starts the loop in a fresh namespace with its own ClickHouse database. */
-export async function startLoop(prefix: string, runnerEnv?: Record<string, string>): Promise<Loop> {
+export async function startLoop(
+  prefix: string,
+  runnerEnv?: Record<string, string>,
+  runnerOpts: Partial<PodRunnerOptions> = {},
+): Promise<Loop> {
   const bed = readTestBed();
   const namespace = await createNamespace(prefix);
   const database = `as_${namespace.replace(/-/g, '_')}`;
@@ -65,7 +69,12 @@ export async function startLoop(prefix: string, runnerEnv?: Record<string, strin
   const registry = new Registry();
   const manager = startManager(namespace);
   const external = registerExternalParts(manager, { registry });
-  const runner = new PodRunner({ kubeconfig: bed.kubernetes!.kubeconfig, intervalMs: 500, env: runnerEnv });
+  const runner = new PodRunner({
+    kubeconfig: bed.kubernetes!.kubeconfig,
+    intervalMs: 500,
+    env: runnerEnv,
+    ...runnerOpts,
+  });
   runner.start();
   const producer = await testProducer(bed);
   return { bed, namespace, database, manager, external, registry, runner, producer };

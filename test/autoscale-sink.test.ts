@@ -23,7 +23,9 @@ import {
   type Sample,
 } from './autoscale-harness';
 
-jest.setTimeout(300_000);
+// The waits below add up to more than 300 s; on a loaded machine each may take a good part of its
+// bound, so the test's own limit must cover their sum (each wait still fails on its own condition).
+jest.setTimeout(720_000);
 
 const LAG_PER_REPLICA = 1000;
 const proxy = new TcpProxy(new URL(readTestBed().clickhouse!.url));
@@ -80,7 +82,13 @@ test('workers that cannot insert hold scale-ups through their offset-commit jour
     await proxy.cut();
     // A few lines: a batch gets journaled and its insert keeps failing; the lag stays under the target.
     await produce(l, 'stall', 300, 42);
-    const hold = await rec.until('hold from the workers', held, 60_000);
+    // Wait for the workers' report itself: on a loaded machine a slow answer to the operator's own
+    // ping can also hold for a moment, which is not what this step proves.
+    const hold = await rec.until(
+      'hold from the workers',
+      (s) => held(s) && /a journaled batch has waited/.test(s.scaling!.message),
+      90_000,
+    );
     expect(hold.scaling!.status).toBe('False');
     expect(hold.scaling!.message).toMatch(/a journaled batch has waited \d+s for its insert/);
     // The operator itself still reaches ClickHouse: this hold came from the workers' report alone.
@@ -110,7 +118,7 @@ test('workers that cannot insert hold scale-ups through their offset-commit jour
       90_000,
     );
     expect(resumed.replicas).toBeLessThanOrEqual(3);
-    await rec.until('drained', (s) => s.t > resumed.t && s.lag?.total === 0, 120_000);
+    await rec.until('drained', (s) => s.t >= resumed.t && s.lag?.total === 0, 180_000);
     expect(await storedRows(l, 'stall')).toEqual({ rows: 81_300, distinct: 81_300 });
   } finally {
     await rec.stop();
@@ -124,8 +132,15 @@ test('a stopped ClickHouse holds scale-ups (ping, TableReady) and scaling resume
   const bed = readTestBed();
   try {
     await stopClickHouse(bed.clickhouse!);
-    const hold = await rec.until('hold on the ping', held, 60_000);
-    // Whichever sees it first: the operator's ping or the Table part (TableReady False).
+    // A ping or Table check that was in flight while the server shut down fails with a timeout or a
+    // reset, not ECONNREFUSED (the race that failed this test on a loaded machine): wait for the
+    // hold that reports the stopped server, from whichever sees it first, the operator's ping or the
+    // Table part (TableReady False).
+    const hold = await rec.until(
+      'hold on the ping (connection refused)',
+      (s) => held(s) && /ECONNREFUSED/.test(s.scaling!.message),
+      60_000,
+    );
     expect(hold.scaling!.message).toMatch(
       /^holding scale-ups at 1 workers: (ClickHouse does not answer|TableReady is False): .*ECONNREFUSED/,
     );
@@ -145,13 +160,15 @@ test('a stopped ClickHouse holds scale-ups (ping, TableReady) and scaling resume
     const restarted = await restartClickHouse(bed.clickhouse!);
     writeTestBed({ ...readTestBed(), clickhouse: restarted });
     await produce(l, 'outage', 20_000, 46);
+    // Released and scaled up on the backlog; a single recovered worker that drains it before the next
+    // poll is a correct outcome too (scale-up on lag itself is proven by the burst test).
     const resumed = await rec.until(
-      'scaled up after the restart',
-      (s) => s.t > peak.t && s.replicas > 1,
-      90_000,
+      'hold released after the restart',
+      (s) => s.t > peak.t && !held(s) && (s.replicas > 1 || s.lag?.total === 0),
+      120_000,
     );
     expect(resumed.scaling!.reason).not.toBe('HoldSinkUnhealthy');
-    await rec.until('drained', (s) => s.t > resumed.t && s.lag?.total === 0, 120_000);
+    await rec.until('drained', (s) => s.t >= resumed.t && s.lag?.total === 0, 180_000);
     expect(await storedRows(l, 'outage')).toEqual({ rows: 40_000, distinct: 40_000 });
   } finally {
     await rec.stop();

@@ -88,7 +88,8 @@ async function committedOffsets(
   topic: string,
   want: Map<number, string>,
 ): Promise<Map<number, string>> {
-  const deadline = Date.now() + 20_000;
+  // Generous for a loaded machine; the loop ends as soon as the offsets are there.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const [res] = await admin.fetchOffsets({ groupId, topics: [topic] });
     const got = new Map(res.partitions.map((p) => [p.partition, p.offset]));

@@ -42,7 +42,13 @@ describe('apiserver restart', () => {
 
     const bed = readTestBed();
     await stopApiserver(bed.kubernetes!);
-    await new Promise((r) => setTimeout(r, 3_000)); // long enough for every watch to break
+    // The informers notice the outage (a failed re-list) before the apiserver comes back: a
+    // condition, not a guess at how long that takes on a loaded machine.
+    await waitFor(
+      'informers saw the outage',
+      async () => manager.pipelines.stats().errors > errorsBefore,
+      60_000,
+    );
     // The jest process owns the bed (globalSetup ran in it), so it owns the new apiserver too.
     const kubernetes = await startApiserver(bed.kubernetes!, process.pid);
     writeTestBed({ ...readTestBed(), kubernetes });

@@ -134,7 +134,8 @@ describe('two pipelines on one table', () => {
         deletionPolicy: 'Delete',
         clickhouse: {
           ...spec('shared', '').clickhouse,
-          retention: { deleteAfter: '1d' },
+          // The intruder: a one-day retention (an explicit, lowered floor passes admission).
+          retention: { deleteAfter: '1d', minimumDeleteAfter: '1d' },
         },
       }) as never,
     });

@@ -27,6 +27,7 @@ import {
   workerConfig,
   workerGet,
   type WorkerProcess,
+  waitCaughtUp,
 } from './worker-support';
 
 jest.setTimeout(300_000);
@@ -112,7 +113,8 @@ test('survives a 20 s ClickHouse outage with bounded memory, losing and duplicat
     180_000,
     1_000,
   );
-  await new Promise((r) => setTimeout(r, 2_000));
+  // Judge once every partition is committed to its end: nothing is in flight any more.
+  await waitCaughtUp(bed, p);
   expect(await storedCounts(ch, p)).toEqual({
     rows: total - garbage,
     distinct: total - garbage,

@@ -24,6 +24,7 @@ import {
   testProducer,
   workerConfig,
   type WorkerProcess,
+  waitCaughtUp,
 } from './worker-support';
 
 jest.setTimeout(300_000);
@@ -97,7 +98,8 @@ test('every line is stored exactly once across repeated SIGKILLs and restarts', 
     180_000,
     1_000,
   );
-  await new Promise((r) => setTimeout(r, 3_000));
+  // Judge once every partition is committed to its end: nothing is in flight any more.
+  await waitCaughtUp(bed, p);
   const final = await storedCounts(ch, p);
   expect(final).toEqual({
     rows: total - traffic.garbage,

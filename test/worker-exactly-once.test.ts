@@ -26,6 +26,7 @@ import {
   workerConfig,
   workerGet,
   type WorkerProcess,
+  waitCaughtUp,
 } from './worker-support';
 
 jest.setTimeout(240_000);
@@ -66,8 +67,8 @@ test('stores every valid line once and dead-letters every garbage line', async (
     180_000,
     1_000,
   );
-  // Let any straggling (wrong) extra insert land before judging.
-  await new Promise((r) => setTimeout(r, 2_000));
+  // Judge once every partition is committed to its end: nothing is in flight any more.
+  await waitCaughtUp(bed, p);
   const final = await storedCounts(ch, p);
   expect(final).toEqual(counts);
   expect(final).toEqual({

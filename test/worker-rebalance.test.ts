@@ -24,6 +24,7 @@ import {
   testProducer,
   workerConfig,
   type WorkerProcess,
+  waitCaughtUp,
 } from './worker-support';
 
 jest.setTimeout(300_000);
@@ -121,7 +122,8 @@ test('2 -> 3 -> 2 workers: nothing lost, nothing duplicated', async () => {
     180_000,
     1_000,
   );
-  await new Promise((r) => setTimeout(r, 3_000));
+  // Judge once every partition is committed to its end: nothing is in flight any more.
+  await waitCaughtUp(bed, p);
   expect(await storedCounts(ch, p)).toEqual({
     rows: total - traffic.garbage,
     distinct: total - traffic.garbage,

@@ -25,6 +25,7 @@ import {
   workerConfig,
   workerGet,
   type WorkerProcess,
+  waitCaughtUp,
 } from './worker-support';
 
 jest.setTimeout(180_000);
@@ -80,7 +81,8 @@ test('isolates rows ClickHouse rejects, dead-letters them with its reason, store
     150_000,
     1_000,
   );
-  await new Promise((r) => setTimeout(r, 2_000));
+  // Judge once every partition is committed to its end: nothing is in flight any more.
+  await waitCaughtUp(bed, p);
   expect(await storedCounts(ch, p)).toEqual({
     rows: LINES - t.poison,
     distinct: LINES - t.poison,

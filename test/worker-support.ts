@@ -307,6 +307,35 @@ export async function pollUntil<T>(
   return v;
 }
 
+/**
+ * Waits until the group has committed every partition up to its log end. The workers commit only
+ * what is durable (rows, dead letters), so from then on the stored counts are final: a test judges
+ * them on this condition instead of sleeping "long enough" for stragglers. Throws after `timeoutMs`.
+ */
+export async function waitCaughtUp(bed: TestBed, p: Pipeline, timeoutMs = 120_000): Promise<void> {
+  const admin = kafkaClient(bed, 'caught-up-check').admin();
+  await admin.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const [ends, [group]] = await Promise.all([
+        admin.fetchTopicOffsets(p.topic),
+        admin.fetchOffsets({ groupId: p.groupId, topics: [p.topic] }),
+      ]);
+      const committed = new Map(group.partitions.map((x) => [x.partition, Number(x.offset)]));
+      const behind = ends.filter((e) => (committed.get(e.partition) ?? -1) < Number(e.high));
+      if (behind.length === 0) return;
+      if (Date.now() > deadline)
+        throw new Error(
+          `group ${p.groupId} not caught up after ${timeoutMs} ms: ${behind.map((e) => `p${e.partition} ${committed.get(e.partition)}/${e.high}`).join(', ')}`,
+        );
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /** Where each produced line landed (`partition:offset:line`), for produceLines calls in order on a fresh topic. */
 export function expectedKeys(
   batches: Array<{ lines: Buffer[]; perMessage: number }>,

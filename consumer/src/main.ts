@@ -11,6 +11,7 @@ import { loadWorkerConfig } from './config';
 import { startObservabilityServer } from './observability/http';
 import { WorkerMetrics } from './observability/metrics';
 import { backoffMs, errorReason } from './sink/retry';
+import { watchFatal, writeTerminationMessage } from './termination';
 import { Worker } from './worker';
 import { readSecrets } from './worker-config';
 
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
   });
   process.on('uncaughtException', (err) => {
     log.error('uncaught exception; exiting', { err: errorReason(err) });
+    writeTerminationMessage(err);
     process.exit(1);
   });
   process.on('unhandledRejection', (err) => log.error('unhandled rejection', { err: errorReason(err) }));
@@ -92,6 +94,15 @@ async function main(): Promise<void> {
     try {
       await worker.start();
       log.info('consumer running');
+      // A consumer that stopped for good (e.g. a codec it cannot read) is a crash, not a quiet
+      // stall: exit with the reason in the termination message so the pod, the operator and
+      // GitOps tools all say why.
+      watchFatal(worker, (err) => {
+        if (stopping) return;
+        log.error('consumer stopped for good; exiting', { err: errorReason(err) });
+        writeTerminationMessage(err);
+        process.exit(1);
+      });
       return;
     } catch (err) {
       log.warn('consumer start failed; retrying', { err: errorReason(err), attempt });
@@ -104,6 +115,7 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((err) => {
+    writeTerminationMessage(err);
     process.stderr.write(
       `${JSON.stringify({ level: 'error', msg: 'worker failed to start', err: errorReason(err) })}\n`,
     );

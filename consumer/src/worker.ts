@@ -46,6 +46,8 @@ export class Worker {
   private listening = false;
   private joined = false;
   private crashed = false;
+  /** Why the consumer stopped for good (main.ts writes it to the termination message and exits). */
+  private crashError?: unknown;
   private clickhouseOk = false;
   private lastClickHouseCheck = 0;
 
@@ -129,8 +131,14 @@ export class Worker {
       this.joined = false;
       this.committer.fence();
       this.crashed = !e.payload.restart;
+      if (this.crashed) this.crashError = e.payload.error;
       this.log.error('consumer crashed', { err: errorReason(e.payload.error), restart: e.payload.restart });
     });
+  }
+
+  /** The error that stopped the consumer for good, if it did. */
+  fatalError(): unknown {
+    return this.crashError;
   }
 
   /** Liveness: false once the consumer stopped for good. */

@@ -5,16 +5,31 @@
  * This runner watches them (label app.kubernetes.io/name=logpipeline-worker) and keeps
  * `spec.replicas` local worker processes (`node dist/consumer/src/main.js`) running with the same
  * configuration as the pod template: the ConfigMap volume written to a temp dir, env values and
- * secretKeyRefs resolved from the apiserver. It writes the Deployment's status replica fields so
- * the operator sees what runs. A changed pod template (config-hash annotation) restarts the
- * processes, like a rollout. It is not a kubelet: no images, no probes beyond /readyz, no limits.
+ * secretKeyRefs resolved from the apiserver. Like the Deployment controller plus kubelet, it
+ * creates a Pod object per process (labels of the template) and fills its status as the kubelet
+ * does (test/env/pod-status.ts): restartCount, `CrashLoopBackOff` with back-off restarts,
+ * `lastState.terminated` with the termination message, readiness from /readyz and the pod
+ * conditions; and it writes the Deployment's status replica fields. A changed pod template
+ * (config-hash annotation) replaces the pods, like a rollout. It is not a kubelet: no images, no
+ * liveness probes, no limits.
  */
-import { AppsV1Api, CoreV1Api, KubeConfig, type V1Deployment, type V1EnvVar } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubeConfig, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import {
+  BACKOFF_RESET_MS,
+  KUBELET_BACKOFF,
+  podStatus,
+  readTerminationMessage,
+  restartDelayMs,
+  terminationReason,
+  type BackoffSettings,
+  type ContainerRecord,
+} from './pod-status';
+import { renderPodFiles } from './pod-files';
 import { freePort } from './process';
 
 const WORKER_MAIN = path.resolve(
@@ -23,13 +38,29 @@ const WORKER_MAIN = path.resolve(
   'consumer/src/main.js',
 );
 const SELECTOR = 'app.kubernetes.io/name=logpipeline-worker';
+/** The node name the runner's pods are "scheduled" to. */
+export const LOCAL_NODE = 'local-pod-runner';
 
 interface LocalPod {
-  child: ChildProcess;
+  name: string;
+  namespace: string;
+  child?: ChildProcess;
   port: number;
-  ready: boolean;
   templateHash: string;
   logFile: string;
+  messageFile: string;
+  messagePolicy?: string;
+  /** How to (re)start the process. */
+  args: string[];
+  env: Record<string, string>;
+  container: ContainerRecord;
+  /** Back-off steps since the last long run (the kubelet forgets old crashes after 10 min). */
+  backoffSteps: number;
+  startTime: string;
+  /** Set once the runner itself stops the pod (scale-down, rollout): no restart. */
+  deleting: boolean;
+  object?: V1Pod;
+  lastStatus?: string;
 }
 
 /** Options of the runner. */
@@ -41,14 +72,19 @@ export interface PodRunnerOptions {
   intervalMs?: number;
   /** Extra env for every worker (e.g. LP_KAFKA_BROKERS overrides in the demo). */
   env?: Record<string, string>;
+  /** Crash back-off (kubelet: 10 s doubling to 5 min); tests shorten the base. */
+  crashBackoff?: Partial<BackoffSettings>;
 }
 
-/** Keeps local worker processes in line with the worker Deployments; stop() kills them all. */
+const isRunning = (c?: ChildProcess) => !!c && c.exitCode === null && c.signalCode === null;
+
+/** Keeps local worker processes and their Pods in line with the worker Deployments; stop() ends them all. */
 export class PodRunner {
   private readonly apps: AppsV1Api;
   private readonly core: CoreV1Api;
   private readonly pods = new Map<string, LocalPod[]>();
   private readonly dir: string;
+  private readonly backoff: BackoffSettings;
   private timer?: NodeJS.Timeout;
   private running = false;
   private syncing = false;
@@ -59,6 +95,7 @@ export class PodRunner {
     this.apps = kc.makeApiClient(AppsV1Api);
     this.core = kc.makeApiClient(CoreV1Api);
     this.dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'logpipeline-pods-'));
+    this.backoff = { ...KUBELET_BACKOFF, ...opts.crashBackoff };
   }
 
   /** Starts the sync loop. */
@@ -75,17 +112,17 @@ export class PodRunner {
     tick();
   }
 
-  /** Number of local processes for a Deployment (for tests). */
+  /** Number of pods (running or waiting for a restart) of a Deployment (for tests). */
   count(namespace: string, name: string): number {
     return this.pods.get(`${namespace}/${name}`)?.length ?? 0;
   }
 
-  /** Stops the loop and every worker (SIGTERM, so they drain and commit). */
+  /** Stops the loop and every worker (SIGTERM, so they drain and commit) and deletes their Pods. */
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     while (this.syncing) await new Promise((r) => setTimeout(r, 50));
-    await Promise.all([...this.pods.values()].flat().map((p) => killPod(p)));
+    await Promise.all([...this.pods.values()].flat().map((p) => this.deletePod(p, 2_000)));
     this.pods.clear();
   }
 
@@ -101,7 +138,7 @@ export class PodRunner {
       }
       for (const [key, pods] of this.pods) {
         if (!seen.has(key)) {
-          await Promise.all(pods.map((p) => killPod(p)));
+          await Promise.all(pods.map((p) => this.deletePod(p)));
           this.pods.delete(key);
         }
       }
@@ -116,77 +153,168 @@ export class PodRunner {
       .createHash('sha256')
       .update(JSON.stringify(d.spec?.template ?? {}))
       .digest('hex');
-    let pods = (this.pods.get(key) ?? []).filter(
-      (p) => p.child.exitCode === null && p.child.signalCode === null,
-    );
+    let pods = this.pods.get(key) ?? [];
     const stale = pods.filter((p) => p.templateHash !== hash);
     if (stale.length > 0) {
-      await Promise.all(stale.map((p) => killPod(p)));
+      await Promise.all(stale.map((p) => this.deletePod(p)));
       pods = pods.filter((p) => p.templateHash === hash);
     }
-    while (pods.length > want) await killPod(pods.pop()!);
-    while (pods.length < want) pods.push(await this.startPod(d, hash, pods.length));
+    // Like the ReplicaSet controller: scale down the pods that are not ready first.
+    pods.sort((a, b) => Number(b.container.ready) - Number(a.container.ready));
+    while (pods.length > want) await this.deletePod(pods.pop()!);
+    while (pods.length < want) pods.push(await this.createPod(d, hash));
     this.pods.set(key, pods);
+    const now = Date.now();
+    for (const p of pods) {
+      if (!isRunning(p.child) && p.container.restartAt !== undefined && now >= p.container.restartAt)
+        this.restart(p);
+    }
     await Promise.all(pods.map((p) => probe(p)));
+    await Promise.all(pods.map((p) => this.writePodStatus(p)));
     await this.writeStatus(d, pods);
   }
 
-  private async startPod(d: V1Deployment, hash: string, index: number): Promise<LocalPod> {
+  private async createPod(d: V1Deployment, hash: string): Promise<LocalPod> {
     const ns = d.metadata!.namespace!;
-    const podDir = path.join(
-      this.dir,
-      `${ns}-${d.metadata!.name}-${hash.slice(0, 8)}-${index}-${Date.now()}`,
-    );
+    const name = `${d.metadata!.name}-${hash.slice(0, 10)}-${crypto.randomBytes(3).toString('hex').slice(0, 5)}`;
+    const podDir = path.join(this.dir, `${ns}-${name}-${Date.now()}`);
     fs.mkdirSync(podDir, { recursive: true });
-    const container = d.spec!.template.spec!.containers[0];
-    const env: Record<string, string> = {};
-    const mounts: Array<[string, string]> = [];
-    for (const mount of container.volumeMounts ?? []) {
-      const volume = d.spec!.template.spec!.volumes?.find((v) => v.name === mount.name);
-      if (!volume?.configMap) continue;
-      const cm = await this.core.readNamespacedConfigMap({ name: volume.configMap.name!, namespace: ns });
-      const target = path.join(podDir, mount.mountPath);
-      fs.mkdirSync(target, { recursive: true });
-      for (const [file, content] of Object.entries(cm.data ?? {}))
-        fs.writeFileSync(path.join(target, file), content);
-      mounts.push([mount.mountPath, target]);
-    }
-    const podName = `${d.metadata!.name}-${hash.slice(0, 8)}-${index}`;
-    for (const e of container.env ?? [])
-      env[e.name] = localPath(await this.resolveEnv(ns, e, podName), mounts);
-    const configFile = mounts.map(([, t]) => path.join(t, 'config.json')).find((f) => fs.existsSync(f));
-    // The container sees its files under the mount paths; here they live in the pod's directory.
-    if (configFile && (env.LP_CONFIG === undefined || !fs.existsSync(env.LP_CONFIG)))
-      env.LP_CONFIG = configFile;
-    const args = (container.args ?? []).map((a) => localPath(a, mounts));
-    const port = await freePort();
-    env.LP_HTTP_PORT = String(port);
-    const logFile = path.join(podDir, 'worker.log');
-    const log = fs.openSync(logFile, 'a');
-    const child = spawn(process.execPath, [WORKER_MAIN, ...args], {
-      env: { ...process.env, ...env, ...(this.opts.env ?? {}) },
+    const template = d.spec!.template;
+    const container = template.spec!.containers[0];
+    const { env, args, messageFile } = await renderPodFiles(
+      this.core,
+      ns,
+      container,
+      template.spec!,
+      podDir,
+      name,
+    );
+    const object = await this.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name,
+          namespace: ns,
+          labels: template.metadata?.labels,
+          annotations: template.metadata?.annotations,
+          ownerReferences: [
+            {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              name: d.metadata!.name!,
+              uid: d.metadata!.uid!,
+              controller: true,
+            },
+          ],
+        },
+        spec: { ...template.spec!, nodeName: LOCAL_NODE },
+      },
+    });
+    const pod: LocalPod = {
+      name,
+      namespace: ns,
+      port: 0,
+      templateHash: hash,
+      logFile: path.join(podDir, 'worker.log'),
+      messageFile,
+      messagePolicy: container.terminationMessagePolicy,
+      args,
+      env,
+      container: { name: container.name, image: container.image ?? '', restartCount: 0, ready: false },
+      backoffSteps: 0,
+      startTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      deleting: false,
+      object,
+    };
+    pod.port = await freePort();
+    this.spawn(pod);
+    return pod;
+  }
+
+  /** Starts the pod's process (a fresh termination-message file each time, like a new container). */
+  private spawn(p: LocalPod): void {
+    fs.writeFileSync(p.messageFile, '');
+    p.env.LP_HTTP_PORT = String(p.port);
+    const log = fs.openSync(p.logFile, 'a');
+    const child = spawn(process.execPath, [WORKER_MAIN, ...p.args], {
+      env: { ...process.env, ...p.env, ...(this.opts.env ?? {}) },
       stdio: ['ignore', log, log],
     });
     fs.closeSync(log);
-    return { child, port, ready: false, templateHash: hash, logFile };
+    const startedAt = Date.now();
+    p.child = child;
+    p.container.startedAt = iso(startedAt);
+    p.container.restartAt = undefined;
+    child.once('exit', (code, signal) => this.exited(p, child, startedAt, code, signal));
   }
 
-  private async resolveEnv(ns: string, e: V1EnvVar, podName: string): Promise<string> {
-    if (e.value !== undefined) return e.value;
-    const field = e.valueFrom?.fieldRef?.fieldPath;
-    if (field === 'metadata.name') return podName;
-    if (field === 'metadata.namespace') return ns;
-    const ref = e.valueFrom?.secretKeyRef;
-    if (ref) {
-      const secret = await this.core.readNamespacedSecret({ name: ref.name!, namespace: ns });
-      const b64 = secret.data?.[ref.key];
-      return b64 ? Buffer.from(b64, 'base64').toString('utf8') : '';
+  private exited(
+    p: LocalPod,
+    child: ChildProcess,
+    startedAt: number,
+    code: number | null,
+    signal: NodeJS.Signals | null,
+  ): void {
+    if (p.child !== child) return;
+    const now = Date.now();
+    const exitCode = code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0);
+    const failed = exitCode !== 0;
+    p.container.lastTerminated = {
+      exitCode,
+      reason: terminationReason(exitCode, signal, false),
+      message: readTerminationMessage(p.messageFile, p.logFile, p.messagePolicy, failed),
+      startedAt: iso(startedAt),
+      finishedAt: iso(now),
+    };
+    p.container.startedAt = undefined;
+    p.container.ready = false;
+    if (p.deleting) return;
+    if (now - startedAt >= BACKOFF_RESET_MS) p.backoffSteps = 0;
+    p.container.restartAt = now + restartDelayMs(p.backoffSteps, this.backoff);
+    p.backoffSteps++;
+  }
+
+  private restart(p: LocalPod): void {
+    p.container.restartCount++;
+    this.spawn(p);
+  }
+
+  private async writePodStatus(p: LocalPod): Promise<void> {
+    if (p.deleting || !p.object) return;
+    const status = podStatus(p.name, p.container, p.startTime, Date.now());
+    // The back-off countdown in the waiting message changes every second; compare without it.
+    const fingerprint = JSON.stringify(status).replace(/back-off \d+s/g, 'back-off');
+    if (fingerprint === p.lastStatus) return;
+    try {
+      p.object = await this.core.replaceNamespacedPodStatus({
+        name: p.name,
+        namespace: p.namespace,
+        body: { ...p.object, status } as unknown as V1Pod,
+      });
+      p.lastStatus = fingerprint;
+    } catch {
+      // A conflict or a busy apiserver: read it again and retry on the next tick.
+      p.object = await this.core
+        .readNamespacedPod({ name: p.name, namespace: p.namespace })
+        .catch(() => p.object);
     }
-    return '';
+  }
+
+  /** Stops the pod's process (SIGTERM, SIGKILL after 30 s) and deletes its Pod object. */
+  private async deletePod(p: LocalPod, apiTimeoutMs = 10_000): Promise<void> {
+    p.deleting = true;
+    p.container.restartAt = undefined;
+    if (p.child) await killProcess(p.child);
+    const del = this.core
+      .deleteNamespacedPod({ name: p.name, namespace: p.namespace, gracePeriodSeconds: 0 })
+      .catch(() => undefined);
+    await Promise.race([del, new Promise((r) => setTimeout(r, apiTimeoutMs).unref())]);
   }
 
   private async writeStatus(d: V1Deployment, pods: LocalPod[]): Promise<void> {
-    const ready = pods.filter((p) => p.ready).length;
+    const ready = pods.filter((p) => p.container.ready).length;
     const status = {
       observedGeneration: d.metadata?.generation,
       replicas: pods.length,
@@ -210,29 +338,28 @@ export class PodRunner {
   }
 }
 
-/** Maps a path inside the container (under a mount path) to where the runner put the files. */
-function localPath(value: string, mounts: ReadonlyArray<[string, string]>): string {
-  for (const [mountPath, local] of mounts) {
-    if (value === mountPath || value.startsWith(`${mountPath}/`))
-      return local + value.slice(mountPath.length);
-  }
-  return value;
+function iso(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 async function probe(p: LocalPod): Promise<void> {
+  if (!isRunning(p.child)) {
+    p.container.ready = false;
+    return;
+  }
   try {
     const res = await fetch(`http://127.0.0.1:${p.port}/readyz`, { signal: AbortSignal.timeout(1000) });
-    p.ready = res.ok;
+    p.container.ready = res.ok && isRunning(p.child);
   } catch {
-    p.ready = false;
+    p.container.ready = false;
   }
 }
 
-async function killPod(p: LocalPod): Promise<void> {
-  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-  const exited = new Promise<void>((r) => p.child.once('exit', () => r()));
-  p.child.kill('SIGTERM');
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), 30_000);
+async function killProcess(child: ChildProcess): Promise<void> {
+  if (!isRunning(child)) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   await exited;
   clearTimeout(timer);
 }

@@ -86,6 +86,10 @@ per-namespace Roles so both modes grant exactly the same verbs.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["get", "list", "watch"]
+# Worker pod statuses (restarts, termination messages) explain WorkersReady and Stalled.
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get", "list", "watch"]
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]

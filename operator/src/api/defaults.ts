@@ -123,6 +123,8 @@ export interface ResolvedSpec {
     tolerations: Array<Record<string, unknown>>;
     affinity?: Record<string, unknown>;
     podAnnotations: Record<string, string>;
+    progressDeadline: string;
+    progressDeadlineMs: number;
   };
   deadLetter: { enabled: boolean; topic: string; table: string };
   integrity: {
@@ -251,6 +253,8 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
       tolerations: s.workers?.tolerations ?? [],
       affinity: s.workers?.affinity,
       podAnnotations: s.workers?.podAnnotations ?? {},
+      progressDeadline: s.workers?.progressDeadline ?? '10m',
+      progressDeadlineMs: durationMs(s.workers?.progressDeadline ?? '10m'),
     },
     deadLetter: {
       enabled: s.deadLetter?.enabled ?? true,

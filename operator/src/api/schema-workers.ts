@@ -138,5 +138,8 @@ export const workersSchema: JSONSchemaProps = obj(
       str('Annotation value.', { maxLength: 4096 }),
       32,
     ),
+    progressDeadline: duration(
+      'A partition that has lag but whose committed offset does not move for this long makes the pipeline Stalled=True (reason PartitionStalled, naming the partition and the last known error), which Flux and Argo CD report as a failure. Default 10m.',
+    ),
   },
 );

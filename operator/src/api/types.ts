@@ -142,6 +142,8 @@ export interface WorkersSpec {
   tolerations?: Array<Record<string, unknown>>;
   affinity?: Record<string, unknown>;
   podAnnotations?: Record<string, string>;
+  /** A partition with lag whose committed offset does not move for this long sets Stalled=True. Default 10m. */
+  progressDeadline?: string;
 }
 
 /** Where unparseable lines and rejected rows go. */

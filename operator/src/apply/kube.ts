@@ -17,6 +17,7 @@ const COLLECTIONS: Record<string, [prefix: string, plural: string]> = {
   ConfigMap: ['/api/v1', 'configmaps'],
   Secret: ['/api/v1', 'secrets'],
   Event: ['/api/v1', 'events'],
+  Pod: ['/api/v1', 'pods'],
   Deployment: ['/apis/apps/v1', 'deployments'],
   PodDisruptionBudget: ['/apis/policy/v1', 'poddisruptionbudgets'],
   LogPipeline: [`/apis/${GROUP}/${VERSION}`, PLURAL],

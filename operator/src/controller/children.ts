@@ -13,6 +13,7 @@ import { buildConfigMap, canonicalJson, type RenderedConfig } from '../desired/c
 import { buildDeployment } from '../desired/deployment';
 import { configMapName, workerName } from '../desired/labels';
 import { buildPodDisruptionBudget } from '../desired/pdb';
+import type { PodView } from './pod-view';
 import { toConfigMapView, toDeploymentView, toPdbView, type ChildView, type DeploymentView } from './views';
 
 /** Read access to a cache by namespace and name. */
@@ -25,6 +26,8 @@ export interface ChildCaches {
   configMaps: Lookup<ChildView>;
   deployments: Lookup<DeploymentView>;
   pdbs: Lookup<ChildView>;
+  /** The worker pods of a pipeline (status only), when the operator watches pods. */
+  pods?: { forPipeline(namespace: string, pipeline: string): PodView[] };
 }
 
 /** Outcome of applying the children. */

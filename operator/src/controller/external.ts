@@ -77,9 +77,14 @@ export interface ScalingOutcome {
   lag?: LogPipelineStatus['lag'];
   /** When to evaluate again (normally the poll interval). */
   requeueAfterMs?: number;
+  /** A partition with lag stopped moving for the progress deadline: the Stalled condition's cause. */
+  stall?: { reason: string; message: string };
 }
 
-/** The lag-based autoscaler, evaluated for pipelines with autoscaling enabled. */
+/**
+ * The lag-based autoscaler, evaluated for pipelines with autoscaling enabled; for the others it
+ * only watches the partitions' progress (the outcome's `stall`; its Scaling fields are ignored).
+ */
 export interface ScalingPart {
   evaluate(
     spec: ResolvedSpec,

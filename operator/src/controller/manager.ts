@@ -8,13 +8,14 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogPipeline } from '../api/types';
 import { leaderGuard } from '../apply/guard';
 import { createKubeClient, type KubeClient } from '../apply/kube-rest';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../desired/labels';
+import { MANAGED_BY, MANAGED_BY_LABEL, WORKER_APP_NAME, labelValue } from '../desired/labels';
 import { silentLogger, type Logger } from '../observability/log';
 import type { OperatorMetrics } from '../observability/metrics';
 import type { CachedObject } from './informer';
 import { InformerSet } from './informer-set';
 import { LeaderElector } from './leader';
 import { ownerKey, pipelineChanged, SecretIndex } from './mapping';
+import { podChanged, toPodView, type PodView } from './pod-view';
 import { Reconciler, type ReconcilerOptions } from './reconciler';
 import {
   toConfigMapView,
@@ -64,6 +65,8 @@ export class Manager {
   readonly configMaps: InformerSet<ChildView>;
   readonly pdbs: InformerSet<ChildView>;
   readonly secrets: InformerSet<SecretView>;
+  /** Worker pods (status only): why workers do not run. */
+  readonly pods: InformerSet<PodView>;
   private queue: WorkQueue;
   private workers: Promise<void>[] = [];
   private leader?: LeaderElector;
@@ -87,12 +90,18 @@ export class Manager {
     this.configMaps = informers.configMaps;
     this.pdbs = informers.pdbs;
     this.secrets = informers.secrets;
+    this.pods = informers.pods;
     const metrics = opts.metrics;
     this.reconciler = new Reconciler({
       client: this.client,
       pipelines: this.pipelines,
       secrets: this.secrets,
-      children: { deployments: this.deployments, configMaps: this.configMaps, pdbs: this.pdbs },
+      children: {
+        deployments: this.deployments,
+        configMaps: this.configMaps,
+        pdbs: this.pdbs,
+        pods: { forPipeline: (ns, name) => this.podsOf(ns, name) },
+      },
       log: this.log,
       identity: opts.identity,
       resyncMs: opts.resyncMs,
@@ -170,7 +179,36 @@ export class Manager {
         delete: onSecret,
       },
     });
-    return { pipelines, deployments, configMaps, pdbs, secrets };
+    const onPod = (p: PodView) => enqueue(this.pipelineKeyOfPod(p));
+    const pods = new InformerSet<PodView>({
+      ...common,
+      name: 'pods',
+      kind: 'Pod',
+      labelSelector: `app.kubernetes.io/name=${WORKER_APP_NAME},${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+      transform: toPodView,
+      // A pod's status changes often (probes, restarts); only a change of what we keep matters.
+      handlers: { add: onPod, update: (old, p) => podChanged(old, p) && onPod(p), delete: onPod },
+    });
+    return { pipelines, deployments, configMaps, pdbs, secrets, pods };
+  }
+
+  /** The worker pods of pipeline `namespace/name`. */
+  private podsOf(namespace: string, name: string): PodView[] {
+    const label = labelValue(name);
+    const out: PodView[] = [];
+    for (const p of this.pods.list())
+      if (p.metadata.namespace === namespace && p.pipeline === label) out.push(p);
+    return out;
+  }
+
+  /** The key of the pipeline a worker pod belongs to (its label may be a hashed long name). */
+  private pipelineKeyOfPod(p: PodView): string | undefined {
+    const ns = p.metadata.namespace;
+    if (this.pipelines.get(ns, p.pipeline)) return `${ns}/${p.pipeline}`;
+    for (const lp of this.pipelines.list())
+      if (lp.metadata.namespace === ns && labelValue(lp.metadata.name) === p.pipeline)
+        return `${ns}/${lp.metadata.name}`;
+    return undefined;
   }
 
   private informerError = (err: Error, attempt: number, retryInMs: number) => {
@@ -196,7 +234,7 @@ export class Manager {
   }
 
   private informerSets(): Array<InformerSet<CachedObject & { metadata: { namespace?: string } }>> {
-    return [this.pipelines, this.deployments, this.configMaps, this.pdbs, this.secrets] as never;
+    return [this.pipelines, this.deployments, this.configMaps, this.pdbs, this.secrets, this.pods] as never;
   }
 
   /** True once every cache has listed (readiness). */

@@ -18,6 +18,7 @@ import { silentLogger, type Logger } from '../observability/log';
 import { UNGUARDED, type DestructiveGuard } from '../apply/guard';
 import { NOT_CONFIGURED, readyCondition, workersCondition, type ConditionInput } from '../status/conditions';
 import { computeStatus, conflictConditions } from '../status/compute';
+import { progressConditions } from '../status/kstatus';
 import { sanitizeMessage } from '../status/sanitize';
 import { ChildApplier, clampReplicas, type ChildCaches, type Lookup } from './children';
 import type {
@@ -167,11 +168,9 @@ export class Reconciler {
       prepared = this.prepare(lp);
     } catch (err) {
       const e = err as TerminalError;
-      await this.status.write(
-        lp,
-        [{ type: 'Ready', status: 'False', reason: e.reason, message: e.message }],
-        {},
-      );
+      const ready: ConditionInput = { type: 'Ready', status: 'False', reason: e.reason, message: e.message };
+      // Terminal: nothing will happen until the spec changes, so GitOps tools must see a failure.
+      await this.status.write(lp, [ready, ...progressConditions(ready, e)], {});
       return {};
     }
     const { spec, config } = prepared;
@@ -189,7 +188,18 @@ export class Reconciler {
     deployment = scaling.deployment;
     const seal = await this.sealer?.evaluate(spec, ctx);
     for (const ev of seal?.events ?? []) await this.status.event(lp, ev);
-    const { conditions, extra } = computeStatus(spec, deployment, topic, table, scaling.outcome, seal);
+    const { conditions, extra } = computeStatus(
+      spec,
+      deployment,
+      topic,
+      table,
+      spec.workers.autoscaling.enabled ? scaling.outcome : undefined,
+      seal,
+      {
+        pods: this.opts.children.pods?.forPipeline(spec.namespace, spec.name),
+        partitionStall: scaling.outcome?.stall,
+      },
+    );
     await this.status.write(lp, conditions, extra);
     if (topic.retry || table.retry) return { requeue: true };
     const delays = [
@@ -226,7 +236,8 @@ export class Reconciler {
         reason: 'InvalidWorkerSpec',
         message: sanitizeMessage(err),
       };
-      await this.status.write(lp, [readyCondition([failed]), failed], {});
+      const ready = readyCondition([failed]);
+      await this.status.write(lp, [ready, failed, ...progressConditions(ready, failed)], {});
       return undefined;
     }
   }
@@ -306,9 +317,10 @@ export class Reconciler {
     ctx: PartContext,
   ): Promise<{ outcome?: ScalingOutcome; deployment: DeploymentView }> {
     const auto = spec.workers.autoscaling;
-    if (!auto.enabled || !this.autoscaler) return { deployment };
+    if (!this.autoscaler) return { deployment };
+    // Without autoscaling the part only watches for stalled partitions and never sets replicas.
     const outcome = await this.autoscaler.evaluate(spec, deployment, ctx);
-    if (outcome.replicas === undefined) return { outcome, deployment };
+    if (!auto.enabled || outcome.replicas === undefined) return { outcome, deployment };
     const replicas = clampReplicas(outcome.replicas, auto.minReplicas, auto.maxReplicas);
     if (replicas !== deployment.replicas) {
       await applyReplicasAsAutoscaler(this.opts.client, spec.namespace, deployment.metadata.name, replicas);
@@ -325,12 +337,10 @@ export class Reconciler {
     const message = `${list} not found in namespace ${spec.namespace}`;
     const deployment = this.opts.children.deployments.get(spec.namespace, workerName(spec.name));
     const desired = spec.workers.autoscaling.enabled ? (deployment?.replicas ?? 0) : spec.workers.replicas;
+    const ready: ConditionInput = { type: 'Ready', status: 'False', reason: 'SecretNotFound', message };
     await this.status.write(
       lp,
-      [
-        { type: 'Ready', status: 'False', reason: 'SecretNotFound', message },
-        workersCondition(deployment, desired, workerName(spec.name)),
-      ],
+      [ready, workersCondition(deployment, desired, workerName(spec.name)), ...progressConditions(ready)],
       {},
     );
     this.log.info('waiting for secrets', {

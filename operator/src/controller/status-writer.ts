@@ -8,7 +8,7 @@ import { patchPipelineStatus, recordEvent, type PipelineEvent } from '../apply/k
 import type { KubeClient } from '../apply/kube-rest';
 import { canonicalJson } from '../desired/configmap';
 import type { Logger } from '../observability/log';
-import { conditionFlips, mergeConditions, type ConditionInput } from '../status/conditions';
+import { conditionFlips, isWarning, mergeConditions, type ConditionInput } from '../status/conditions';
 import { sanitizeMessage } from '../status/sanitize';
 
 /** Longest condition or Event message (errors inside are already cut to 256 where they are caught). */
@@ -77,7 +77,7 @@ export class StatusWriter {
     if (canonicalJson(owned(lp.status, keys)) === canonicalJson(owned(next, keys))) return false;
     await patchPipelineStatus(this.client, lp, next);
     for (const f of conditionFlips(prev, conditions)) {
-      const type = f.to === 'False' ? 'Warning' : 'Normal';
+      const type = isWarning(f.type, f.to) ? 'Warning' : 'Normal';
       await this.event(lp, {
         type,
         reason: f.reason,

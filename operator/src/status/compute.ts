@@ -6,6 +6,7 @@ import type { ResolvedSpec } from '../api/defaults';
 import type { LogPipelineStatus } from '../api/types';
 import type { DeploymentView } from '../controller/views';
 import { selectorString, workerName } from '../desired/labels';
+import type { PodView } from '../controller/pod-view';
 import {
   CONFLICT,
   readyCondition,
@@ -13,6 +14,8 @@ import {
   workersCondition,
   type ConditionInput,
 } from './conditions';
+import { progressConditions, type StallCause } from './kstatus';
+import { crashLoopCondition } from './worker-pods';
 
 /** One part's contribution: its condition and what it recorded. */
 export interface PartObservation {
@@ -28,7 +31,17 @@ export interface ScalingObservation {
   lag?: LogPipelineStatus['lag'];
 }
 
-/** Conditions (Ready, TopicReady, TableReady, WorkersReady, Scaling) and the other status fields. */
+/** What explains a pipeline that does not progress: its worker pods and a stalled partition. */
+export interface ProgressObservation {
+  pods?: readonly PodView[];
+  partitionStall?: StallCause;
+}
+
+/**
+ * Conditions (Ready, TopicReady, TableReady, WorkersReady, Scaling, Stalled, Reconciling) and the
+ * other status fields. A crash-looping worker pod makes WorkersReady False with its reason and the
+ * pipeline Stalled; so does a partition stalled past the progress deadline.
+ */
 export function computeStatus(
   spec: ResolvedSpec,
   deployment: DeploymentView,
@@ -36,21 +49,26 @@ export function computeStatus(
   table: PartObservation,
   scaling: ScalingObservation | undefined,
   seal?: { condition: ConditionInput; observed: LogPipelineStatus['seal'] },
+  progress: ProgressObservation = {},
 ): { conditions: ConditionInput[]; extra: LogPipelineStatus } {
   const auto = spec.workers.autoscaling.enabled;
   const desired = auto ? deployment.replicas : spec.workers.replicas;
-  const workers = workersCondition(deployment, desired, workerName(spec.name));
+  const crash = desired > 0 ? crashLoopCondition(progress.pods ?? []) : undefined;
+  const workers = crash ?? workersCondition(deployment, desired, workerName(spec.name));
+  const stall = crash ? { reason: crash.reason, message: crash.message } : progress.partitionStall;
   const scalingCond: ConditionInput = scaling
     ? { type: 'Scaling', status: scaling.status, reason: scaling.reason, message: scaling.message }
     : scalingCondition(deployment, auto, desired);
+  const ready = readyCondition([topic.condition, table.condition, workers]);
   const conditions = [
-    readyCondition([topic.condition, table.condition, workers]),
+    ready,
     topic.condition,
     table.condition,
     workers,
     scalingCond,
     // The seal is evidence about past days, not the data path: it does not gate Ready.
     ...(seal ? [seal.condition] : []),
+    ...progressConditions(ready, stall),
   ];
   const extra: LogPipelineStatus = {
     workers: {
@@ -87,5 +105,14 @@ export function conflictConditions(
         reason: CONFLICT,
         message: `no workers deployed: ${conflict.message}`,
       };
-  return [readyCondition([...parts, workers]), ...parts, workers, scalingCondition(deployment, false, 0)];
+  const ready = readyCondition([...parts, workers]);
+  // A conflict waits for a human (or the owner's deletion): GitOps tools must report a failure.
+  const stall = { reason: CONFLICT, message: conflict.message };
+  return [
+    ready,
+    ...parts,
+    workers,
+    scalingCondition(deployment, false, 0),
+    ...progressConditions(ready, stall),
+  ];
 }

@@ -14,7 +14,15 @@ export const CONDITION_TYPES = [
   'WorkersReady',
   'Scaling',
   'Sealed',
+  'Stalled',
+  'Reconciling',
 ] as const;
+/**
+ * kstatus' "abnormal-true" types (status/kstatus.ts): True is the bad news, so a flip to True is the
+ * Warning and their appearing as False is no news. Reconciling flips are not worth an Event.
+ */
+const ABNORMAL_TRUE = new Set<string>(['Stalled', 'Reconciling']);
+const NO_EVENTS = new Set<string>(['Reconciling']);
 /** One of CONDITION_TYPES. */
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
@@ -68,13 +76,20 @@ export interface ConditionFlip {
   message: string;
 }
 
+/** True when `status` is the bad news for this condition type (False, or True for Stalled). */
+export function isWarning(type: string, status: Condition['status']): boolean {
+  return status === (ABNORMAL_TRUE.has(type) ? 'True' : 'False');
+}
+
 /** The flips between two condition lists, for Events. */
 export function conditionFlips(prev: Condition[] | undefined, next: Condition[]): ConditionFlip[] {
   const byType = new Map((prev ?? []).map((c) => [c.type, c]));
   const flips: ConditionFlip[] = [];
   for (const c of next) {
+    if (NO_EVENTS.has(c.type)) continue;
     const old = byType.get(c.type);
-    if (old ? old.status !== c.status : c.status === 'False')
+    const bad = ABNORMAL_TRUE.has(c.type) ? 'True' : 'False';
+    if (old ? old.status !== c.status : c.status === bad)
       flips.push({ type: c.type, from: old?.status, to: c.status, reason: c.reason, message: c.message });
   }
   return flips;

@@ -20,9 +20,11 @@ import { decide, type Decision, type ScalerState } from '../../autoscale/decide'
 import { computeLag, type PartitionOffsets } from '../../autoscale/lag';
 import type { AutoscalerMetrics } from '../../autoscale/metrics';
 import { readGroupOffsets } from '../../autoscale/offsets';
+import { trackPartitions, type PartitionMarks } from '../../autoscale/partition-stall';
 import { sinkProblem, stallAfterMs, trackJournalStall, type StallMark } from '../../autoscale/sink-health';
 import type { PartContext, ScalingOutcome, ScalingPart } from '../external';
 import type { DeploymentView } from '../views';
+import { pollIntervalMs, stalledPartitionCause, WATCH_ONLY } from './progress-watch';
 import type { ClickHousePool } from './table-part';
 import { kafkaConnectionFor } from './topic-part';
 import { sanitizeMessage } from '../../status/sanitize';
@@ -54,6 +56,8 @@ interface Entry {
   name: string;
   scaler: ScalerState;
   stall?: StallMark;
+  /** Per-partition progress clocks (Stalled condition). */
+  marks?: PartitionMarks;
   lastPollAt: number;
   last?: ScalingOutcome;
   /** status.lag.lastScale* as stored before this operator instance made any change. */
@@ -93,8 +97,8 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     lastSweep = t;
     const live = new Set<string>();
     for (const lp of deps.pipelines()) {
-      if (lp.metadata.uid && !lp.metadata.deletionTimestamp && lp.spec.workers?.autoscaling?.enabled)
-        live.add(lp.metadata.uid);
+      // Pipelines without autoscaling are watched for stalled partitions too.
+      if (lp.metadata.uid && !lp.metadata.deletionTimestamp) live.add(lp.metadata.uid);
     }
     for (const [uid, e] of entries) {
       if (live.has(uid)) continue;
@@ -151,7 +155,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     e: Entry,
     t: number,
   ): Promise<ScalingOutcome> {
-    const pollMs = spec.workers.autoscaling.pollIntervalMs;
+    const pollMs = pollIntervalMs(spec);
     const conn = await kafkaConnectionFor(spec, ctx);
     const [group, pingError] = await Promise.all([
       deps.kafka.withAdmin(conn, (admin) =>
@@ -162,6 +166,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     if (group.offsets.length === 0) throw new Error(`topic ${spec.kafka.topic.name} has no partitions`);
     const stall = trackJournalStall(e.stall, group.commits, t);
     e.stall = stall.mark;
+    e.marks = trackPartitions(e.marks, group.offsets, t);
     const stored = ctx.pipeline.status?.conditions?.find((c) => c.type === 'TableReady');
     // The stored condition is one reconcile old: when it only said "unreachable", our fresh ping wins.
     const table = stored?.reason === 'ClickHouseUnreachable' && !pingError ? undefined : stored;
@@ -173,6 +178,28 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       progressed: progressed(e.scaler, group.offsets),
       stallAfterMs: stallAfterMs(pollMs),
     });
+    const partitionStall = stalledPartitionCause(
+      spec,
+      dep,
+      e.marks,
+      group.offsets,
+      t,
+      sink?.message,
+      stall.stalledMs,
+    );
+    if (!spec.workers.autoscaling.enabled) {
+      // No decision to make; keep the position so the next poll's `progressed` is right.
+      e.scaler = {
+        ...e.scaler,
+        trend: {
+          at: t,
+          smoothedLag: 0,
+          rate: 0,
+          consumedPosition: computeLag(group.offsets).consumedPosition,
+        },
+      };
+      return { ...WATCH_ONLY, stall: partitionStall, requeueAfterMs: pollMs };
+    }
     const { decision, state } = decide(e.scaler, {
       settings: spec.workers.autoscaling,
       offsets: group.offsets,
@@ -198,6 +225,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       message: decision.message,
       lag,
       requeueAfterMs: pollMs,
+      stall: partitionStall,
     };
   }
 
@@ -239,7 +267,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     async evaluate(spec, dep, ctx): Promise<ScalingOutcome> {
       const t = now();
       sweep(t);
-      const pollMs = spec.workers.autoscaling.pollIntervalMs;
+      const pollMs = pollIntervalMs(spec);
       if (!dep)
         return {
           status: 'Unknown',

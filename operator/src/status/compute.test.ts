@@ -1,0 +1,84 @@
+import { resolveSpec } from '../api/defaults';
+import type { LogPipeline } from '../api/types';
+import { toPodView } from '../controller/pod-view';
+import type { DeploymentView } from '../controller/views';
+import { computeStatus, type PartObservation } from './compute';
+
+const lp: LogPipeline = {
+  apiVersion: 'logpipeline.io/v1alpha1',
+  kind: 'LogPipeline',
+  metadata: { name: 'fw', namespace: 'logs', uid: 'uid-1', generation: 1 },
+  spec: {
+    kafka: { bootstrapServers: ['kafka:9092'] },
+    clickhouse: { url: 'http://ch:8123', database: 'logs', table: 'fw' },
+    workers: { replicas: 1 },
+  },
+};
+const spec = resolveSpec(lp);
+const dep: DeploymentView = {
+  metadata: { name: 'fw-worker', namespace: 'logs', uid: 'u', resourceVersion: '1', ownerReferences: [] },
+  fingerprint: 'f',
+  generation: 1,
+  replicas: 1,
+  ownsReplicas: true,
+  status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 0 },
+};
+const ok = (type: 'TopicReady' | 'TableReady'): PartObservation => ({
+  condition: { type, status: 'True', reason: type, message: 'ok' },
+});
+const crashing = toPodView({
+  metadata: {
+    name: 'fw-worker-x',
+    namespace: 'logs',
+    resourceVersion: '3',
+    labels: { 'logpipeline.io/pipeline': 'fw' },
+  },
+  status: {
+    containerStatuses: [
+      {
+        ready: false,
+        restartCount: 2,
+        state: { waiting: { reason: 'CrashLoopBackOff' } },
+        lastState: {
+          terminated: { exitCode: 1, message: 'KafkaJSNotImplemented: Snappy compression not implemented' },
+        },
+      },
+    ],
+  },
+});
+const byType = (cs: Array<{ type: string }>) => new Map(cs.map((c) => [c.type, c]));
+
+describe('computeStatus', () => {
+  test('a crash-looping worker pod is WorkersReady False, Ready False with its words, and Stalled', () => {
+    const c = byType(
+      computeStatus(spec, dep, ok('TopicReady'), ok('TableReady'), undefined, undefined, { pods: [crashing] })
+        .conditions,
+    );
+    const message =
+      'worker pod fw-worker-x: CrashLoopBackOff, last exit 1: KafkaJSNotImplemented: Snappy compression not implemented, 2 restarts';
+    expect(c.get('WorkersReady')).toEqual({
+      type: 'WorkersReady',
+      status: 'False',
+      reason: 'WorkerCrashLoop',
+      message,
+    });
+    expect(c.get('Ready')).toMatchObject({ status: 'False', reason: 'WorkersNotReady', message });
+    expect(c.get('Stalled')).toMatchObject({ status: 'True', reason: 'WorkerCrashLoop', message });
+    expect(c.get('Reconciling')).toMatchObject({ status: 'False' });
+  });
+
+  test('a stalled partition makes the pipeline Stalled; otherwise a not-ready pipeline is Reconciling', () => {
+    const stall = { reason: 'PartitionStalled', message: 'partition 0 has not moved for 10m0s' };
+    const stalled = byType(
+      computeStatus(spec, dep, ok('TopicReady'), ok('TableReady'), undefined, undefined, {
+        partitionStall: stall,
+      }).conditions,
+    );
+    expect(stalled.get('Stalled')).toMatchObject({ status: 'True', ...stall });
+    const waiting = byType(
+      computeStatus(spec, dep, ok('TopicReady'), ok('TableReady'), undefined).conditions,
+    );
+    expect(waiting.get('Stalled')).toMatchObject({ status: 'False', reason: 'NoStall' });
+    expect(waiting.get('Reconciling')).toMatchObject({ status: 'True', reason: 'WorkersNotReady' });
+  });
+});

@@ -1,0 +1,70 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { podStatus, readTerminationMessage, restartDelayMs, terminationReason } from './pod-status';
+
+describe('kubelet-like pod status', () => {
+  test('back-off: first restart at once, then base doubling up to the cap', () => {
+    const b = { baseMs: 10_000, capMs: 300_000 };
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((n) => restartDelayMs(n, b))).toEqual([
+      0, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000,
+    ]);
+  });
+
+  test('termination reasons', () => {
+    expect(terminationReason(0, null, false)).toBe('Completed');
+    expect(terminationReason(1, null, false)).toBe('Error');
+    expect(terminationReason(137, 'SIGKILL', true)).toBe('OOMKilled');
+  });
+
+  test('message from the file, else the log tail for FallbackToLogsOnError failures', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pod-status-'));
+    const msg = path.join(dir, 'termination-log');
+    const log = path.join(dir, 'worker.log');
+    fs.writeFileSync(log, Array.from({ length: 200 }, (_, i) => `line ${i}`).join('\n'));
+    fs.writeFileSync(msg, 'RangeError: bad key\n');
+    expect(readTerminationMessage(msg, log, 'FallbackToLogsOnError', true)).toBe('RangeError: bad key');
+    fs.writeFileSync(msg, '');
+    const tail = readTerminationMessage(msg, log, 'FallbackToLogsOnError', true)!;
+    expect(tail.endsWith('line 199')).toBe(true);
+    expect(tail.split('\n').length).toBeLessThanOrEqual(80);
+    expect(readTerminationMessage(msg, log, 'File', true)).toBeUndefined();
+    expect(readTerminationMessage(msg, log, 'FallbackToLogsOnError', false)).toBeUndefined();
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  test('a container in back-off is waiting in CrashLoopBackOff with its last termination', () => {
+    const status = podStatus(
+      'w-1',
+      {
+        name: 'worker',
+        image: 'img',
+        restartCount: 2,
+        restartAt: 20_000,
+        ready: false,
+        lastTerminated: {
+          exitCode: 1,
+          reason: 'Error',
+          message: 'boom',
+          startedAt: '2026-01-01T00:00:00Z',
+          finishedAt: '2026-01-01T00:00:01Z',
+        },
+      },
+      '2026-01-01T00:00:00Z',
+      10_000,
+    );
+    const cs = status.containerStatuses[0];
+    expect(cs).toMatchObject({ ready: false, restartCount: 2, started: false });
+    expect(cs.state).toEqual({
+      waiting: {
+        reason: 'CrashLoopBackOff',
+        message: 'back-off 10s restarting failed container=worker pod=w-1',
+      },
+    });
+    expect(cs.lastState).toMatchObject({ terminated: { exitCode: 1, reason: 'Error', message: 'boom' } });
+    expect(status.conditions.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotReady',
+    });
+  });
+});
