@@ -127,27 +127,28 @@ afterAll(async () => {
 test('a past day with rows is sealed by the operator and verifies with openssl alone', async () => {
   const bed = clickhouseBed();
   const hasLine = p.columns.some((c) => c.name === 'kafka_line');
-  await createPipeline(
-    pipeline(namespace, 'fw', {
-      kafka: { bootstrapServers: [readTestBed().kafka!.bootstrap] },
-      clickhouse: {
-        url: bed.url,
-        credentialsSecretRef: { name: 'ch' },
-        database: DB,
-        table: 'fw',
-        retention: { deleteAfter: '730d' },
-        ...(hasLine ? {} : { columns: [{ name: 'kafka_line', type: 'UInt32', source: 'kafka_line' }] }),
-      },
-      integrity: {
-        enabled: true,
-        signingKeySecretRef: { name: 'signing', key: 'ed25519.pem' },
-        checkpointInterval: '1h',
-        tsaUrl: tsa.url,
-        tsaCredentialsSecretRef: { name: 'tsa' },
-        seal: { schedule: 'daily', grace: '1h', backfillDays: 7, timeZone: 'Europe/Istanbul' },
-      },
-    } as never),
-  );
+  // The fixture wrote the day's rows into tables it created itself: the pipeline adopts them explicitly.
+  const lpObj = pipeline(namespace, 'fw', {
+    kafka: { bootstrapServers: [readTestBed().kafka!.bootstrap] },
+    clickhouse: {
+      url: bed.url,
+      credentialsSecretRef: { name: 'ch' },
+      database: DB,
+      table: 'fw',
+      retention: { deleteAfter: '730d' },
+      ...(hasLine ? {} : { columns: [{ name: 'kafka_line', type: 'UInt32', source: 'kafka_line' }] }),
+    },
+    integrity: {
+      enabled: true,
+      signingKeySecretRef: { name: 'signing', key: 'ed25519.pem' },
+      checkpointInterval: '1h',
+      tsaUrl: tsa.url,
+      tsaCredentialsSecretRef: { name: 'tsa' },
+      seal: { schedule: 'daily', grace: '1h', backfillDays: 7, timeZone: 'Europe/Istanbul' },
+    },
+  } as never);
+  lpObj.metadata.annotations = { 'logpipeline.io/adopt': 'true' };
+  await createPipeline(lpObj);
   const lp = await waitFor(
     `Sealed=True through ${DAY_A}`,
     async () => {
