@@ -74,6 +74,8 @@ export interface DropOutcome {
   identity?: string;
   /** Tables left in place because their owner record names another pipeline (or none). */
   kept?: string[];
+  /** Tables dropped by this call (none when a retried deletion finds them gone). */
+  droppedNow?: string[];
 }
 
 function outcome(reason: string, message: string, extra: Partial<TableOutcome> = {}): TableOutcome {
@@ -313,5 +315,6 @@ export async function dropTable(
     message: `dropped ${dropped.length > 0 ? dropped.join(', ') : 'nothing'}${keptNote}`,
     identity,
     kept,
+    droppedNow: dropped,
   };
 }

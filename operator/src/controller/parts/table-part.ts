@@ -209,6 +209,7 @@ export function createTablePart(pool: ClickHousePool, access = new AccessApplier
       // The roles go with the tables: a later table of the same name must not inherit their grants.
       if (
         out.reason === 'TablesDropped' &&
+        (out.droppedNow?.length ?? 0) > 0 &&
         spec.clickhouse.adminCredentials &&
         !(await access.dropRoles(client, spec))
       )
