@@ -12,6 +12,13 @@ import { parseFortigate } from './fortigate';
 import { parseIptables } from './iptables';
 import { parseJson } from './json';
 import { parsePaloAlto } from './paloalto';
+import { parseCheckPoint } from './checkpoint';
+import { parseHuaweiUsg } from './huawei-usg';
+import { isJunosSd, parseJuniperSd, parseJuniperText } from './juniper-srx';
+import { parseMikrotik } from './mikrotik';
+import { parsePfsense } from './pfsense';
+import { parseSonicWall } from './sonicwall';
+import { parseSophos } from './sophos';
 import {
   BAD_HEADER,
   BAD_TIMESTAMP,
@@ -55,6 +62,13 @@ const PAYLOAD_PARSERS: Record<string, PayloadParser> = {
   iptables: parseIptables,
   cef: parseCef,
   json: parseJson,
+  pfsense: parsePfsense,
+  'juniper-srx': parseJuniperText,
+  'huawei-usg': parseHuaweiUsg,
+  sophos: parseSophos,
+  sonicwall: parseSonicWall,
+  checkpoint: parseCheckPoint,
+  mikrotik: parseMikrotik,
 };
 const BY_FORMAT_ID: Array<PayloadParser | null> = FORMAT_NAMES.map((name) => PAYLOAD_PARSERS[name] ?? null);
 
@@ -66,6 +80,8 @@ export class LineParser {
   private readonly ctx: ParseContext;
   private readonly mode: 'auto' | 'syslog' | 'rfc5424' | 'vendor';
   private readonly vendor: PayloadParser | null;
+  /** Junos structured data in the RFC 5424 header is read when the format is auto or juniper-srx. */
+  private readonly junosSd: boolean;
   private readonly maxLineBytes: number;
   private readonly required: RequiredCheck;
 
@@ -84,6 +100,7 @@ export class LineParser {
             ? 'rfc5424'
             : 'vendor';
     this.vendor = PAYLOAD_PARSERS[format] ?? null;
+    this.junosSd = format === 'auto' || format === 'juniper-srx';
     this.ctx = { tz: createTimeZone(options.timezone), refMs: Date.now() };
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.record.collectFields = options.collectFields ?? false;
@@ -121,6 +138,8 @@ export class LineParser {
     const headerReason = parseSyslogHeader(buf, s, e, h, rec, this.ctx.tz);
     if (headerReason !== null) return headerReason;
     const p = h.msgStart;
+    if (this.junosSd && h.sdStart >= 0 && isJunosSd(buf, h.sdStart, h.sdEnd))
+      return parseJuniperSd(buf, h.sdStart, h.sdEnd, h.msgid, rec);
     if (this.mode === 'vendor') return (this.vendor as PayloadParser)(buf, p, e, rec, this.ctx);
     if (this.mode === 'rfc5424' && h.kind !== HDR_5424) return BAD_HEADER;
     if (this.mode === 'syslog' && h.kind === HDR_NONE) return BAD_HEADER;
