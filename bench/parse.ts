@@ -1,10 +1,13 @@
 /**
- * Parse + encode benchmark: `npm run bench:parse -- --format <fmt|auto> [--input <file>]`.
+ * Parse + encode benchmark: `npm run bench:parse -- --format <fmt|auto|all> [--input <file>]`.
+ * `--format all` runs every native format on its own generated traffic in one process and prints
+ * one row per format (the README's per-format table).
  * Feeds a file of lines (or generated sample traffic) through the worker's hot path — the
  * BatchEncoder with the reference column plan — and prints JSON with the median lines per
  * CPU-second (process.cpuUsage) over several passes, plus a parse-only figure.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import { BatchEncoder, MessageInput } from '../consumer/src/encode/batch';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { LINE_NO_SPECIALS, LINE_UTF8_VALID, LineParser } from '../consumer/src/parse/parser';
@@ -174,7 +177,7 @@ export function parseBenchArgs(argv: string[]): ParseBenchOptions {
     if (value === undefined) throw new Error(`missing value for ${flag}`);
     switch (flag) {
       case '--format':
-        if (value !== 'auto' && !(FORMAT_NAMES as readonly string[]).includes(value))
+        if (value !== 'auto' && value !== 'all' && !(FORMAT_NAMES as readonly string[]).includes(value))
           throw new Error(`unknown format ${value}`);
         o.format = value;
         break;
@@ -204,9 +207,36 @@ export function parseBenchArgs(argv: string[]): ParseBenchOptions {
   return o;
 }
 
+/** One row of the per-format table. */
+export interface FormatRow {
+  format: string;
+  linesPerCpuSecond: number;
+  parseOnlyLinesPerCpuSecond: number;
+  avgLineBytes: number;
+  deadLettered: number;
+}
+
+/** Every native format (and auto on the mix) in one run, with the same options. */
+export function runAllFormats(o: ParseBenchOptions): { node: string; loadavg: number[]; rows: FormatRow[] } {
+  const rows: FormatRow[] = [];
+  for (const format of [...FORMAT_NAMES, 'auto']) {
+    const r = runParseBench({ ...o, format, sample: undefined });
+    rows.push({
+      format,
+      linesPerCpuSecond: r.linesPerCpuSecond,
+      parseOnlyLinesPerCpuSecond: r.parseOnlyLinesPerCpuSecond,
+      avgLineBytes: Math.round(r.bytesIn / r.lines),
+      deadLettered: r.deadLettered,
+    });
+  }
+  return { node: process.version, loadavg: os.loadavg().map((l) => round(l, 2)), rows };
+}
+
 if (require.main === module) {
   try {
-    console.log(JSON.stringify(runParseBench(parseBenchArgs(process.argv.slice(2))), null, 2));
+    const o = parseBenchArgs(process.argv.slice(2));
+    const result = o.format === 'all' ? runAllFormats(o) : runParseBench(o);
+    console.log(JSON.stringify(result, null, 2));
   } catch (err) {
     console.error(`bench:parse: ${(err as Error).message}`);
     process.exitCode = 2;

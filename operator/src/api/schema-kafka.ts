@@ -26,6 +26,13 @@ export const PARSER_FORMATS = [
   'iptables',
   'cef',
   'json',
+  'pfsense',
+  'juniper-srx',
+  'huawei-usg',
+  'sophos',
+  'sonicwall',
+  'checkpoint',
+  'mikrotik',
 ] as const;
 
 const sasl = obj(
@@ -115,7 +122,7 @@ export const kafkaSchema: JSONSchemaProps = obj(
 /** spec.parser */
 export const parserSchema: JSONSchemaProps = obj('How log lines are parsed and enriched.', {
   format: oneOf(
-    'Log format: auto (detect per line), rfc5424, rfc3164, fortigate, paloalto, cisco-asa, iptables, cef or json. Default auto.',
+    'Log format: auto (detect per line), rfc5424, rfc3164, fortigate, paloalto, cisco-asa, iptables, cef, json, pfsense (also OPNsense filterlog), juniper-srx (RT_FLOW), huawei-usg, sophos, sonicwall, checkpoint or mikrotik. Default auto.',
     PARSER_FORMATS,
   ),
   timezone: str(

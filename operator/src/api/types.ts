@@ -40,7 +40,22 @@ export interface KafkaSpec {
 
 /** Supported log formats. */
 export type ParserFormat =
-  'auto' | 'rfc5424' | 'rfc3164' | 'fortigate' | 'paloalto' | 'cisco-asa' | 'iptables' | 'cef' | 'json';
+  | 'auto'
+  | 'rfc5424'
+  | 'rfc3164'
+  | 'fortigate'
+  | 'paloalto'
+  | 'cisco-asa'
+  | 'iptables'
+  | 'cef'
+  | 'json'
+  | 'pfsense'
+  | 'juniper-srx'
+  | 'huawei-usg'
+  | 'sophos'
+  | 'sonicwall'
+  | 'checkpoint'
+  | 'mikrotik';
 
 /** How lines are parsed and enriched. */
 export interface ParserSpec {
