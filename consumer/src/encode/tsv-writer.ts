@@ -116,6 +116,14 @@ export class TsvRowWriter {
         return this.number(col, this.offset);
       case S.kafka_line:
         return this.number(col, this.line);
+      case S.nat_src_ip:
+        return this.ip(col, rec, rec.natSrcIp, rec.natSrcIpVersion);
+      case S.nat_dst_ip:
+        return this.ip(col, rec, rec.natDstIp, rec.natDstIpVersion);
+      case S.nat_src_port:
+        return this.number(col, rec.natSrcPort);
+      case S.nat_dst_port:
+        return this.number(col, rec.natDstPort);
       case S_STATIC: {
         const v = col.staticValue as Buffer;
         this.out.verbatim(v, 0, v.length);

@@ -22,7 +22,7 @@ import {
   quoteIdentifier,
   type Result,
 } from './identifiers';
-import { renderColumnDefinition, resolveTableSchema, type TableSchema } from './schema';
+import { renderColumnDefinition, renderIndexExpression, resolveTableSchema, type TableSchema } from './schema';
 
 /** Which companion a table is. */
 export type TableRole = 'data' | 'deadLetter' | 'integrity' | 'checkpoints';
@@ -90,7 +90,7 @@ function storageStatement(t: Omit<DesiredTable, 'create'>): string {
     ...s.columns.map((c) => `  ${renderColumnDefinition(c)}`),
     ...s.skipIndexes.map(
       (ix) =>
-        `  INDEX ${quoteIdentifier(ix.name)} ${quoteIdentifier(ix.column)} TYPE ${ix.type} GRANULARITY ${ix.granularity}`,
+        `  INDEX ${quoteIdentifier(ix.name)} ${renderIndexExpression(ix)} TYPE ${ix.type} GRANULARITY ${ix.granularity}`,
     ),
   ].join(',\n');
   const engine =
