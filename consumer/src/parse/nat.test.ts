@@ -79,3 +79,20 @@ describe('NAT columns', () => {
     });
   });
 });
+
+describe('requiredFields', () => {
+  it('names the same sources in the CRD enum and the parser', () => {
+    const { REQUIRED_FIELD_SOURCES } = jest.requireActual('../../../operator/src/api/schema-kafka') as {
+      REQUIRED_FIELD_SOURCES: readonly string[];
+    };
+    const { REQUIRABLE_SOURCES } = jest.requireActual('./required') as { REQUIRABLE_SOURCES: string[] };
+    expect([...REQUIRED_FIELD_SOURCES].sort()).toEqual([...REQUIRABLE_SOURCES].sort());
+  });
+
+  it('dead-letters rows without a required NAT field under the CRD name requiredFields', () => {
+    const line = 'srcip=10.0.0.5 dstip=198.51.100.9';
+    expect(parseLine('fortigate', line, { requiredFields: ['src_ip', 'nat_src_ip'] })).toEqual({
+      deadLetter: 'missing_field:nat_src_ip',
+    });
+  });
+});

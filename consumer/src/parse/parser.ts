@@ -53,6 +53,8 @@ export interface ParserOptions {
   collectFields?: boolean;
   /** Column sources that must be present, e.g. ['src_ip'] -> `missing_field:src_ip`. Default none. */
   required?: readonly string[];
+  /** The CRD's name for `required` (spec.parser.requiredFields); `required` wins when both are set. */
+  requiredFields?: readonly string[];
 }
 
 const PAYLOAD_PARSERS: Record<string, PayloadParser> = {
@@ -104,7 +106,7 @@ export class LineParser {
     this.ctx = { tz: createTimeZone(options.timezone), refMs: Date.now() };
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.record.collectFields = options.collectFields ?? false;
-    this.required = requiredCheck(options.required ?? []);
+    this.required = requiredCheck(options.required ?? options.requiredFields ?? []);
   }
 
   /** Sets the reference instant for year inference (the batch's ingest time, for determinism). */

@@ -52,7 +52,10 @@ export interface ResolvedSpec {
     timezone: string;
     maxLineBytes: number;
     staticFields: Record<string, string>;
+    requiredFields: string[];
   };
+  /** ParserCoverage: window, threshold and the stats table the workers write. */
+  coverage: { windowMs: number; maxMissingSrcIpPercent: number; table: string };
   clickhouse: {
     url: string;
     credentials?: { secretName: string; usernameKey: string; passwordKey: string };
@@ -147,6 +150,12 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
       timezone: s.parser?.timezone ?? 'UTC',
       maxLineBytes: s.parser?.maxLineBytes ?? 65536,
       staticFields: s.parser?.staticFields ?? {},
+      requiredFields: s.parser?.requiredFields ?? [],
+    },
+    coverage: {
+      windowMs: durationMs(s.parser?.coverage?.window ?? '15m'),
+      maxMissingSrcIpPercent: s.parser?.coverage?.maxMissingSrcIpPercent ?? 5,
+      table: `${s.clickhouse.table}_parser_stats`,
     },
     clickhouse: {
       url: s.clickhouse.url,

@@ -66,6 +66,10 @@ export interface ParserSpec {
   maxLineBytes?: number;
   /** Static enrichment fields, available to columns as `static:<name>`. */
   staticFields?: Record<string, string>;
+  /** Column sources every row must have; rows without them go to the DLQ as missing_field:<name>. Default none. */
+  requiredFields?: string[];
+  /** The ParserCoverage condition: share of rows without src_ip over a window, and the threshold. */
+  coverage?: { window?: string; maxMissingSrcIpPercent?: number };
 }
 
 /** One ClickHouse column: name, type (checked against a grammar), where its value comes from. */
@@ -198,6 +202,14 @@ export interface LogPipelineStatus {
   topic?: { name?: string; partitions?: number; clusterId?: string; topicId?: string };
   table?: { database?: string; table?: string; serverIdentity?: string; serverVersion?: string };
   workers?: { desired?: number; current?: number; ready?: number; selector?: string };
+  /** Identity coverage of the last window (ParserCoverage condition). */
+  parserCoverage?: {
+    windowMs?: number;
+    rows?: number;
+    missingSrcIp?: number;
+    missingSrcIpPercent?: number;
+    topShapes?: Array<{ shape: string; rows: number }>;
+  };
   lag?: {
     total?: number;
     maxPartition?: number;

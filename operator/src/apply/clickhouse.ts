@@ -141,6 +141,7 @@ export function pipelineTableNames(spec: ResolvedSpec): string[] {
     spec.deadLetter.table,
     spec.integrity.table,
     spec.integrity.checkpointTable,
+    spec.coverage.table,
   ];
   return spec.clickhouse.cluster ? [...base, ...base.map((t) => `${t}_local`)] : base;
 }

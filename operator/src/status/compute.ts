@@ -6,7 +6,14 @@ import type { ResolvedSpec } from '../api/defaults';
 import type { LogPipelineStatus } from '../api/types';
 import type { DeploymentView } from '../controller/views';
 import { selectorString, workerName } from '../desired/labels';
-import { readyCondition, scalingCondition, workersCondition, type ConditionInput } from './conditions';
+import type { ParserCoverage } from '../apply/parser-coverage';
+import {
+  parserCoverageCondition,
+  readyCondition,
+  scalingCondition,
+  workersCondition,
+  type ConditionInput,
+} from './conditions';
 
 /** One part's contribution: its condition and what it recorded. */
 export interface PartObservation {
@@ -36,12 +43,16 @@ export function computeStatus(
   const scalingCond: ConditionInput = scaling
     ? { type: 'Scaling', status: scaling.status, reason: scaling.reason, message: scaling.message }
     : scalingCondition(deployment, auto, desired);
+  const { parserCoverage, ...tableObserved } = (table.observed ?? {}) as {
+    parserCoverage?: ParserCoverage;
+  };
   const conditions = [
     readyCondition([topic.condition, table.condition, workers]),
     topic.condition,
     table.condition,
     workers,
     scalingCond,
+    parserCoverageCondition(parserCoverage, spec.coverage.maxMissingSrcIpPercent),
   ];
   const extra: LogPipelineStatus = {
     workers: {
@@ -51,7 +62,8 @@ export function computeStatus(
       selector: selectorString(spec.name),
     },
     ...(topic.observed ? { topic: topic.observed } : {}),
-    ...(table.observed ? { table: table.observed } : {}),
+    ...(table.observed ? { table: tableObserved } : {}),
+    ...(parserCoverage ? { parserCoverage } : {}),
     ...(scaling?.lag ? { lag: scaling.lag } : {}),
   };
   return { conditions, extra };

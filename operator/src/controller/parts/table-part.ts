@@ -10,6 +10,7 @@ import type { LogPipelineStatus } from '../../api/types';
 import { dropTable, ensureTable } from '../../apply/clickhouse';
 import { ClickHouseApplyError, createClickHouseClient } from '../../apply/clickhouse-client';
 import { ensureAccessUsers } from '../../compliance/access';
+import { readParserCoverage } from '../../apply/parser-coverage';
 import type { PipelineEvent } from '../../apply/kube';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
 
@@ -88,11 +89,16 @@ export function createTablePart(pool: ClickHousePool): ExternalPart {
     async ensure(spec: ResolvedSpec, ctx: PartContext): Promise<PartOutcome> {
       try {
         const out = await ensureTable(await pool.client(spec, ctx), spec);
+        // A failed read leaves ParserCoverage Unknown; it never blocks the table's own state.
+        const parserCoverage = out.ready
+          ? await readParserCoverage(await pool.client(spec, ctx), spec).catch(() => undefined)
+          : undefined;
         const observed = {
           database: spec.clickhouse.database,
           table: spec.clickhouse.table,
           serverIdentity: out.identity,
           serverVersion: out.version,
+          ...(parserCoverage ? { parserCoverage } : {}),
         };
         const events: PipelineEvent[] = out.applied.map((s) => ({
           type: 'Normal',

@@ -29,6 +29,7 @@ describe('buildTableDDL: firewall preset defaults', () => {
     expect(d.tables.map((t) => [t.role, t.name, t.storageName, t.engine])).toEqual([
       ['data', 'fw', 'fw', 'MergeTree'],
       ['deadLetter', 'fw_dlq', 'fw_dlq', 'MergeTree'],
+      ['parserStats', 'fw_parser_stats', 'fw_parser_stats', 'MergeTree'],
     ]);
   });
 
@@ -139,7 +140,7 @@ describe('buildTableDDL: options', () => {
 
   it('adds the integrity tables and drops the dead-letter table as asked', () => {
     const d = ddl({}, { deadLetter: { enabled: false }, integrity: { enabled: true } });
-    expect(d.tables.map((t) => t.name)).toEqual(['fw', 'fw_integrity', 'fw_checkpoints']);
+    expect(d.tables.map((t) => t.name)).toEqual(['fw', 'fw_integrity', 'fw_checkpoints', 'fw_parser_stats']);
     expect(d.tables[1].create[0]).toContain(
       'ORDER BY (`partition`, `first_offset`)\nTTL toDateTime(`inserted_at`) + INTERVAL 730 DAY DELETE',
     );

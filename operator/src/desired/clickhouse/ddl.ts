@@ -13,7 +13,7 @@
  * a cheap, evenly spread key; without them the sort key is hashed.
  */
 import type { ResolvedSpec } from '../../api/defaults';
-import { checkpointSchema, deadLetterSchema, integritySchema } from './aux-tables';
+import { checkpointSchema, deadLetterSchema, integritySchema, parserStatsSchema } from './aux-tables';
 import {
   SchemaError,
   catchSchemaError,
@@ -25,7 +25,7 @@ import {
 import { renderColumnDefinition, renderIndexExpression, resolveTableSchema, type TableSchema } from './schema';
 
 /** Which companion a table is. */
-export type TableRole = 'data' | 'deadLetter' | 'integrity' | 'checkpoints';
+export type TableRole = 'data' | 'deadLetter' | 'integrity' | 'checkpoints' | 'parserStats';
 
 /** One desired table: its schema, names, engine settings and CREATE statements. */
 export interface DesiredTable {
@@ -159,6 +159,7 @@ function buildUnchecked(spec: ResolvedSpec): TableDDL {
       desiredTable(spec, 'checkpoints', spec.integrity.checkpointTable, checkpointSchema(), onCluster),
     );
   }
+  tables.push(desiredTable(spec, 'parserStats', spec.coverage.table, parserStatsSchema(), onCluster));
   const names = new Set(tables.flatMap((t) => [t.name, t.storageName]));
   if (names.size !== tables.length * (cluster ? 2 : 1))
     throw new SchemaError('InvalidSchema', 'two pipeline tables share a name');
