@@ -4,7 +4,7 @@
  * are validated and pre-encoded, `field:` keys become byte strings. Configuration errors throw
  * here (at startup), never while encoding data.
  */
-import { ACTION_NAMES, FORMAT_NAMES, SEVERITY_NAMES } from '../parse/record';
+import { ACTION_NAMES, VENDOR_NAMES, SEVERITY_NAMES } from '../parse/record';
 import {
   ColumnType,
   parseColumnType,
@@ -191,7 +191,7 @@ export function compileColumnPlan(
       staticValue: null,
       enumNames,
       enumDefault: enumNames[Math.max(0, type.enumNames.indexOf('unknown'))] ?? Buffer.alloc(0),
-      vendorAllowed: FORMAT_NAMES.map((v) => type.kind !== T_ENUM || type.enumNames.includes(v)),
+      vendorAllowed: VENDOR_NAMES.map((v) => type.kind !== T_ENUM || type.enumNames.includes(v)),
       badValue: `bad_value:${c.name}`,
       intMaxText,
       intMinText,

@@ -4,7 +4,7 @@
  * (a hash of its first bytes with letters and digits folded into classes), so an operator can find
  * which kind of line lacks identity without any line content leaving the worker.
  */
-import { FORMAT_NAMES, ParsedRecord } from '../parse/record';
+import { VENDOR_NAMES, ParsedRecord } from '../parse/record';
 
 /** Identity fields whose absence is counted (Prometheus label `field`). */
 export const IDENTITY_FIELDS = ['src_ip', 'dst_ip', 'src_port', 'dst_port'] as const;
@@ -49,7 +49,7 @@ export function shapeId(vendor: string, hash: number): string {
 /** Accumulates identity coverage until drained. */
 export class IdentityStats {
   private rows = 0;
-  private readonly byVendor = new Float64Array(FORMAT_NAMES.length);
+  private readonly byVendor = new Float64Array(VENDOR_NAMES.length);
   private readonly missing = new Float64Array(IDENTITY_FIELDS.length);
   private readonly shapes = new Map<number, number>();
 
@@ -77,7 +77,7 @@ export class IdentityStats {
   /** Returns the counts since the last drain and starts a new window. */
   drain(): IdentitySnapshot {
     const byVendor: Record<string, number> = {};
-    FORMAT_NAMES.forEach((name, i) => {
+    VENDOR_NAMES.forEach((name, i) => {
       if (this.byVendor[i] > 0) byVendor[name] = this.byVendor[i];
     });
     const missing = Object.fromEntries(
@@ -86,7 +86,7 @@ export class IdentityStats {
     const shapes: Record<string, number> = {};
     for (const [key, n] of this.shapes) {
       const format = key % 32;
-      shapes[shapeId(FORMAT_NAMES[format] ?? 'unknown', Math.floor(key / 32))] = n;
+      shapes[shapeId(VENDOR_NAMES[format] ?? 'unknown', Math.floor(key / 32))] = n;
     }
     const snapshot = { rows: this.rows, byVendor, missing, shapes };
     this.rows = 0;

@@ -27,7 +27,25 @@ import {
   LINE_TOO_LONG,
   UNKNOWN_FORMAT,
 } from './reasons';
-import { F_RFC3164, F_RFC5424, FORMAT_NAMES, FormatName, ParsedRecord } from './record';
+import {
+  DECLARATIVE_FORMAT_NAMES,
+  F_RFC3164,
+  F_RFC5424,
+  FORMAT_NAMES,
+  FormatName,
+  ParsedRecord,
+} from './record';
+import { hasSdElement, type CsvFormat, type KvFormat, type SdFormat } from './declarative';
+import {
+  compileRules,
+  compileSdFormat,
+  declarativeParser,
+  NO_RULE,
+  tryRules,
+  type CompiledRules,
+  type CompiledSd,
+  type DeclarativeRule,
+} from './declarative-rules';
 import { requiredCheck, RequiredCheck } from './required';
 import { HDR_5424, HDR_NONE, headerClock, parseSyslogHeader, SyslogHeader } from './syslog';
 import { isPlausibleTimestamp } from './time';
@@ -55,6 +73,12 @@ export interface ParserOptions {
   required?: readonly string[];
   /** The CRD's name for `required` (spec.parser.requiredFields); `required` wins when both are set. */
   requiredFields?: readonly string[];
+  /** Settings of the declarative formats (format kv / csv / structured-data). */
+  kv?: KvFormat;
+  csv?: CsvFormat;
+  structuredData?: SdFormat;
+  /** Extra declarative rules `auto` tries first, in order. */
+  rules?: readonly DeclarativeRule[];
 }
 
 const PAYLOAD_PARSERS: Record<string, PayloadParser> = {
@@ -86,11 +110,17 @@ export class LineParser {
   private readonly junosSd: boolean;
   private readonly maxLineBytes: number;
   private readonly required: RequiredCheck;
+  private readonly sdFormat: CompiledSd | null;
+  private readonly rules: CompiledRules;
 
   /** Resolves the configuration; throws on an unknown format or timezone (config errors, not data). */
   constructor(options: ParserOptions) {
     const format = options.format;
-    if (format !== 'auto' && !(FORMAT_NAMES as readonly string[]).includes(format)) {
+    if (
+      format !== 'auto' &&
+      !(FORMAT_NAMES as readonly string[]).includes(format) &&
+      !(DECLARATIVE_FORMAT_NAMES as readonly string[]).includes(format)
+    ) {
       throw new RangeError(`unknown parser format: ${format}`);
     }
     this.mode =
@@ -98,10 +128,12 @@ export class LineParser {
         ? 'auto'
         : format === 'rfc3164'
           ? 'syslog'
-          : format === 'rfc5424'
+          : format === 'rfc5424' || format === 'structured-data'
             ? 'rfc5424'
             : 'vendor';
-    this.vendor = PAYLOAD_PARSERS[format] ?? null;
+    this.vendor = PAYLOAD_PARSERS[format] ?? declarativeParser(format, options);
+    this.sdFormat = format === 'structured-data' ? compileSdFormat(options.structuredData) : null;
+    this.rules = compileRules(format === 'auto' ? (options.rules ?? []) : []);
     this.junosSd = format === 'auto' || format === 'juniper-srx';
     this.ctx = { tz: createTimeZone(options.timezone), refMs: Date.now() };
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -140,6 +172,14 @@ export class LineParser {
     const headerReason = parseSyslogHeader(buf, s, e, h, rec, this.ctx.tz);
     if (headerReason !== null) return headerReason;
     const p = h.msgStart;
+    if (this.sdFormat !== null) {
+      if (h.sdStart < 0 || !hasSdElement(buf, h.sdStart, h.sdEnd, this.sdFormat.sdId)) return UNKNOWN_FORMAT;
+      return this.sdFormat.parse(buf, h.sdStart, h.sdEnd, rec, this.ctx);
+    }
+    if (this.rules.length > 0) {
+      const reason = tryRules(this.rules, buf, p, e, h.sdStart, h.sdEnd, rec, this.ctx);
+      if (reason !== NO_RULE) return reason;
+    }
     if (this.junosSd && h.sdStart >= 0 && isJunosSd(buf, h.sdStart, h.sdEnd))
       return parseJuniperSd(buf, h.sdStart, h.sdEnd, h.msgid, rec);
     if (this.mode === 'vendor') return (this.vendor as PayloadParser)(buf, p, e, rec, this.ctx);

@@ -46,6 +46,10 @@ export const FORMAT_NAMES = [
   'checkpoint',
   'mikrotik',
 ] as const;
+/** User-defined (declarative) formats; their ids follow the native ones. */
+export const DECLARATIVE_FORMAT_NAMES = ['kv', 'csv', 'structured-data'] as const;
+/** Every name the `vendor` column can hold, indexed by format id. */
+export const VENDOR_NAMES: readonly string[] = [...FORMAT_NAMES, ...DECLARATIVE_FORMAT_NAMES];
 /** A format name accepted by the parser (plus `auto`). */
 export type FormatName = (typeof FORMAT_NAMES)[number];
 export const F_RFC5424 = 0;
@@ -63,6 +67,9 @@ export const F_SOPHOS = 11;
 export const F_SONICWALL = 12;
 export const F_CHECKPOINT = 13;
 export const F_MIKROTIK = 14;
+export const F_KV = 15;
+export const F_CSV = 16;
+export const F_SD = 17;
 
 /** Field-table flag: the key bytes live in the scratch buffer. */
 export const KEY_SCRATCH = 1;
