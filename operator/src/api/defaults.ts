@@ -5,10 +5,14 @@
 import type {
   AutoscalingSpec,
   ColumnSpec,
+  CsvFormatSpec,
   KeyExpression,
+  KvFormatSpec,
   LogPipeline,
   ParserFormat,
+  ParserRuleSpec,
   RetentionMove,
+  SdFormatSpec,
 } from './types';
 import { durationMs } from './duration';
 
@@ -53,6 +57,10 @@ export interface ResolvedSpec {
     maxLineBytes: number;
     staticFields: Record<string, string>;
     requiredFields: string[];
+    kv?: KvFormatSpec;
+    csv?: CsvFormatSpec;
+    structuredData?: SdFormatSpec;
+    rules?: ParserRuleSpec[];
   };
   /** ParserCoverage: window, threshold and the stats table the workers write. */
   coverage: { windowMs: number; maxMissingSrcIpPercent: number; table: string };
@@ -151,6 +159,10 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
       maxLineBytes: s.parser?.maxLineBytes ?? 65536,
       staticFields: s.parser?.staticFields ?? {},
       requiredFields: s.parser?.requiredFields ?? [],
+      ...(s.parser?.kv ? { kv: s.parser.kv } : {}),
+      ...(s.parser?.csv ? { csv: s.parser.csv } : {}),
+      ...(s.parser?.structuredData ? { structuredData: s.parser.structuredData } : {}),
+      ...(s.parser?.rules?.length ? { rules: s.parser.rules } : {}),
     },
     coverage: {
       windowMs: durationMs(s.parser?.coverage?.window ?? '15m'),

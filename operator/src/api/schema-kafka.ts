@@ -1,5 +1,6 @@
 /** Schema of spec.kafka and spec.parser (see types.ts KafkaSpec / ParserSpec). */
 import { DEFAULT_PARTITIONS } from './defaults';
+import { csvSchema, kvSchema, rulesSchema, sdSchema } from './schema-parser-formats';
 import {
   K8S_NAME_PATTERN,
   SECRET_KEY_PATTERN,
@@ -54,6 +55,9 @@ export const PARSER_FORMATS = [
   'sonicwall',
   'checkpoint',
   'mikrotik',
+  'kv',
+  'csv',
+  'structured-data',
 ] as const;
 
 const sasl = obj(
@@ -143,7 +147,7 @@ export const kafkaSchema: JSONSchemaProps = obj(
 /** spec.parser */
 export const parserSchema: JSONSchemaProps = obj('How log lines are parsed and enriched.', {
   format: oneOf(
-    'Log format: auto (detect per line), rfc5424, rfc3164, fortigate, paloalto, cisco-asa, iptables, cef, json, pfsense (also OPNsense filterlog), juniper-srx (RT_FLOW), huawei-usg, sophos, sonicwall, checkpoint or mikrotik. Default auto.',
+    'Log format: auto (detect per line), rfc5424, rfc3164, fortigate, paloalto, cisco-asa, iptables, cef, json, pfsense (also OPNsense filterlog), juniper-srx (RT_FLOW), huawei-usg, sophos, sonicwall, checkpoint, mikrotik, or a format of your own: kv, csv, structured-data (settings in parser.kv / csv / structuredData). Default auto.',
     PARSER_FORMATS,
   ),
   timezone: str(
@@ -168,6 +172,10 @@ export const parserSchema: JSONSchemaProps = obj('How log lines are parsed and e
     oneOf('A requirable column source.', REQUIRED_FIELD_SOURCES),
     16,
   ),
+  kv: kvSchema(),
+  csv: csvSchema(),
+  structuredData: sdSchema(),
+  rules: rulesSchema,
   coverage: obj(
     'The ParserCoverage condition: the share of parsed rows without src_ip over the last window, with the most frequent line shapes (hashed) lacking it.',
     {

@@ -55,7 +55,10 @@ export type ParserFormat =
   | 'sophos'
   | 'sonicwall'
   | 'checkpoint'
-  | 'mikrotik';
+  | 'mikrotik'
+  | 'kv'
+  | 'csv'
+  | 'structured-data';
 
 /** How lines are parsed and enriched. */
 export interface ParserSpec {
@@ -70,6 +73,49 @@ export interface ParserSpec {
   requiredFields?: string[];
   /** The ParserCoverage condition: share of rows without src_ip over a window, and the threshold. */
   coverage?: { window?: string; maxMissingSrcIpPercent?: number };
+  /** format kv: a key/value format of your own. */
+  kv?: KvFormatSpec;
+  /** format csv: a delimited format of your own. */
+  csv?: CsvFormatSpec;
+  /** format structured-data: an RFC 5424 SD-ID mapping. */
+  structuredData?: SdFormatSpec;
+  /** Extra declarative formats `auto` tries first. */
+  rules?: ParserRuleSpec[];
+}
+
+/** spec.parser.kv */
+export interface KvFormatSpec {
+  pairDelimiter?: string;
+  keyValueDelimiter?: string;
+  quote?: string;
+  fields: Record<string, string[]>;
+  actions?: Record<string, string>;
+}
+
+/** spec.parser.csv */
+export interface CsvFormatSpec {
+  delimiter?: string;
+  quote?: string;
+  fields?: Record<string, number>;
+  layoutField?: number;
+  layouts?: Record<string, Record<string, number>>;
+  actions?: Record<string, string>;
+}
+
+/** spec.parser.structuredData */
+export interface SdFormatSpec {
+  sdId: string;
+  fields: Record<string, string[]>;
+  actions?: Record<string, string>;
+}
+
+/** One entry of spec.parser.rules. */
+export interface ParserRuleSpec {
+  name?: string;
+  match?: { prefix?: string; contains?: string };
+  kv?: KvFormatSpec;
+  csv?: CsvFormatSpec;
+  structuredData?: SdFormatSpec;
 }
 
 /** One ClickHouse column: name, type (checked against a grammar), where its value comes from. */

@@ -7,6 +7,7 @@
 import { DEFAULT_DELETE_AFTER, DEFAULT_PARTITIONS } from './defaults';
 import { DURATION_PATTERN, parseDuration } from './duration';
 import type { CelRule } from './schema-dsl';
+import { PARSER_RULES } from './validate-rules-parser';
 import type {
   AutoscalingSpec,
   ClickHouseSpec,
@@ -97,6 +98,7 @@ const DELETE_AFTER_CEL = `(has(self.deleteAfter) ? self.deleteAfter : '${DEFAULT
 
 /** Every cross-field rule, in the order admission reports them. */
 export const PIPELINE_RULES: readonly PipelineRule[] = [
+  ...PARSER_RULES,
   define<KafkaSpec>({
     id: 'partitions-never-decrease',
     at: 'spec.kafka',
