@@ -1,4 +1,6 @@
 import type { DeploymentView } from '../controller/views';
+import { coverageOf } from '../apply/parser-coverage';
+import { parserCoverageCondition } from './conditions';
 import {
   conditionFlips,
   mergeConditions,
