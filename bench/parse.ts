@@ -26,7 +26,31 @@ export interface ParseBenchOptions {
   linesPerMessage: number;
   malformed: number;
   timezone: string;
+  /** Extra parser settings (declarative formats). */
+  parserExtra?: Record<string, unknown>;
 }
+
+/** FortiGate's key=value layout written as a declarative `kv` format (the issue's speed comparison). */
+export const FORTIGATE_AS_KV = {
+  kv: {
+    fields: {
+      timestamp: ['eventtime'],
+      device: ['devname'],
+      src_ip: ['srcip'],
+      dst_ip: ['dstip'],
+      src_port: ['srcport'],
+      dst_port: ['dstport'],
+      nat_src_ip: ['transip'],
+      nat_src_port: ['transport'],
+      proto: ['proto'],
+      action: ['action'],
+      bytes: ['sentbyte', 'rcvdbyte'],
+      rule: ['policyid'],
+      severity: ['level'],
+      message: ['msg'],
+    },
+  },
+};
 
 /** Benchmark result printed as JSON. */
 export interface ParseBenchResult {
@@ -93,7 +117,7 @@ export function runParseBench(o: ParseBenchOptions): ParseBenchResult {
     : generateSampleLines(sample as FormatName | 'mix', o.lines, { seed: 42, malformedRatio: o.malformed });
   const messages = toMessages(lines, o.linesPerMessage);
   const encoder = new BatchEncoder({
-    parser: { format: o.format, timezone: o.timezone },
+    parser: { format: o.format, timezone: o.timezone, ...o.parserExtra },
     columns: REFERENCE_COLUMNS,
   });
   const ingestMs = Date.UTC(2024, 0, 15, 12, 0, 0);
@@ -144,7 +168,7 @@ function round(n: number, digits: number): number {
 
 /** Median lines/CPU-second of the parser alone (lines pre-validated, as the batch framer does). */
 function parseOnlyRate(o: ParseBenchOptions, lines: Buffer[]): number {
-  const parser = new LineParser({ format: o.format, timezone: o.timezone });
+  const parser = new LineParser({ format: o.format, timezone: o.timezone, ...o.parserExtra });
   parser.setReferenceTime(Date.UTC(2024, 0, 15, 12, 0, 0));
   const rates: number[] = [];
   for (let pass = 0; pass < o.passes; pass++) {
@@ -177,9 +201,17 @@ export function parseBenchArgs(argv: string[]): ParseBenchOptions {
     if (value === undefined) throw new Error(`missing value for ${flag}`);
     switch (flag) {
       case '--format':
-        if (value !== 'auto' && value !== 'all' && !(FORMAT_NAMES as readonly string[]).includes(value))
+        if (
+          value !== 'auto' &&
+          value !== 'all' &&
+          value !== 'kv' &&
+          !(FORMAT_NAMES as readonly string[]).includes(value)
+        )
           throw new Error(`unknown format ${value}`);
         o.format = value;
+        // `--format kv` alone benchmarks FortiGate lines through the declarative kv equivalent.
+        if (value === 'kv')
+          Object.assign(o, { sample: o.sample ?? 'fortigate', parserExtra: FORTIGATE_AS_KV });
         break;
       case '--input':
         o.input = value;
@@ -217,10 +249,25 @@ export interface FormatRow {
 }
 
 /** Every native format (and auto on the mix) in one run, with the same options. */
-export function runAllFormats(o: ParseBenchOptions): { node: string; loadavg: number[]; rows: FormatRow[] } {
+export function runAllFormats(o: ParseBenchOptions): {
+  node: string;
+  loadavg: number[];
+  rows: FormatRow[];
+  declarativeKvVsFortigate: number;
+} {
   const rows: FormatRow[] = [];
-  for (const format of [...FORMAT_NAMES, 'auto']) {
-    const r = runParseBench({ ...o, format, sample: undefined });
+  const runs: Array<[string, ParseBenchOptions]> = [
+    ...[...FORMAT_NAMES, 'auto'].map((format): [string, ParseBenchOptions] => [
+      format,
+      { ...o, format, sample: undefined },
+    ]),
+    [
+      'kv (declarative, FortiGate lines)',
+      { ...o, format: 'kv', sample: 'fortigate', parserExtra: FORTIGATE_AS_KV },
+    ],
+  ];
+  for (const [format, options] of runs) {
+    const r = runParseBench(options);
     rows.push({
       format,
       linesPerCpuSecond: r.linesPerCpuSecond,
@@ -229,7 +276,13 @@ export function runAllFormats(o: ParseBenchOptions): { node: string; loadavg: nu
       deadLettered: r.deadLettered,
     });
   }
-  return { node: process.version, loadavg: os.loadavg().map((l) => round(l, 2)), rows };
+  const rate = (f: string) => rows.find((r) => r.format === f)?.linesPerCpuSecond ?? NaN;
+  return {
+    node: process.version,
+    loadavg: os.loadavg().map((l) => round(l, 2)),
+    rows,
+    declarativeKvVsFortigate: round(rate('kv (declarative, FortiGate lines)') / rate('fortigate'), 3),
+  };
 }
 
 if (require.main === module) {
