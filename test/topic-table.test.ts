@@ -206,12 +206,18 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
     const first = await ensureTable(client, spec);
     expect(first).toMatchObject({ ready: true, reason: 'TableReady', version: ch.version, refusals: [] });
     expect(first.applied[0]).toBe(`CREATE DATABASE IF NOT EXISTS \`${db}\``);
-    expect(first.applied).toHaveLength(5);
+    expect(first.applied).toHaveLength(6);
     const tables = await rows<{ name: string }>(
       'SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name',
       { db },
     );
-    expect(tables.map((t) => t.name)).toEqual(['fw', 'fw_checkpoints', 'fw_dlq', 'fw_integrity']);
+    expect(tables.map((t) => t.name)).toEqual([
+      'fw',
+      'fw_checkpoints',
+      'fw_dlq',
+      'fw_integrity',
+      'fw_parser_stats',
+    ]);
     const ddl = buildTableDDL(spec);
     if (!ddl.ok) throw new Error(ddl.message);
     for (const table of ddl.value.tables) {
@@ -340,7 +346,7 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
       dropped: false,
       reason: 'ServerIdentityMismatch',
     });
-    expect(await rows('SELECT name FROM system.tables WHERE database = {db:String}', { db })).toHaveLength(2);
+    expect(await rows('SELECT name FROM system.tables WHERE database = {db:String}', { db })).toHaveLength(3);
     expect(await dropTable(client, spec, created.identity!)).toMatchObject({
       dropped: true,
       reason: 'TablesDropped',
