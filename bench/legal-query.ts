@@ -312,7 +312,9 @@ export async function runLegalQueryBench(argv: string[]): Promise<Record<string,
     const pairs = await samplePairs(client, db, window, n);
     const natSql = buildNatQuery({ database: db, table: 'fw' }, true);
     result.natLookup = await timeQueries(client, natSql, pairs, window);
-    result.natLookupWithoutSkipIndex = await timeQueries(client, natSql, pairs, window, { use_skip_indexes: '0' });
+    result.natLookupWithoutSkipIndex = await timeQueries(client, natSql, pairs, window, {
+      use_skip_indexes: '0',
+    });
     const projection = optionText(argv, 'projection', 'none');
     if (projection === 'offset' || projection === 'both')
       Object.assign(result, await withProjection(client, db, 'offset', union, src.spread, dst, window));

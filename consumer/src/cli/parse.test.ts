@@ -106,12 +106,7 @@ describe('logpipeline parse -f pipeline.yaml', () => {
   });
 
   it('refuses a pipeline admission would refuse, with the rule message', async () => {
-    const fs = require('node:fs') as typeof import('node:fs');
-    const os = require('node:os') as typeof import('node:os');
-    const bad = require('node:path').join(
-      fs.mkdtempSync(require('node:path').join(os.tmpdir(), 'parse-f-')),
-      'p.yaml',
-    );
+    const bad = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'parse-f-')), 'p.yaml');
     fs.writeFileSync(
       bad,
       fs.readFileSync(file, 'utf8').replace("keyValueDelimiter: '='", "keyValueDelimiter: ' '"),

@@ -8,16 +8,7 @@
 import type { ParseContext } from './context';
 import { fixedDigits } from './bytes';
 import { KeywordTable } from './keywords';
-import {
-  actionOf,
-  addBytes,
-  NAT_DST,
-  NAT_SRC,
-  setIp,
-  setPort,
-  setProto,
-  severityOfWord,
-} from './normalize';
+import { actionOf, addBytes, NAT_DST, NAT_SRC, setIp, setPort, setProto, severityOfWord } from './normalize';
 import { BAD_KV, BAD_TIMESTAMP, INVALID_IP, INVALID_PORT } from './reasons';
 import { F_FORTIGATE, ParsedRecord, UNESCAPE_BACKSLASH, VAL_SCRATCH } from './record';
 import { civilToMs, parseEpochDigits, parseOffset } from './time';

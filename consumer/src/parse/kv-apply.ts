@@ -100,7 +100,13 @@ export function applyTarget(
 
 function applySpanTarget(target: number, rec: ParsedRecord, vs: number, ve: number, scratch: boolean): null {
   const span =
-    target === T.rule ? rec.rule : target === T.device ? rec.device : target === T.message ? rec.message : null;
+    target === T.rule
+      ? rec.rule
+      : target === T.device
+        ? rec.device
+        : target === T.message
+          ? rec.message
+          : null;
   if (span !== null && span.start < 0) setSpan(span, vs, ve, scratch);
   return null;
 }

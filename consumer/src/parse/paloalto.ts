@@ -6,16 +6,7 @@
  */
 import type { ParseContext } from './context';
 import { fixedDigits, spanEquals, ascii } from './bytes';
-import {
-  actionOf,
-  addBytes,
-  NAT_DST,
-  NAT_SRC,
-  setIp,
-  setPort,
-  setProto,
-  severityOfWord,
-} from './normalize';
+import { actionOf, addBytes, NAT_DST, NAT_SRC, setIp, setPort, setProto, severityOfWord } from './normalize';
 import { BAD_CSV, BAD_TIMESTAMP, INVALID_IP, INVALID_PORT } from './reasons';
 import { F_PALOALTO, KEY_STATIC, ParsedRecord, Span, UNESCAPE_DOUBLED_QUOTE, VAL_SCRATCH } from './record';
 import { civilToMs } from './time';

@@ -16,7 +16,17 @@ import { parseUint } from './bytes';
 /** Column index of each value per IP version: [proto name, length, src, dst, sport]. */
 const V4 = { proto: 16, length: 17, src: 18, dst: 19, sport: 20 };
 const V6 = { proto: 12, length: 14, src: 15, dst: 16, sport: 17 };
-const NAMES = ['rule', 'subrule', 'anchor', 'tracker', 'interface', 'reason', 'action', 'direction', 'ipversion'];
+const NAMES = [
+  'rule',
+  'subrule',
+  'anchor',
+  'tracker',
+  'interface',
+  'reason',
+  'action',
+  'direction',
+  'ipversion',
+];
 const KEY_IDS = NAMES.map((n) => staticKey(`filterlog.${n}`));
 
 /** Start/end of each of the first 24 CSV values, reused per line. */
@@ -68,7 +78,8 @@ export function parsePfsense(buf: Buffer, s: number, e: number, rec: ParsedRecor
   const version = ends[8] - starts[8] === 1 ? buf[starts[8]] - 48 : -1;
   const at = version === 4 ? V4 : version === 6 ? V6 : null;
   if (at === null || n <= at.dst) return BAD_CSV;
-  if (rec.collectFields) for (let i = 0; i < 9; i++) rec.addField(KEY_IDS[i], 0, starts[i], ends[i], KEY_STATIC);
+  if (rec.collectFields)
+    for (let i = 0; i < 9; i++) rec.addField(KEY_IDS[i], 0, starts[i], ends[i], KEY_STATIC);
   rec.action = actionOf(buf, starts[6], ends[6]);
   if (ends[3] > starts[3]) rec.rule.set(starts[3], ends[3]);
   else if (ends[0] > starts[0]) rec.rule.set(starts[0], ends[0]);

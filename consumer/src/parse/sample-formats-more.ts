@@ -47,7 +47,10 @@ export function pfsenseLine(r: Rng, ms: number): string {
   const dir = r.pick(['in', 'out']);
   const head = `${r.int(1, 120)},,,${1000000000 + r.int(100, 999)},${r.pick(['igb0', 'igb1', 'vtnet0'])},match,${action},${dir}`;
   const sport = r.int(1024, 65535);
-  const l4 = protoId === 6 ? `${sport},${port},0,S,${r.int(1, 4e9)},,64240,,mss;sackOK;TS;nop;wscale` : `${sport},${port},${r.int(20, 512)}`;
+  const l4 =
+    protoId === 6
+      ? `${sport},${port},0,S,${r.int(1, 4e9)},,64240,,mss;sackOK;TS;nop;wscale`
+      : `${sport},${port},${r.int(20, 512)}`;
   let csv: string;
   const pick = r.int(0, 9);
   if (pick === 0) {
@@ -178,7 +181,9 @@ export function checkpointLine(r: Rng, ms: number): string {
   const [port, protoId, name] = r.pick(SERVICES);
   const v6 = r.chance(0.1);
   const action = r.pick(['Accept', 'Accept', 'Drop', 'Reject']);
-  const xlate = v6 ? '' : `; xlatesrc:"${natIp(r)}"; xlatesport:"${r.int(1024, 65535)}"; xlatedst:"0.0.0.0"; xlatedport:"0"`;
+  const xlate = v6
+    ? ''
+    : `; xlatesrc:"${natIp(r)}"; xlatesport:"${r.int(1024, 65535)}"; xlatedst:"0.0.0.0"; xlatedport:"0"`;
   return (
     `<134>1 ${iso(ms)} cp-gw-ist CheckPoint ${r.int(1000, 99999)} - [action:"${action}"; flags:"411908"; ifdir:"outbound"; ifname:"eth1"; ` +
     `logid:"0"; loguid:"{0x65a4f2b1,0x${r.int(1, 1e6).toString(16)},0x5a01a8c0,0x1c28}"; origin:"192.0.2.10"; originsicname:"CN=gw-ist,O=mgmt..abc123"; ` +

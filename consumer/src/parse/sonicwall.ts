@@ -137,6 +137,7 @@ function messageAction(rec: ParsedRecord): number {
   const m = rec.message;
   if (m.start < 0) return ACTION_UNKNOWN;
   const b = rec.spanBuffer(m);
-  for (const [word, action] of MESSAGE_ACTIONS) if (containsIgnoreCase(b, m.start, m.end, word)) return action;
+  for (const [word, action] of MESSAGE_ACTIONS)
+    if (containsIgnoreCase(b, m.start, m.end, word)) return action;
   return ACTION_UNKNOWN;
 }

@@ -52,16 +52,32 @@ const KEYS = new KeywordTable([
 const DIALECT: KvDialect = { pairSep: 32, kvSep: 61, quote: 34, lenient: false };
 const clock = { ds: -1, de: -1, ts: -1, te: -1, zs: -1, ze: -1, ss: -1, se: -1 };
 
+function setClock(part: 'd' | 't' | 'z' | 's', s: number, e: number): void {
+  if (part === 'd') {
+    clock.ds = s;
+    clock.de = e;
+  } else if (part === 't') {
+    clock.ts = s;
+    clock.te = e;
+  } else if (part === 'z') {
+    clock.zs = s;
+    clock.ze = e;
+  } else {
+    clock.ss = s;
+    clock.se = e;
+  }
+}
+
 function onPair(rec: ParsedRecord, ks: number, ke: number, vb: Buffer, vs: number, ve: number, sc: boolean) {
   const t = KEYS.lookup(rec.src, ks, ke);
   if (t < 0) return null;
   if (t < 100) return applyTarget(t, rec, vb, vs, ve, sc);
   // Clock values are read later from the source line; an escaped one is never a clock.
   if (sc) vs = ve = -2;
-  if (t === C_DATE) (clock.ds = vs), (clock.de = ve);
-  else if (t === C_TIME) (clock.ts = vs), (clock.te = ve);
-  else if (t === C_ZONE) (clock.zs = vs), (clock.ze = ve);
-  else (clock.ss = vs), (clock.se = ve);
+  if (t === C_DATE) setClock('d', vs, ve);
+  else if (t === C_TIME) setClock('t', vs, ve);
+  else if (t === C_ZONE) setClock('z', vs, ve);
+  else setClock('s', vs, ve);
   return null;
 }
 

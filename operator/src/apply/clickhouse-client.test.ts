@@ -42,7 +42,13 @@ describe('checkServerVersion', () => {
 
 describe('pipelineTableNames', () => {
   it('lists every table a pipeline may own, Distributed fronts before local tables', () => {
-    expect(pipelineTableNames(resolved())).toEqual(['fw', 'fw_dlq', 'fw_integrity', 'fw_checkpoints', 'fw_parser_stats']);
+    expect(pipelineTableNames(resolved())).toEqual([
+      'fw',
+      'fw_dlq',
+      'fw_integrity',
+      'fw_checkpoints',
+      'fw_parser_stats',
+    ]);
     expect(pipelineTableNames(resolved({ cluster: 'c' }))).toEqual([
       'fw', 'fw_dlq', 'fw_integrity', 'fw_checkpoints', 'fw_parser_stats',
       'fw_local', 'fw_dlq_local', 'fw_integrity_local', 'fw_checkpoints_local', 'fw_parser_stats_local',

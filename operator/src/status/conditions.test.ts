@@ -162,10 +162,6 @@ describe('readyCondition', () => {
 });
 
 describe('ParserCoverage', () => {
-  const { parserCoverageCondition } = jest.requireActual('./conditions') as typeof import('./conditions');
-  const { coverageOf } = jest.requireActual(
-    '../apply/parser-coverage',
-  ) as typeof import('../apply/parser-coverage');
   it('is True under the threshold, False above it naming the top shapes, Unknown without rows', () => {
     const ok = coverageOf(900_000, 1000, 20, { 'rfc3164#00000001': '20' });
     expect(parserCoverageCondition(ok, 5)).toMatchObject({

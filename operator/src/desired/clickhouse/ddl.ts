@@ -22,7 +22,12 @@ import {
   quoteIdentifier,
   type Result,
 } from './identifiers';
-import { renderColumnDefinition, renderIndexExpression, resolveTableSchema, type TableSchema } from './schema';
+import {
+  renderColumnDefinition,
+  renderIndexExpression,
+  resolveTableSchema,
+  type TableSchema,
+} from './schema';
 
 /** Which companion a table is. */
 export type TableRole = 'data' | 'deadLetter' | 'integrity' | 'checkpoints' | 'parserStats';
