@@ -113,7 +113,7 @@ describe('access users', () => {
   it('grants the writer inserts plus SELECT on the integrity table, the auditor SELECT on the database', () => {
     const sql = buildAccessStatements(resolved({}, { integrity: { enabled: true } }), users);
     expect(sql[2]).toBe(
-      'GRANT INSERT ON `logs`.`fw`, INSERT ON `logs`.`fw_dlq`, INSERT ON `logs`.`fw_checkpoints`, INSERT, SELECT ON `logs`.`fw_integrity` TO `fw_writer` WITH REPLACE OPTION',
+      'GRANT INSERT ON `logs`.`fw`, INSERT ON `logs`.`fw_dlq`, INSERT ON `logs`.`fw_parser_stats`, INSERT ON `logs`.`fw_checkpoints`, INSERT, SELECT ON `logs`.`fw_integrity` TO `fw_writer` WITH REPLACE OPTION',
     );
     expect(sql[5]).toBe('GRANT SELECT ON `logs`.* TO `fw_auditor` WITH REPLACE OPTION');
     expect(sql[3]).toMatch(
