@@ -51,7 +51,7 @@ export class Worker {
   private crashed = false;
   private clickhouseOk = false;
   private lastClickHouseCheck = 0;
-  private readonly coverage: CoverageReporter | undefined;
+  private readonly coverage: CoverageReporter;
 
   /** Builds every component from the config; throws on invalid configuration (columns, identifiers). */
   constructor(
@@ -65,19 +65,18 @@ export class Worker {
     const t = this.tuning;
     const identity = new IdentityStats();
     const encoder = createEncoder(cfg, identity);
-    if (cfg.coverage) {
-      const c = cfg.clickhouse;
-      this.coverage = new CoverageReporter(
-        identity,
-        metrics,
-        {
-          ...{ url: c.url, username: secrets.clickhouseUser, password: secrets.clickhousePassword },
-          ...{ database: c.database, table: cfg.coverage.table, windowMs: cfg.coverage.windowMs },
-          worker: process.env.HOSTNAME ?? hostname(),
-        },
-        log,
-      );
-    }
+    // Identity metrics always; stats rows only when the operator configured the stats table.
+    const c = cfg.clickhouse;
+    this.coverage = new CoverageReporter(
+      identity,
+      metrics,
+      {
+        ...{ url: c.url, username: secrets.clickhouseUser, password: secrets.clickhousePassword },
+        ...{ database: c.database, table: cfg.coverage?.table, windowMs: cfg.coverage?.windowMs ?? 60_000 },
+        worker: process.env.HOSTNAME ?? hostname(),
+      },
+      log,
+    );
     const kafka = createKafkaParts(cfg, secrets, t, log);
     this.consumer = kafka.consumer;
     this.admin = kafka.admin;
@@ -131,7 +130,7 @@ export class Worker {
     const tickMs = Math.min(200, Math.max(10, Math.floor(this.cfg.batch.maxDelayMs / 5)));
     this.timer = setInterval(() => this.pipeline.tick(this.partitions.values(), Date.now()), tickMs);
     void this.checkClickHouse();
-    this.coverage?.start();
+    this.coverage.start();
   }
 
   private listen(): void {
@@ -316,7 +315,7 @@ export class Worker {
       this.producer?.disconnect(),
       this.admin.disconnect(),
     ]);
-    await this.coverage?.stop();
+    await this.coverage.stop();
     await this.sink.close().catch(() => undefined);
     if (this.integrity) {
       await this.integrity.stage.stop();

@@ -20,7 +20,8 @@ export interface CoverageReporterOptions {
   username: string;
   password: string;
   database: string;
-  table: string;
+  /** The stats table; absent: Prometheus counters only. */
+  table?: string;
   /** The worker's name in the stats rows (pod name). */
   worker: string;
   windowMs: number;
@@ -95,7 +96,8 @@ export class CoverageReporter {
 
   private async send(now: number): Promise<void> {
     const w = this.window;
-    if (w.rows === 0) {
+    if (w.rows === 0 || this.opts.table === undefined) {
+      this.window = emptyWindow();
       this.windowStart = now;
       return;
     }
