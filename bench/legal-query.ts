@@ -5,14 +5,15 @@
  * (ISP-like traffic: skewed subscriber sources in CGNAT space plus IPv6, Zipf-like destinations),
  * then times `logpipeline query`'s SQL over HTTP with @clickhouse/client for one-day windows:
  * source lookups, destination lookups of rare/medium/popular addresses, the OR shape, the dst side
- * without skip indexes, and optionally (dst_ip, ts) projections: a full copy, or only _part_offset. Prints JSON with median latency
+ * without skip indexes, the CGNAT question (public address + port, idx_nat_src) with and without
+ * the skip index, and optionally (dst_ip, ts) projections: a full copy, or only _part_offset. Prints JSON with median latency
  * and the rows left to read after index analysis (EXPLAIN ESTIMATE). Uses the recorded test bed's ClickHouse, else starts its own.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { buildLegalQuery } from '../operator/src/compliance/legal-query';
+import { buildLegalQuery, buildNatQuery } from '../operator/src/compliance/legal-query';
 import { buildTableDDL, ddlStatements } from '../operator/src/desired/clickhouse';
 import { resolved } from '../operator/src/desired/clickhouse/testing';
 import { startClickHouse, stopClickHouse } from '../test/env/clickhouse';
@@ -23,6 +24,8 @@ const START = Date.UTC(2026, 10, 1);
 const SUBSCRIBERS = 200_000;
 const DESTINATIONS = 1_000_000;
 const REPEATS = 3;
+/** Public addresses of the simulated CGNAT pool (198.51.100.0/26). */
+const NAT_POOL = 64;
 /** Each legal query asks for a new address: no cached granule verdicts from an earlier run may help. */
 const COLD = { use_query_condition_cache: 0 } as const;
 
@@ -48,9 +51,12 @@ function insertSql(db: string, rows: number, days: number): string {
   const src = `if(${sub} % 10 = 0, toIPv6(concat('2a02:ff0:', lower(hex(toUInt16(${sub} % 65536))), '::', lower(hex(toUInt16(intDiv(${sub}, 7) % 65536))))), toIPv6(toIPv4(1681915904 + ${sub})))`;
   const dstIp = `if(${dst} % 20 = 0, toIPv6(concat('2606:4700::', lower(hex(toUInt16(${dst} % 65536))))), toIPv6(toIPv4(134217728 + ${dst} * 37)))`;
   const ts = `fromUnixTimestamp64Milli(toInt64(${START} + intDiv(number * ${days * DAY}, ${rows})))`;
-  return `INSERT INTO \`${db}\`.fw (ts, ingest_ts, vendor, device, src_ip, dst_ip, src_port, dst_port, proto, action, bytes, rule, severity, raw, kafka_partition, kafka_offset)
+  // CGNAT: every IPv4 subscriber leaves through one of NAT_POOL public addresses and a random port.
+  const natIp = `if(${sub} % 10 = 0, toIPv6('::'), toIPv6(toIPv4(3325256704 + cityHash64(number, 9) % ${NAT_POOL})))`;
+  const natPort = `if(${sub} % 10 = 0, 0, toUInt16(1024 + cityHash64(number, 10) % 64000))`;
+  return `INSERT INTO \`${db}\`.fw (ts, ingest_ts, vendor, device, src_ip, dst_ip, src_port, dst_port, nat_src_ip, nat_src_port, proto, action, bytes, rule, severity, raw, kafka_partition, kafka_offset)
 SELECT ${ts}, ${ts} + toIntervalSecond(1), 'fortigate', concat('fw-', toString(number % 8)), ${src}, ${dstIp},
-  toUInt16(1024 + cityHash64(number, 3) % 64000), [443, 80, 53, 123, 8080, 22][1 + cityHash64(number, 4) % 6],
+  toUInt16(1024 + cityHash64(number, 3) % 64000), [443, 80, 53, 123, 8080, 22][1 + cityHash64(number, 4) % 6], ${natIp}, ${natPort},
   ['tcp', 'udp', 'icmp'][1 + cityHash64(number, 5) % 3], ['allow', 'allow', 'allow', 'deny', 'drop'][1 + cityHash64(number, 6) % 5],
   cityHash64(number, 7) % 100000, concat('rule-', toString(cityHash64(number, 8) % 50)), 'notice',
   concat('date=2026-11-01 devname=fw-', toString(number % 8), ' type=traffic subtype=forward srcip=', toString(${src}), ' dstip=', toString(${dstIp}), ' action=accept policyid=', toString(number % 50), ' sentbyte=', toString(cityHash64(number, 7) % 100000)),
@@ -80,7 +86,7 @@ interface Timing {
 async function timeQueries(
   client: ClickHouseClient,
   sql: string,
-  ips: string[],
+  ips: Array<string | Record<string, string | number>>,
   window: { from: number; to: number },
   settings: Record<string, string> = {},
 ): Promise<Timing> {
@@ -95,7 +101,7 @@ async function timeQueries(
       const started = process.hrtime.bigint();
       const res = await client.exec({
         query: `${sql} FORMAT JSONEachRow`,
-        query_params: { ip, ...window },
+        query_params: { ...(typeof ip === 'string' ? { ip } : ip), ...window },
         clickhouse_settings: { wait_end_of_query: 1, ...COLD, ...settings },
       });
       lines = 0;
@@ -107,7 +113,7 @@ async function timeQueries(
     // Rows the index analysis leaves to read (granules x rows), the same for any server build.
     const est = await client.query({
       query: `EXPLAIN ESTIMATE ${sql}`,
-      query_params: { ip, ...window },
+      query_params: { ...(typeof ip === 'string' ? { ip } : ip), ...window },
       clickhouse_settings: settings,
       format: 'JSONEachRow',
     });
@@ -144,6 +150,23 @@ async function sampleIps(
     rare: pick(all.length * 0.9, all.length - 1),
     spread: pick(0, all.length - 1),
   };
+}
+
+/** (public address, port) pairs that occur in the window: the CGNAT question is asked for real sessions. */
+async function samplePairs(
+  client: ClickHouseClient,
+  db: string,
+  window: { from: number; to: number },
+  n: number,
+): Promise<Array<Record<string, string | number>>> {
+  const rs = await client.query({
+    query: `SELECT toString(nat_src_ip) AS nat_ip, nat_src_port AS nat_port FROM \`${db}\`.fw WHERE nat_src_port != 0 AND ts >= fromUnixTimestamp64Milli(${window.from}) AND ts <= fromUnixTimestamp64Milli(${window.to}) ORDER BY cityHash64(kafka_offset, kafka_partition) LIMIT ${n}`,
+    format: 'JSONEachRow',
+  });
+  return (await rs.json<{ nat_ip: string; nat_port: number }>()).map((r) => ({
+    nat_ip: r.nat_ip,
+    nat_port: Number(r.nat_port),
+  }));
 }
 
 async function storage(client: ClickHouseClient, db: string): Promise<Record<string, number>> {
@@ -286,6 +309,12 @@ export async function runLegalQueryBench(argv: string[]): Promise<Record<string,
       }),
       orShapeSrc: await timeQueries(client, or, src.spread, window),
     };
+    const pairs = await samplePairs(client, db, window, n);
+    const natSql = buildNatQuery({ database: db, table: 'fw' }, true);
+    result.natLookup = await timeQueries(client, natSql, pairs, window);
+    result.natLookupWithoutSkipIndex = await timeQueries(client, natSql, pairs, window, {
+      use_skip_indexes: '0',
+    });
     const projection = optionText(argv, 'projection', 'none');
     if (projection === 'offset' || projection === 'both')
       Object.assign(result, await withProjection(client, db, 'offset', union, src.spread, dst, window));

@@ -1,10 +1,13 @@
 /**
- * Parse + encode benchmark: `npm run bench:parse -- --format <fmt|auto> [--input <file>]`.
+ * Parse + encode benchmark: `npm run bench:parse -- --format <fmt|auto|all> [--input <file>]`.
+ * `--format all` runs every native format on its own generated traffic in one process and prints
+ * one row per format (the README's per-format table).
  * Feeds a file of lines (or generated sample traffic) through the worker's hot path — the
  * BatchEncoder with the reference column plan — and prints JSON with the median lines per
  * CPU-second (process.cpuUsage) over several passes, plus a parse-only figure.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import { BatchEncoder, MessageInput } from '../consumer/src/encode/batch';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { LINE_NO_SPECIALS, LINE_UTF8_VALID, LineParser } from '../consumer/src/parse/parser';
@@ -23,7 +26,31 @@ export interface ParseBenchOptions {
   linesPerMessage: number;
   malformed: number;
   timezone: string;
+  /** Extra parser settings (declarative formats). */
+  parserExtra?: Record<string, unknown>;
 }
+
+/** FortiGate's key=value layout written as a declarative `kv` format (the issue's speed comparison). */
+export const FORTIGATE_AS_KV = {
+  kv: {
+    fields: {
+      timestamp: ['eventtime'],
+      device: ['devname'],
+      src_ip: ['srcip'],
+      dst_ip: ['dstip'],
+      src_port: ['srcport'],
+      dst_port: ['dstport'],
+      nat_src_ip: ['transip'],
+      nat_src_port: ['transport'],
+      proto: ['proto'],
+      action: ['action'],
+      bytes: ['sentbyte', 'rcvdbyte'],
+      rule: ['policyid'],
+      severity: ['level'],
+      message: ['msg'],
+    },
+  },
+};
 
 /** Benchmark result printed as JSON. */
 export interface ParseBenchResult {
@@ -90,7 +117,7 @@ export function runParseBench(o: ParseBenchOptions): ParseBenchResult {
     : generateSampleLines(sample as FormatName | 'mix', o.lines, { seed: 42, malformedRatio: o.malformed });
   const messages = toMessages(lines, o.linesPerMessage);
   const encoder = new BatchEncoder({
-    parser: { format: o.format, timezone: o.timezone },
+    parser: { format: o.format, timezone: o.timezone, ...o.parserExtra },
     columns: REFERENCE_COLUMNS,
   });
   const ingestMs = Date.UTC(2024, 0, 15, 12, 0, 0);
@@ -141,7 +168,7 @@ function round(n: number, digits: number): number {
 
 /** Median lines/CPU-second of the parser alone (lines pre-validated, as the batch framer does). */
 function parseOnlyRate(o: ParseBenchOptions, lines: Buffer[]): number {
-  const parser = new LineParser({ format: o.format, timezone: o.timezone });
+  const parser = new LineParser({ format: o.format, timezone: o.timezone, ...o.parserExtra });
   parser.setReferenceTime(Date.UTC(2024, 0, 15, 12, 0, 0));
   const rates: number[] = [];
   for (let pass = 0; pass < o.passes; pass++) {
@@ -174,9 +201,17 @@ export function parseBenchArgs(argv: string[]): ParseBenchOptions {
     if (value === undefined) throw new Error(`missing value for ${flag}`);
     switch (flag) {
       case '--format':
-        if (value !== 'auto' && !(FORMAT_NAMES as readonly string[]).includes(value))
+        if (
+          value !== 'auto' &&
+          value !== 'all' &&
+          value !== 'kv' &&
+          !(FORMAT_NAMES as readonly string[]).includes(value)
+        )
           throw new Error(`unknown format ${value}`);
         o.format = value;
+        // `--format kv` alone benchmarks FortiGate lines through the declarative kv equivalent.
+        if (value === 'kv')
+          Object.assign(o, { sample: o.sample ?? 'fortigate', parserExtra: FORTIGATE_AS_KV });
         break;
       case '--input':
         o.input = value;
@@ -204,9 +239,57 @@ export function parseBenchArgs(argv: string[]): ParseBenchOptions {
   return o;
 }
 
+/** One row of the per-format table. */
+export interface FormatRow {
+  format: string;
+  linesPerCpuSecond: number;
+  parseOnlyLinesPerCpuSecond: number;
+  avgLineBytes: number;
+  deadLettered: number;
+}
+
+/** Every native format (and auto on the mix) in one run, with the same options. */
+export function runAllFormats(o: ParseBenchOptions): {
+  node: string;
+  loadavg: number[];
+  rows: FormatRow[];
+  declarativeKvVsFortigate: number;
+} {
+  const rows: FormatRow[] = [];
+  const runs: Array<[string, ParseBenchOptions]> = [
+    ...[...FORMAT_NAMES, 'auto'].map((format): [string, ParseBenchOptions] => [
+      format,
+      { ...o, format, sample: undefined },
+    ]),
+    [
+      'kv (declarative, FortiGate lines)',
+      { ...o, format: 'kv', sample: 'fortigate', parserExtra: FORTIGATE_AS_KV },
+    ],
+  ];
+  for (const [format, options] of runs) {
+    const r = runParseBench(options);
+    rows.push({
+      format,
+      linesPerCpuSecond: r.linesPerCpuSecond,
+      parseOnlyLinesPerCpuSecond: r.parseOnlyLinesPerCpuSecond,
+      avgLineBytes: Math.round(r.bytesIn / r.lines),
+      deadLettered: r.deadLettered,
+    });
+  }
+  const rate = (f: string) => rows.find((r) => r.format === f)?.linesPerCpuSecond ?? NaN;
+  return {
+    node: process.version,
+    loadavg: os.loadavg().map((l) => round(l, 2)),
+    rows,
+    declarativeKvVsFortigate: round(rate('kv (declarative, FortiGate lines)') / rate('fortigate'), 3),
+  };
+}
+
 if (require.main === module) {
   try {
-    console.log(JSON.stringify(runParseBench(parseBenchArgs(process.argv.slice(2))), null, 2));
+    const o = parseBenchArgs(process.argv.slice(2));
+    const result = o.format === 'all' ? runAllFormats(o) : runParseBench(o);
+    console.log(JSON.stringify(result, null, 2));
   } catch (err) {
     console.error(`bench:parse: ${(err as Error).message}`);
     process.exitCode = 2;

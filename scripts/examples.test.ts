@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { BatchEncoder } from '../consumer/src/encode/batch';
 import { LineParser } from '../consumer/src/parse/parser';
-import { FORMAT_NAMES } from '../consumer/src/parse/record';
+import { FORMAT_NAMES, VENDOR_NAMES } from '../consumer/src/parse/record';
 import { recordToObject } from '../consumer/src/parse/to-json';
 import { resolveSpec } from '../operator/src/api/defaults';
 import { PARSER_FORMATS } from '../operator/src/api/schema-kafka';
@@ -105,11 +105,7 @@ describe.each(files)('%s', (file) => {
     const spec = resolveSpec(pipelines[0]);
     const config = buildWorkerConfig(spec, buildWorkerColumns(resolveTableSchema(spec)));
     const encoder = new BatchEncoder({
-      parser: {
-        format: config.parser.format,
-        timezone: config.parser.timezone,
-        maxLineBytes: config.parser.maxLineBytes,
-      },
+      parser: config.parser,
       columns: config.clickhouse.columns,
       staticFields: config.parser.staticFields,
     });
@@ -126,11 +122,7 @@ describe.each(files)('%s', (file) => {
 
   it('takes every field: column from a key its sample lines really carry', () => {
     const spec = resolveSpec(pipelines[0]);
-    const parser = new LineParser({
-      format: spec.parser.format,
-      timezone: spec.parser.timezone,
-      collectFields: true,
-    });
+    const parser = new LineParser({ ...spec.parser, collectFields: true });
     parser.setReferenceTime(INGEST_MS);
     const seen = new Set<string>();
     for (const line of sampleLines(spec.parser.format)) {
@@ -147,12 +139,14 @@ describe.each(files)('%s', (file) => {
 
 describe('examples/formats/<format>.log', () => {
   it.each(PARSER_FORMATS.filter((f) => f !== 'auto'))('%s: every line parses as that format', (format) => {
-    const parser = new LineParser({ format, timezone: 'Europe/Istanbul' });
+    // Declarative formats need their example pipeline's settings (kv, csv, structuredData).
+    const own = resolveSpec(pipelinesOf(path.join(FORMATS, `${format}.yaml`))[0]).parser;
+    const parser = new LineParser({ ...own, format, timezone: 'Europe/Istanbul' });
     parser.setReferenceTime(INGEST_MS);
     const results = sampleLines(format).map((line) => {
       const buf = Buffer.from(line, 'utf8');
       const reason = parser.parse(buf, 0, buf.length);
-      return reason ?? FORMAT_NAMES[parser.record.format];
+      return reason ?? VENDOR_NAMES[parser.record.format];
     });
     expect(results).toEqual(results.map(() => format));
   });

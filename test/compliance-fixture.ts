@@ -87,6 +87,11 @@ function value(
         : `10.${partition}.${(n >> 8) & 255}.${n & 255}`;
     case 'dst_ip':
       return n % 3 === 0 ? '8.8.8.8' : `192.0.2.${n % 256}`;
+    case 'nat_src_ip':
+      // CGNAT: a small public pool (IPv4 only), '::' (not translated) for IPv6 sources.
+      return n % 5 === 0 ? '::' : `198.51.100.${n % 8}`;
+    case 'nat_dst_ip':
+      return '::';
     case 'action':
       return ACTIONS[n % ACTIONS.length];
     case 'raw':

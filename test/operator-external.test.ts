@@ -92,6 +92,10 @@ it('creates the topic, the dead-letter topic and the tables, and reports Ready w
   expect(await tableExists('fw_ext_dlq')).toBe(true);
   expect(lp.status?.topic?.clusterId).toBe(bed.kafka!.clusterId);
   expect(lp.status?.table?.serverIdentity).toBeTruthy();
+  // The stats table exists and is read: no rows yet, so coverage is Unknown (not a stats failure).
+  expect(await tableExists('fw_ext_parser_stats')).toBe(true);
+  expect(condition(lp, 'ParserCoverage')).toMatchObject({ status: 'Unknown', reason: 'NoRecentRows' });
+  expect(lp.status?.parserCoverage).toMatchObject({ rows: 0, missingSrcIp: 0 });
 });
 
 it('gives a newer pipeline claiming the same topic a conflict instead of a tug of war', async () => {

@@ -211,7 +211,14 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
       'SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name',
       { db },
     );
-    expect(tables.map((t) => t.name)).toEqual(['fw', 'fw_checkpoints', 'fw_dlq', 'fw_integrity', 'fw_seals']);
+    expect(tables.map((t) => t.name)).toEqual([
+      'fw',
+      'fw_checkpoints',
+      'fw_dlq',
+      'fw_integrity',
+      'fw_parser_stats',
+      'fw_seals',
+    ]);
     const ddl = buildTableDDL(spec);
     if (!ddl.ok) throw new Error(ddl.message);
     for (const table of ddl.value.tables) {
@@ -373,7 +380,7 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
       dropped: false,
       reason: 'ServerIdentityMismatch',
     });
-    expect(await rows('SELECT name FROM system.tables WHERE database = {db:String}', { db })).toHaveLength(2);
+    expect(await rows('SELECT name FROM system.tables WHERE database = {db:String}', { db })).toHaveLength(3);
     expect(await dropTable(client, spec, created.identity!, { owner })).toMatchObject({
       dropped: true,
       reason: 'TablesDropped',

@@ -51,7 +51,11 @@ export interface WorkerConfig {
     timezone: string;
     maxLineBytes: number;
     staticFields: Record<string, string>;
+    /** Column sources a row must have, else it is dead-lettered as missing_field:<name>. */
+    requiredFields?: string[];
   };
+  /** Parser coverage stats: one row per worker and window into this table (ParserCoverage condition). */
+  coverage?: { table: string; windowMs: number };
   clickhouse: {
     url: string;
     database: string;

@@ -9,6 +9,7 @@ import type { Logger } from '../../operator/src/observability/log';
 import type { WorkerConfig } from './config';
 import { decodeJournal } from './delivery/cut-journal';
 import type { PartitionState } from './delivery/partition-state';
+import type { IdentityStats } from './encode/identity-stats';
 import { BatchEncoder } from './encode/batch';
 import type { DeadLetterProducer } from './sink/batch-delivery';
 import { ClickHouseSink } from './sink/clickhouse-sink';
@@ -62,16 +63,13 @@ export function createKafkaParts(
 }
 
 /** The parser + TabSeparated encoder for the configured columns (throws on a bad column plan). */
-export function createEncoder(cfg: WorkerConfig): BatchEncoder {
+export function createEncoder(cfg: WorkerConfig, identity?: IdentityStats): BatchEncoder {
   return new BatchEncoder({
-    parser: {
-      format: cfg.parser.format,
-      timezone: cfg.parser.timezone,
-      maxLineBytes: cfg.parser.maxLineBytes,
-    },
+    parser: cfg.parser,
     columns: cfg.clickhouse.columns,
     staticFields: cfg.parser.staticFields,
     retainMs: cfg.clickhouse.retainMs,
+    identity,
   });
 }
 

@@ -25,6 +25,9 @@ import { BatchPipeline } from './worker-batches';
 import { resolveTuning, type WorkerSecrets, type WorkerTuning } from './worker-config';
 import { makeCommitSender, observeDelivery } from './worker-hooks';
 import { createEncoder, createKafkaParts, createSink, loadJournals } from './worker-parts';
+import { IdentityStats } from './encode/identity-stats';
+import { CoverageReporter } from './observability/parser-coverage';
+import { hostname } from 'node:os';
 
 const EMPTY = Buffer.alloc(0);
 const HEARTBEAT_EVERY_MS = 1_000;
@@ -50,6 +53,7 @@ export class Worker {
   private crashError?: unknown;
   private clickhouseOk = false;
   private lastClickHouseCheck = 0;
+  private readonly coverage: CoverageReporter;
 
   /** Builds every component from the config; throws on invalid configuration (columns, identifiers). */
   constructor(
@@ -61,7 +65,20 @@ export class Worker {
     registerLz4Codec();
     this.tuning = resolveTuning(cfg);
     const t = this.tuning;
-    const encoder = createEncoder(cfg);
+    const identity = new IdentityStats();
+    const encoder = createEncoder(cfg, identity);
+    // Identity metrics always; stats rows only when the operator configured the stats table.
+    const c = cfg.clickhouse;
+    this.coverage = new CoverageReporter(
+      identity,
+      metrics,
+      {
+        ...{ url: c.url, username: secrets.clickhouseUser, password: secrets.clickhousePassword },
+        ...{ database: c.database, table: cfg.coverage?.table, windowMs: cfg.coverage?.windowMs ?? 60_000 },
+        worker: process.env.HOSTNAME ?? hostname(),
+      },
+      log,
+    );
     const kafka = createKafkaParts(cfg, secrets, t, log);
     this.consumer = kafka.consumer;
     this.admin = kafka.admin;
@@ -115,6 +132,7 @@ export class Worker {
     const tickMs = Math.min(200, Math.max(10, Math.floor(this.cfg.batch.maxDelayMs / 5)));
     this.timer = setInterval(() => this.pipeline.tick(this.partitions.values(), Date.now()), tickMs);
     void this.checkClickHouse();
+    this.coverage.start();
   }
 
   private listen(): void {
@@ -306,6 +324,7 @@ export class Worker {
       this.producer?.disconnect(),
       this.admin.disconnect(),
     ]);
+    await this.coverage.stop();
     await this.sink.close().catch(() => undefined);
     if (this.integrity) {
       await this.integrity.stage.stop();

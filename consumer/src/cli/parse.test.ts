@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { runParse } from './parse';
 
@@ -75,5 +78,46 @@ describe('logpipeline parse', () => {
     } finally {
       stderr.mockRestore();
     }
+  });
+});
+
+describe('logpipeline parse -f pipeline.yaml', () => {
+  const file = path.join(__dirname, '../../../examples/formats/kv.yaml');
+
+  it("runs the pipeline's own kv format and requiredFields, and shows shapes of rows without src_ip", async () => {
+    const { code, rows } = await run(
+      ['-f', file],
+      [
+        'id=firewall time="2025-03-14 09:12:03" fw="SN1" src=10.0.0.5 srcport=51000 dst=198.51.100.7 dstport=443 natsrc=203.0.113.9 natsrcport=40001 action=pass\n',
+        'id=firewall time="2025-03-14 09:12:04" fw="SN1" dst=198.51.100.7 action=block\n',
+      ],
+    );
+    expect(code).toBe(0);
+    expect(rows[0]).toMatchObject({
+      vendor: 'kv',
+      src_ip: '10.0.0.5',
+      nat_src_ip: '203.0.113.9',
+      action: 'allow',
+    });
+    expect(rows[1]).toMatchObject({
+      deadLetter: 'missing_field:src_ip',
+      shape: expect.stringMatching(/^kv#[0-9a-f]{8}$/),
+    });
+  });
+
+  it('refuses a pipeline admission would refuse, with the rule message', async () => {
+    const bad = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'parse-f-')), 'p.yaml');
+    fs.writeFileSync(
+      bad,
+      fs.readFileSync(file, 'utf8').replace("keyValueDelimiter: '='", "keyValueDelimiter: ' '"),
+    );
+    const err: string[] = [];
+    const spy = jest.spyOn(process.stderr, 'write').mockImplementation((c) => (err.push(String(c)), true));
+    try {
+      expect((await run(['-f', bad], [])).code).toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(err.join('')).toMatch(/pairDelimiter and keyValueDelimiter must be different/);
   });
 });

@@ -1,21 +1,37 @@
 /**
  * `logpipeline parse --format <fmt|auto> [--timezone Europe/Istanbul] [--max-line-bytes N]
- * [--require src_ip,dst_ip]`: reads lines on stdin and writes one JSON object per line — the
+ * [--require src_ip,dst_ip]` or `logpipeline parse -f pipeline.yaml` (the pipeline's own parser
+ * configuration: format, zone, requiredFields, declarative formats and rules, validated as admission
+ * would): reads lines on stdin and writes one JSON object per line — the
  * parsed row keyed by column-source names (`timestamp`, `src_ip`, …, `field:<key>`), or
- * `{"deadLetter": reason, "line": …}`. Invalid UTF-8 in echoed lines is shown as U+FFFD so the
+ * `{"deadLetter": reason, "line": …}`. Rows without src_ip carry their `shape` (`<vendor>#<hash>`,
+ * as the ParserCoverage condition names them). Invalid UTF-8 in echoed lines is shown as U+FFFD so the
  * output is always valid JSON. Lines are handled as bytes, exactly as the worker sees them.
  */
 import { LineParser, ParserOptions } from '../parse/parser';
-import { FORMAT_NAMES } from '../parse/record';
+import fs from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { resolveSpec } from '../../../operator/src/api/defaults';
+import type { LogPipeline } from '../../../operator/src/api/types';
+import { formatValidationError, validatePipeline } from '../../../operator/src/api/validate';
+import { lineShape, shapeId } from '../encode/identity-stats';
+import { FORMAT_NAMES, VENDOR_NAMES } from '../parse/record';
 import { recordToObject } from '../parse/to-json';
 
 const USAGE =
   'usage: logpipeline parse --format <auto|' +
   FORMAT_NAMES.join('|') +
-  '> [--timezone <IANA zone or ±hh:mm>] [--max-line-bytes <n>] [--require <source,…>]';
+  '> [--timezone <IANA zone or ±hh:mm>] [--max-line-bytes <n>] [--require <source,…>]\n' +
+  "       logpipeline parse -f pipeline.yaml   (the LogPipeline's own parser configuration)";
 
 function parseArgs(argv: string[]): ParserOptions {
   const options: ParserOptions = { format: 'auto', collectFields: true };
+  const file = argv.indexOf('-f') >= 0 ? argv.indexOf('-f') : argv.indexOf('--file');
+  if (file >= 0) {
+    if (argv.length !== 2 || argv[file + 1] === undefined)
+      throw new UsageError('-f takes a file and no other flags');
+    return { ...pipelineParserOptions(argv[file + 1]), collectFields: true };
+  }
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -32,6 +48,17 @@ function parseArgs(argv: string[]): ParserOptions {
 }
 
 class UsageError extends Error {}
+
+/** The parser options of the (single) LogPipeline in a YAML file, after offline admission checks. */
+function pipelineParserOptions(file: string): ParserOptions {
+  const docs = parseAllDocuments(fs.readFileSync(file, 'utf8')).map((d) => d.toJS() as { kind?: string });
+  const pipelines = docs.filter((d) => d?.kind === 'LogPipeline') as LogPipeline[];
+  if (pipelines.length !== 1)
+    throw new UsageError(`${file}: expected exactly one LogPipeline, found ${pipelines.length}`);
+  const errors = validatePipeline(pipelines[0]);
+  if (errors.length > 0) throw new UsageError(errors.map(formatValidationError).join('\n'));
+  return resolveSpec(pipelines[0]).parser;
+}
 
 function positiveInt(value: string, flag: string): number {
   const n = Number(value);
@@ -80,8 +107,10 @@ export async function runParse(
   let out = '';
   for await (const line of lines(stdin)) {
     const reason = parser.parse(line, 0, line.length);
-    const row =
-      reason === null ? recordToObject(parser.record) : { deadLetter: reason, line: line.toString('utf8') };
+    const rec = parser.record;
+    const row = reason === null ? recordToObject(rec) : { deadLetter: reason, line: line.toString('utf8') };
+    if ((reason === null || reason.startsWith('missing_field:')) && rec.srcIpVersion === 0)
+      row.shape = shapeId(VENDOR_NAMES[rec.format] ?? 'unknown', lineShape(line, 0, line.length));
     out += `${JSON.stringify(row)}\n`;
     if (out.length >= 64 * 1024) {
       await write(stdout, out);

@@ -9,6 +9,7 @@ import { LINE_NO_SPECIALS, LINE_UTF8_VALID, LineParser, ParserOptions } from '..
 import { EMPTY_LINE, EXPIRED_TIMESTAMP } from '../parse/reasons';
 import { createTimeZone } from '../parse/timezone';
 import { ColumnInput, ColumnPlan, compileColumnPlan, PlannedColumn } from './column-plan';
+import type { IdentityStats } from './identity-stats';
 import { needsEscape } from './tsv-output';
 import { TsvRowWriter } from './tsv-writer';
 
@@ -55,7 +56,11 @@ export interface BatchEncoderOptions {
   retainMs?: number;
   /** Initial output buffer size; it grows as needed and is reused. Default 4 MiB. */
   initialBufferBytes?: number;
+  /** Identity coverage counters fed with every parsed record (worker metrics, ParserCoverage). */
+  identity?: IdentityStats;
 }
+
+const MISSING_PREFIX = 'missing_field:';
 
 const NOT_FOUND = Number.MAX_SAFE_INTEGER;
 
@@ -95,6 +100,7 @@ export class BatchEncoder {
   private readonly topics = new Map<string, Buffer>();
   private readonly retainMs: number;
   private oldestKeptMs = -Infinity;
+  private readonly identity: IdentityStats | undefined;
 
   /** Compiles parser and columns; throws on invalid configuration. */
   constructor(options: BatchEncoderOptions) {
@@ -106,6 +112,7 @@ export class BatchEncoder {
     this.parser = new LineParser({ ...options.parser, collectFields: this.plan.needsFields });
     this.writer = new TsvRowWriter(this.plan, tz, options.initialBufferBytes ?? 4 << 20);
     this.retainMs = options.retainMs ?? 0;
+    this.identity = options.identity;
   }
 
   /**
@@ -168,6 +175,9 @@ export class BatchEncoder {
     result.lines++;
     const flags = (utf8 ? LINE_UTF8_VALID : 0) | (this.scanner.isClean(s, e) ? LINE_NO_SPECIALS : 0);
     let reason = this.parser.parse(value, s, e, flags);
+    // Coverage counts every parsed record, including those refused for a missing required field.
+    if (this.identity !== undefined && (reason === null || reason.startsWith(MISSING_PREFIX)))
+      this.identity.count(this.parser.record);
     if (reason === null && this.parser.record.timestamp < this.oldestKeptMs) reason = EXPIRED_TIMESTAMP;
     this.writer.line = lineIndex;
     if (reason === null) reason = this.writer.writeRow(this.parser.record);

@@ -4,7 +4,7 @@
  * are validated and pre-encoded, `field:` keys become byte strings. Configuration errors throw
  * here (at startup), never while encoding data.
  */
-import { ACTION_NAMES, FORMAT_NAMES, SEVERITY_NAMES } from '../parse/record';
+import { ACTION_NAMES, VENDOR_NAMES, SEVERITY_NAMES } from '../parse/record';
 import {
   ColumnType,
   parseColumnType,
@@ -38,6 +38,10 @@ export const SOURCES = [
   'kafka_partition',
   'kafka_offset',
   'kafka_line',
+  'nat_src_ip',
+  'nat_dst_ip',
+  'nat_src_port',
+  'nat_dst_port',
 ] as const;
 export const S = Object.fromEntries(SOURCES.map((s, i) => [s, i])) as Record<
   (typeof SOURCES)[number],
@@ -95,7 +99,10 @@ const NUMERIC_SOURCES = new Set([
   S.kafka_partition,
   S.kafka_offset,
   S.kafka_line,
+  S.nat_src_port,
+  S.nat_dst_port,
 ]);
+const ADDRESS_SOURCES = new Set([S.src_ip, S.dst_ip, S.nat_src_ip, S.nat_dst_ip]);
 const TIME_SOURCES = new Set([S.timestamp, S.ingest_time]);
 
 function sourceId(source: string, name: string): number {
@@ -130,7 +137,7 @@ function checkCompatible(col: PlannedColumn): void {
   if (kind === T_DATETIME || kind === T_DATETIME64) fail('not a time');
   if (NUMERIC_SOURCES.has(src) && kind !== T_INT && kind !== T_STRING)
     fail('numbers need an integer or String');
-  if ((src === S.src_ip || src === S.dst_ip) && kind !== T_IPV4 && kind !== T_IPV6 && kind !== T_STRING) {
+  if (ADDRESS_SOURCES.has(src) && kind !== T_IPV4 && kind !== T_IPV6 && kind !== T_STRING) {
     fail('addresses need IPv4, IPv6 or String');
   }
   if (src === S.action && kind === T_ENUM) {
@@ -141,7 +148,8 @@ function checkCompatible(col: PlannedColumn): void {
   }
   if (
     (kind === T_IPV4 || kind === T_IPV6) &&
-    ![S.src_ip, S.dst_ip, S.device, S.message, S.rule].includes(src)
+    !ADDRESS_SOURCES.has(src) &&
+    ![S.device, S.message, S.rule].includes(src)
   ) {
     fail('not an address');
   }
@@ -183,7 +191,7 @@ export function compileColumnPlan(
       staticValue: null,
       enumNames,
       enumDefault: enumNames[Math.max(0, type.enumNames.indexOf('unknown'))] ?? Buffer.alloc(0),
-      vendorAllowed: FORMAT_NAMES.map((v) => type.kind !== T_ENUM || type.enumNames.includes(v)),
+      vendorAllowed: VENDOR_NAMES.map((v) => type.kind !== T_ENUM || type.enumNames.includes(v)),
       badValue: `bad_value:${c.name}`,
       intMaxText,
       intMinText,

@@ -8,7 +8,7 @@
 import type { ParseContext } from '../parse/context';
 import { parseFlexibleTimestamp } from '../parse/flex-time';
 import { addressEnd, ipVersion, isIpv4 } from '../parse/ip';
-import { ACTION_NAMES, FORMAT_NAMES, ParsedRecord, SEVERITY_NAMES, Span } from '../parse/record';
+import { ACTION_NAMES, VENDOR_NAMES, ParsedRecord, SEVERITY_NAMES, Span } from '../parse/record';
 import { isPlausibleTimestamp } from '../parse/time';
 import type { TimeZone } from '../parse/timezone';
 import { ColumnPlan, PlannedColumn, S, S_FIELD, S_STATIC } from './column-plan';
@@ -16,7 +16,7 @@ import { T_DATETIME, T_DATETIME64, T_ENUM, T_INT, T_IPV4, T_IPV6, T_STRING } fro
 import { TsvOutput } from './tsv-output';
 
 const bytesOf = (names: readonly string[]): Buffer[] => names.map((n) => Buffer.from(n, 'utf8'));
-const VENDOR_BYTES = bytesOf(FORMAT_NAMES);
+const VENDOR_BYTES = bytesOf(VENDOR_NAMES);
 const ACTION_BYTES = bytesOf(ACTION_NAMES);
 const SEVERITY_BYTES = bytesOf(SEVERITY_NAMES);
 const IPV4_ZERO = Buffer.from('0.0.0.0');
@@ -116,6 +116,14 @@ export class TsvRowWriter {
         return this.number(col, this.offset);
       case S.kafka_line:
         return this.number(col, this.line);
+      case S.nat_src_ip:
+        return this.ip(col, rec, rec.natSrcIp, rec.natSrcIpVersion);
+      case S.nat_dst_ip:
+        return this.ip(col, rec, rec.natDstIp, rec.natDstIpVersion);
+      case S.nat_src_port:
+        return this.number(col, rec.natSrcPort);
+      case S.nat_dst_port:
+        return this.number(col, rec.natDstPort);
       case S_STATIC: {
         const v = col.staticValue as Buffer;
         this.out.verbatim(v, 0, v.length);

@@ -24,10 +24,24 @@ export class WorkerMetrics {
   readonly commits: Counter<'outcome'>;
   readonly cpuSeconds: Gauge<'mode'>;
   readonly encodeSeconds: Counter;
+  readonly rowsByVendor: Counter<'vendor'>;
+  readonly rowsMissingIdentity: Counter<'field'>;
 
   /** Registers all metrics; `defaults` adds prom-client's process metrics (CPU, memory, event loop). */
   constructor(defaults = true) {
     const registers = [this.registry];
+    this.rowsByVendor = new Counter({
+      name: 'logpipeline_worker_rows_by_vendor_total',
+      help: 'Parsed rows by the format that read them (including rows refused for a missing required field).',
+      labelNames: ['vendor'],
+      registers,
+    });
+    this.rowsMissingIdentity = new Counter({
+      name: 'logpipeline_worker_rows_missing_identity_total',
+      help: 'Parsed rows lacking an identity field (src_ip, dst_ip, src_port, dst_port), whatever the requiredFields policy.',
+      labelNames: ['field'],
+      registers,
+    });
     const p = 'logpipeline_worker_';
     this.messagesIn = new Counter({
       name: `${p}messages_total`,

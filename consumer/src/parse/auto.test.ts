@@ -16,6 +16,34 @@ describe('auto detection', () => {
     ['logver=700 itime=1705303425 devid=FG srcip=10.0.0.1', 'fortigate'],
     ['[UFW BLOCK] IN=eth0 OUT= SRC=10.0.0.1 DST=10.0.0.2', 'iptables'],
     ['<13>Jan 15 10:00:00 host app: hello', 'rfc3164'],
+    [
+      '<134>Jan 15 10:00:00 filterlog[1]: 5,,,1000000103,igb0,match,block,in,4,0x0,,64,1,0,DF,6,tcp,60,1.2.3.4,5.6.7.8,1,2,0,S',
+      'pfsense',
+    ],
+    [
+      '<134>1 2024-01-15T10:00:00Z fw filterlog 1 - - 5,,,abc,vtnet0,match,pass,out,6,0x00,0x00000,64,udp,17,40,2001:db8::1,2001:db8::2,1,2,8',
+      'pfsense',
+    ],
+    [
+      '<14>1 2024-01-15T10:00:00Z srx RT_FLOW - RT_FLOW_SESSION_DENY [junos@2636.1.1.1.2.40 source-address="10.0.0.1"]',
+      'juniper-srx',
+    ],
+    [
+      '<14>Jan 15 10:00:00 srx RT_FLOW: RT_FLOW_SESSION_CREATE: session created 10.0.0.1/1->10.0.0.2/2 0x0 x',
+      'juniper-srx',
+    ],
+    [
+      '<188>Jan 15 2024 10:00:00 USG %%01SEC/4/POLICYDENY(l)[0]:vsys=public, source-ip=10.0.0.1.',
+      'huawei-usg',
+    ],
+    ['device="SFW" date=2024-01-15 time=10:00:00 device_name="XG" log_id=1 src_ip=10.0.0.1', 'sophos'],
+    ['date=2024-01-15 time=10:00:00 timezone="+03" device_name="XG" log_id=1', 'sophos'],
+    ['id=firewall sn=0040 time="2024-01-15 10:00:00" src=10.0.0.1:1:X0', 'sonicwall'],
+    ['<134>1 2024-01-15T10:00:00Z gw CheckPoint 1 - [action:"Accept"; src:"10.0.0.1"]', 'checkpoint'],
+    [
+      '<134>Jan 15 10:00:00 MikroTik firewall,info forward: in:a out:b, proto TCP (SYN), 1.2.3.4:1->5.6.7.8:2, len 60',
+      'mikrotik',
+    ],
     ['<13>1 2024-01-15T10:00:00Z host app - - - hello', 'rfc5424'],
   ])('%s -> %s', (line, vendor) => {
     expect(parseLine('auto', line).vendor).toBe(vendor);

@@ -56,7 +56,7 @@ export function indexWords(buf: Uint8Array, p: number, e: number): void {
   }
 }
 
-/** `[iface:]ip[/port]` token into src (0) or dst (1); ports that are service names are skipped. */
+/** `[iface:]ip[/port]` token into slot `which` (0 src, 1 dst, 2/3 NAT); service-name ports are skipped. */
 export function endpoint(rec: ParsedRecord, which: number, buf: Buffer, s: number, e: number): string | null {
   let slash = -1;
   for (let i = e - 1; i > s; i--) {
@@ -101,6 +101,30 @@ export function slashParenEndpoint(
   return null;
 }
 
+/**
+ * The `(mapped_ip/mapped_port)` token right after [.., tokenEnd) (Built messages): stored as the
+ * NAT address of slot `natWhich` (2 source, 3 destination) when it differs from the real one
+ * [realS, realE) — ASA repeats the real address when nothing is translated.
+ */
+export function mappedAfter(
+  rec: ParsedRecord,
+  natWhich: number,
+  buf: Buffer,
+  realS: number,
+  realE: number,
+  tokenEnd: number,
+  e: number,
+): string | null {
+  const s = skipSpaces(buf, tokenEnd, e);
+  const te = findSpace(buf, s, e);
+  if (te - s < 4 || buf[s] !== 40 || buf[te - 1] !== 41) return null;
+  let colon = realS;
+  while (colon < realE && buf[colon] !== 58) colon++;
+  const rs = colon < realE && ipVersion(buf, realS, realE) === 0 ? colon + 1 : realS;
+  if (buf.compare(buf, s + 1, te - 1, rs, realE) === 0) return null;
+  return endpoint(rec, natWhich, buf, s + 1, te - 1);
+}
+
 /** Exchanges source and destination address, version and port. */
 export function swapEndpoints(rec: ParsedRecord): void {
   const { start, end, scratch } = rec.srcIp;
@@ -113,4 +137,18 @@ export function swapEndpoints(rec: ParsedRecord): void {
   const port = rec.srcPort;
   rec.srcPort = rec.dstPort;
   rec.dstPort = port;
+  swapNat(rec);
+}
+
+function swapNat(rec: ParsedRecord): void {
+  const { start, end, scratch } = rec.natSrcIp;
+  rec.natSrcIp.copy(rec.natDstIp);
+  if (scratch) rec.natDstIp.setScratch(start, end);
+  else rec.natDstIp.set(start, end);
+  const version = rec.natSrcIpVersion;
+  rec.natSrcIpVersion = rec.natDstIpVersion;
+  rec.natDstIpVersion = version;
+  const port = rec.natSrcPort;
+  rec.natSrcPort = rec.natDstPort;
+  rec.natDstPort = port;
 }

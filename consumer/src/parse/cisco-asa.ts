@@ -1,6 +1,7 @@
 /**
  * Cisco ASA / FTD / PIX syslog messages `%ASA-<sev>-<id>: <text>` (Cisco "Syslog Messages" guide).
- * Connection Built/Teardown (302013-302016), the Deny family (106001, 106006, 106007, 106010,
+ * Connection Built/Teardown (302013-302016, with the mapped `(ip/port)` of Built as NAT), NAT
+ * translations (305011/305012), the Deny family (106001, 106006, 106007, 106010,
  * 106015, 106021, 106023, 313001, 710003) and access-list hits (106100) yield addresses, ports,
  * protocol, action and rule; any other id keeps severity, id and text only. ASA payloads carry no
  * clock: the time comes from the syslog header, or the line is clock-less.
@@ -20,12 +21,13 @@ import {
   after,
   endpoint,
   endpointAfter,
+  mappedAfter,
   indexWords,
   slashParenEndpoint,
   swapEndpoints,
   Word,
 } from './cisco-asa-tokens';
-import { actionOf, protoNumberOf, setProto } from './normalize';
+import { actionOf, NAT_DST, NAT_SRC, protoNumberOf, setProto } from './normalize';
 import { BAD_MESSAGE, UNKNOWN_FORMAT } from './reasons';
 import {
   ACTION_ALLOW,
@@ -81,6 +83,9 @@ export function parseAsa(
     case 302014:
     case 302016:
       return teardown(buf, body, e, rec);
+    case 305011:
+    case 305012:
+      return translation(buf, body, e, rec, id === 305011);
     case 106100:
       return accessList(buf, body, e, rec);
     case 106001:
@@ -107,6 +112,12 @@ function built(buf: Buffer, p: number, e: number, rec: ParsedRecord): string | n
   rec.action = ACTION_ALLOW;
   const reason = connectionEndpoints(buf, protoStart, e, rec);
   if (reason !== null) return reason;
+  const forS = after.s[Word.For];
+  const toS = after.s[Word.To];
+  const nat =
+    mappedAfter(rec, NAT_SRC, buf, forS, after.e[Word.For], after.e[Word.For], e) ??
+    mappedAfter(rec, NAT_DST, buf, toS, after.e[Word.To], after.e[Word.To], e);
+  if (nat !== null) return nat;
   // Outbound: the `for` side is the responder, so the initiator (source) is the `to` side.
   if (spanEquals(buf, dirStart, dirEnd, OUTBOUND)) swapEndpoints(rec);
   return null;
@@ -134,6 +145,23 @@ function teardown(buf: Buffer, p: number, e: number, rec: ParsedRecord): string 
   }
   // Teardowns do not say who initiated; the side with the lower port is taken as the service.
   if (rec.srcPort >= 0 && rec.dstPort >= 0 && rec.srcPort < rec.dstPort) swapEndpoints(rec);
+  return null;
+}
+
+/**
+ * `{Built|Teardown} {dynamic|static} {TCP|UDP|ICMP} translation from if:real/port to if:mapped/port`
+ * (305011/305012): the PAT/NAT binding itself, the record a CGNAT-style legal query needs.
+ */
+function translation(buf: Buffer, p: number, e: number, rec: ParsedRecord, built: boolean): string | null {
+  const kindEnd = findSpace(buf, skipSpaces(buf, findSpace(buf, p, e), e), e);
+  const protoStart = skipSpaces(buf, kindEnd, e);
+  setProto(rec, buf, protoStart, findSpace(buf, protoStart, e));
+  indexWords(buf, p, e);
+  const reason = endpointAfter(rec, 0, buf, Word.From) ?? endpointAfter(rec, NAT_SRC, buf, Word.To);
+  if (reason !== null) return reason;
+  rec.action = built ? ACTION_ALLOW : ACTION_CLOSE;
+  if (rec.collectFields && after.s[Word.Duration] >= 0)
+    rec.addField(K_DURATION, 0, after.s[Word.Duration], after.e[Word.Duration], KEY_STATIC);
   return null;
 }
 

@@ -1,14 +1,37 @@
 /**
  * Cheap per-line payload detection for `auto` (and for the payload behind a syslog header): looks
- * only at the first bytes, except iptables which scans at most the prefix window for ` IN=`.
- * Order: CEF, JSON, ASA, PAN-OS CSV, FortiGate, netfilter.
+ * only at the first bytes, except Sophos, MikroTik and iptables which scan a bounded prefix window.
+ * Order: CEF, JSON, ASA / Huawei (`%`), Check Point (`[k:"`), PAN-OS CSV, pfSense filterlog,
+ * SonicWall (`id= sn=`), Juniper RT_FLOW text, Sophos (before FortiGate: old SFOS also starts with
+ * `date=`), FortiGate, Check Point without brackets, MikroTik, netfilter.
  */
 import { isDigit, skipSpaces } from './bytes';
 import { isCef } from './cef';
 import { isAsaTag } from './cisco-asa';
 import { findNetfilterStart } from './iptables';
 import { KeywordTable } from './keywords';
-import { F_ASA, F_CEF, F_FORTIGATE, F_IPTABLES, F_JSON, F_PALOALTO } from './record';
+import { isCheckPoint } from './checkpoint';
+import { isHuaweiTag } from './huawei-usg';
+import { isRtFlowText } from './juniper-srx';
+import { findMikrotikChain } from './mikrotik';
+import { isFilterlog } from './pfsense';
+import {
+  F_ASA,
+  F_CEF,
+  F_CHECKPOINT,
+  F_FORTIGATE,
+  F_HUAWEI,
+  F_IPTABLES,
+  F_JSON,
+  F_JUNIPER,
+  F_MIKROTIK,
+  F_PALOALTO,
+  F_PFSENSE,
+  F_SONICWALL,
+  F_SOPHOS,
+} from './record';
+import { isSonicWall } from './sonicwall';
+import { isSophos } from './sophos';
 
 /** Keys a FortiOS log line starts with (date= for FortiOS 5+, the others for FortiAnalyzer forwards). */
 const FORTI_FIRST_KEYS = new KeywordTable(
@@ -40,9 +63,20 @@ export function detectPayload(buf: Uint8Array, p: number, e: number): number {
   if (c === 37 || c === 58) {
     const q = c === 58 ? skipSpaces(buf, p + 1, e) : p;
     if (isAsaTag(buf, q, e)) return F_ASA;
+    if (isHuaweiTag(buf, p, e)) return F_HUAWEI;
   }
-  if (isDigit(c) && isPanCsv(buf, p, e)) return F_PALOALTO;
-  if (isFortigate(buf, p, e)) return F_FORTIGATE;
+  if (c === 91 && isCheckPoint(buf, p, e)) return F_CHECKPOINT;
+  if (isDigit(c)) {
+    if (isPanCsv(buf, p, e)) return F_PALOALTO;
+    if (isFilterlog(buf, p, e)) return F_PFSENSE;
+  }
+  if (c === 105 && isSonicWall(buf, p, e)) return F_SONICWALL;
+  if (c === 82 && isRtFlowText(buf, p, e)) return F_JUNIPER;
+  const forti = isFortigate(buf, p, e);
+  if ((forti || c === 100) && isSophos(buf, p, e)) return F_SOPHOS;
+  if (forti) return F_FORTIGATE;
+  if (isCheckPoint(buf, p, e)) return F_CHECKPOINT;
+  if (findMikrotikChain(buf, p, e) >= 0) return F_MIKROTIK;
   if (findNetfilterStart(buf, p, e) >= 0) return F_IPTABLES;
   return -1;
 }

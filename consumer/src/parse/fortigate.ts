@@ -2,12 +2,13 @@
  * FortiGate (FortiOS) key=value logs: `date=2024-01-15 time=10:23:45 devname="FG100F" … srcip=…`.
  * Values are bare tokens or double-quoted with backslash escapes. The clock is `eventtime` (epoch in
  * s/ms/µs/ns, UTC) when present, else `date` + `time` read in `tz` (e.g. "+0300") or the configured
- * zone. One pass over the bytes; known keys dispatch through a KeywordTable.
+ * zone. One pass over the bytes; known keys dispatch through a KeywordTable. Source NAT is
+ * `transip`/`transport`, destination NAT (VIP) `tranip`/`tranport`.
  */
 import type { ParseContext } from './context';
 import { fixedDigits } from './bytes';
 import { KeywordTable } from './keywords';
-import { actionOf, addBytes, setIp, setPort, setProto, severityOfWord } from './normalize';
+import { actionOf, addBytes, NAT_DST, NAT_SRC, setIp, setPort, setProto, severityOfWord } from './normalize';
 import { BAD_KV, BAD_TIMESTAMP, INVALID_IP, INVALID_PORT } from './reasons';
 import { F_FORTIGATE, ParsedRecord, UNESCAPE_BACKSLASH, VAL_SCRATCH } from './record';
 import { civilToMs, parseEpochDigits, parseOffset } from './time';
@@ -32,6 +33,10 @@ const K = {
   msg: 16,
   logdesc: 17,
   devid: 18,
+  transip: 19,
+  transport: 20,
+  tranip: 21,
+  tranport: 22,
 } as const;
 const KEYS = new KeywordTable(Object.entries(K));
 
@@ -136,6 +141,14 @@ function applyKey(
       return setPort(rec, 0, b, vs, ve) ? null : INVALID_PORT;
     case K.dstport:
       return setPort(rec, 1, b, vs, ve) ? null : INVALID_PORT;
+    case K.transip:
+      return setIp(rec, NAT_SRC, b, vs, ve, inScratch) ? null : INVALID_IP;
+    case K.transport:
+      return setPort(rec, NAT_SRC, b, vs, ve) ? null : INVALID_PORT;
+    case K.tranip:
+      return setIp(rec, NAT_DST, b, vs, ve, inScratch) ? null : INVALID_IP;
+    case K.tranport:
+      return setPort(rec, NAT_DST, b, vs, ve) ? null : INVALID_PORT;
     case K.proto:
       setProto(rec, b, vs, ve);
       break;

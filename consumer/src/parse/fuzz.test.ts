@@ -42,7 +42,11 @@ function checkRecord(rec: ParsedRecord, line: Buffer): void {
     spanOk(rec, rec.srcIp) &&
     spanOk(rec, rec.dstIp) &&
     spanOk(rec, rec.rule) &&
-    spanOk(rec, rec.message);
+    spanOk(rec, rec.message) &&
+    spanOk(rec, rec.natSrcIp) &&
+    spanOk(rec, rec.natDstIp) &&
+    rec.natSrcPort <= 65535 &&
+    rec.natDstPort <= 65535;
   if (!ok) throw new Error(`record invariant broken for line ${JSON.stringify(line.toString('latin1'))}`);
 }
 
@@ -57,9 +61,37 @@ describe('fuzz', () => {
       collectFields: true,
       maxLineBytes: 2048,
     });
-    const explicit = FORMAT_NAMES.map(
-      (format) => new LineParser({ format, timezone: 'America/New_York', collectFields: true }),
-    );
+    const declarative = {
+      kv: {
+        fields: { src_ip: ['srcip', 'src'], dst_ip: ['dstip'], timestamp: ['eventtime'], action: ['action'] },
+      },
+      csv: {
+        fields: { src_ip: 7, dst_ip: 8, timestamp: 1 },
+        layoutField: 3,
+        layouts: { THREAT: { src_ip: 7 } },
+      },
+      structuredData: {
+        sdId: 'junos@2636.1.1.1.2.40',
+        fields: { src_ip: ['source-address'], timestamp: ['x'] },
+      },
+    };
+    const explicit = [
+      ...FORMAT_NAMES.map(
+        (format) => new LineParser({ format, timezone: 'America/New_York', collectFields: true }),
+      ),
+      ...(['kv', 'csv', 'structured-data'] as const).map(
+        (format) => new LineParser({ format, timezone: 'UTC', collectFields: true, ...declarative }),
+      ),
+      new LineParser({
+        format: 'auto',
+        collectFields: true,
+        rules: [
+          { match: { prefix: 'date=' }, kv: declarative.kv },
+          { match: { contains: ',TRAFFIC,' }, csv: declarative.csv },
+          { structuredData: declarative.structuredData },
+        ],
+      }),
+    ];
     let parsed = 0;
     let dead = 0;
     const reasons = new Map<string, number>();

@@ -135,9 +135,17 @@ export function severityOfCef(buf: Uint8Array, s: number, e: number): number {
   return n >= 9 ? 2 : n >= 7 ? 3 : n >= 4 ? 4 : n >= 1 ? 5 : 6;
 }
 
+/** Address slots of setIp / setPort. */
+export const SRC = 0;
+export const DST = 1;
+export const NAT_SRC = 2;
+export const NAT_DST = 3;
+
 /**
- * Validates an address span and stores it as the source (which=0) or destination (which=1).
- * Returns false for text that is not an address; empty values count as absent, not invalid.
+ * Validates an address span and stores it as the source (which=0), destination (1), or NAT
+ * translated source (2) / destination (3). Returns false for text that is not an address; empty
+ * values count as absent, not invalid. For the NAT slots the unspecified address (0.0.0.0, ::) is
+ * what vendors write for "not translated", so it stays absent.
  */
 export function setIp(
   rec: ParsedRecord,
@@ -155,6 +163,15 @@ export function setIp(
     version = isIpv6(buf, s, end) ? 6 : 0;
     if (version === 0) return false;
   }
+  if (which >= NAT_SRC) {
+    if (isUnspecified(buf, s, end)) return true;
+    const nat = which === NAT_SRC ? rec.natSrcIp : rec.natDstIp;
+    if (scratch) nat.setScratch(s, end);
+    else nat.set(s, end);
+    if (which === NAT_SRC) rec.natSrcIpVersion = version;
+    else rec.natDstIpVersion = version;
+    return true;
+  }
   const span = which === 0 ? rec.srcIp : rec.dstIp;
   if (scratch) span.setScratch(s, end);
   else span.set(s, end);
@@ -163,15 +180,35 @@ export function setIp(
   return true;
 }
 
-/** Parses and stores a port (which=0 source, 1 destination); false when not 0..65535. */
+/** `0.0.0.0` or an all-zero IPv6 text (`::`, `0:0::0`): only zeros, dots and colons. */
+function isUnspecified(buf: Uint8Array, s: number, e: number): boolean {
+  for (let i = s; i < e; i++) {
+    const c = buf[i];
+    if (c !== 48 && c !== 46 && c !== 58) return false;
+  }
+  return true;
+}
+
+/**
+ * Parses and stores a port (which=0 source, 1 destination, 2/3 NAT source/destination); false when
+ * not 0..65535. A NAT port 0 means "not translated" and stays absent.
+ */
 export function setPort(rec: ParsedRecord, which: number, buf: Uint8Array, s: number, e: number): boolean {
   if (e <= s) return true;
   if (e - s > 5) return false;
   const port = parseUint(buf, s, e);
   if (port < 0 || port > 65535) return false;
-  if (which === 0) rec.srcPort = port;
-  else rec.dstPort = port;
+  storePort(rec, which, port);
   return true;
+}
+
+/** Stores an already-validated port number into slot `which` (see setPort). */
+export function storePort(rec: ParsedRecord, which: number, port: number): void {
+  if (which === SRC) rec.srcPort = port;
+  else if (which === DST) rec.dstPort = port;
+  else if (port === 0) return;
+  else if (which === NAT_SRC) rec.natSrcPort = port;
+  else rec.natDstPort = port;
 }
 
 /** Adds a byte counter span to rec.bytes (sent + received); ignores non-numbers. */

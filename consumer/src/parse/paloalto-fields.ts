@@ -22,6 +22,10 @@ export const R = {
   SEVERITY: 11,
   MESSAGE: 12,
   DEVICE: 13,
+  NAT_SRC: 14,
+  NAT_DST: 15,
+  NAT_SPORT: 16,
+  NAT_DPORT: 17,
 } as const;
 
 /** One log type's layout: names, static key ids (-1 = unnamed) and roles by position. */
@@ -111,6 +115,10 @@ const ROLE_BY_NAME: Record<string, number> = {
   severity: R.SEVERITY,
   threatid: R.MESSAGE,
   device_name: R.DEVICE,
+  natsrc: R.NAT_SRC,
+  natdst: R.NAT_DST,
+  natsport: R.NAT_SPORT,
+  natdport: R.NAT_DPORT,
 };
 
 function layout(names: string[]): PanLayout {

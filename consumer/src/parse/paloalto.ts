@@ -6,7 +6,7 @@
  */
 import type { ParseContext } from './context';
 import { fixedDigits, spanEquals, ascii } from './bytes';
-import { actionOf, addBytes, setIp, setPort, setProto, severityOfWord } from './normalize';
+import { actionOf, addBytes, NAT_DST, NAT_SRC, setIp, setPort, setProto, severityOfWord } from './normalize';
 import { BAD_CSV, BAD_TIMESTAMP, INVALID_IP, INVALID_PORT } from './reasons';
 import { F_PALOALTO, KEY_STATIC, ParsedRecord, Span, UNESCAPE_DOUBLED_QUOTE, VAL_SCRATCH } from './record';
 import { civilToMs } from './time';
@@ -123,6 +123,14 @@ function applyRole(
       return setPort(rec, 0, b, vs, ve) ? null : INVALID_PORT;
     case R.DPORT:
       return setPort(rec, 1, b, vs, ve) ? null : INVALID_PORT;
+    case R.NAT_SRC:
+      return setIp(rec, NAT_SRC, b, vs, ve, inScratch) ? null : INVALID_IP;
+    case R.NAT_DST:
+      return setIp(rec, NAT_DST, b, vs, ve, inScratch) ? null : INVALID_IP;
+    case R.NAT_SPORT:
+      return setPort(rec, NAT_SRC, b, vs, ve) ? null : INVALID_PORT;
+    case R.NAT_DPORT:
+      return setPort(rec, NAT_DST, b, vs, ve) ? null : INVALID_PORT;
     case R.PROTO:
       setProto(rec, b, vs, ve);
       return null;

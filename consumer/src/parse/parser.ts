@@ -12,6 +12,13 @@ import { parseFortigate } from './fortigate';
 import { parseIptables } from './iptables';
 import { parseJson } from './json';
 import { parsePaloAlto } from './paloalto';
+import { parseCheckPoint } from './checkpoint';
+import { parseHuaweiUsg } from './huawei-usg';
+import { isJunosSd, parseJuniperSd, parseJuniperText } from './juniper-srx';
+import { parseMikrotik } from './mikrotik';
+import { parsePfsense } from './pfsense';
+import { parseSonicWall } from './sonicwall';
+import { parseSophos } from './sophos';
 import {
   BAD_HEADER,
   BAD_TIMESTAMP,
@@ -20,7 +27,25 @@ import {
   LINE_TOO_LONG,
   UNKNOWN_FORMAT,
 } from './reasons';
-import { F_RFC3164, F_RFC5424, FORMAT_NAMES, FormatName, ParsedRecord } from './record';
+import {
+  DECLARATIVE_FORMAT_NAMES,
+  F_RFC3164,
+  F_RFC5424,
+  FORMAT_NAMES,
+  FormatName,
+  ParsedRecord,
+} from './record';
+import { hasSdElement, type CsvFormat, type KvFormat, type SdFormat } from './declarative';
+import {
+  compileRules,
+  compileSdFormat,
+  declarativeParser,
+  NO_RULE,
+  tryRules,
+  type CompiledRules,
+  type CompiledSd,
+  type DeclarativeRule,
+} from './declarative-rules';
 import { requiredCheck, RequiredCheck } from './required';
 import { HDR_5424, HDR_NONE, headerClock, parseSyslogHeader, SyslogHeader } from './syslog';
 import { isPlausibleTimestamp } from './time';
@@ -46,6 +71,14 @@ export interface ParserOptions {
   collectFields?: boolean;
   /** Column sources that must be present, e.g. ['src_ip'] -> `missing_field:src_ip`. Default none. */
   required?: readonly string[];
+  /** The CRD's name for `required` (spec.parser.requiredFields); `required` wins when both are set. */
+  requiredFields?: readonly string[];
+  /** Settings of the declarative formats (format kv / csv / structured-data). */
+  kv?: KvFormat;
+  csv?: CsvFormat;
+  structuredData?: SdFormat;
+  /** Extra declarative rules `auto` tries first, in order. */
+  rules?: readonly DeclarativeRule[];
 }
 
 const PAYLOAD_PARSERS: Record<string, PayloadParser> = {
@@ -55,6 +88,13 @@ const PAYLOAD_PARSERS: Record<string, PayloadParser> = {
   iptables: parseIptables,
   cef: parseCef,
   json: parseJson,
+  pfsense: parsePfsense,
+  'juniper-srx': parseJuniperText,
+  'huawei-usg': parseHuaweiUsg,
+  sophos: parseSophos,
+  sonicwall: parseSonicWall,
+  checkpoint: parseCheckPoint,
+  mikrotik: parseMikrotik,
 };
 const BY_FORMAT_ID: Array<PayloadParser | null> = FORMAT_NAMES.map((name) => PAYLOAD_PARSERS[name] ?? null);
 
@@ -66,13 +106,21 @@ export class LineParser {
   private readonly ctx: ParseContext;
   private readonly mode: 'auto' | 'syslog' | 'rfc5424' | 'vendor';
   private readonly vendor: PayloadParser | null;
+  /** Junos structured data in the RFC 5424 header is read when the format is auto or juniper-srx. */
+  private readonly junosSd: boolean;
   private readonly maxLineBytes: number;
   private readonly required: RequiredCheck;
+  private readonly sdFormat: CompiledSd | null;
+  private readonly rules: CompiledRules;
 
   /** Resolves the configuration; throws on an unknown format or timezone (config errors, not data). */
   constructor(options: ParserOptions) {
     const format = options.format;
-    if (format !== 'auto' && !(FORMAT_NAMES as readonly string[]).includes(format)) {
+    if (
+      format !== 'auto' &&
+      !(FORMAT_NAMES as readonly string[]).includes(format) &&
+      !(DECLARATIVE_FORMAT_NAMES as readonly string[]).includes(format)
+    ) {
       throw new RangeError(`unknown parser format: ${format}`);
     }
     this.mode =
@@ -80,14 +128,17 @@ export class LineParser {
         ? 'auto'
         : format === 'rfc3164'
           ? 'syslog'
-          : format === 'rfc5424'
+          : format === 'rfc5424' || format === 'structured-data'
             ? 'rfc5424'
             : 'vendor';
-    this.vendor = PAYLOAD_PARSERS[format] ?? null;
+    this.vendor = PAYLOAD_PARSERS[format] ?? declarativeParser(format, options);
+    this.sdFormat = format === 'structured-data' ? compileSdFormat(options.structuredData) : null;
+    this.rules = compileRules(format === 'auto' ? (options.rules ?? []) : []);
+    this.junosSd = format === 'auto' || format === 'juniper-srx';
     this.ctx = { tz: createTimeZone(options.timezone), refMs: Date.now() };
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.record.collectFields = options.collectFields ?? false;
-    this.required = requiredCheck(options.required ?? []);
+    this.required = requiredCheck(options.required ?? options.requiredFields ?? []);
   }
 
   /** Sets the reference instant for year inference (the batch's ingest time, for determinism). */
@@ -121,6 +172,16 @@ export class LineParser {
     const headerReason = parseSyslogHeader(buf, s, e, h, rec, this.ctx.tz);
     if (headerReason !== null) return headerReason;
     const p = h.msgStart;
+    if (this.sdFormat !== null) {
+      if (h.sdStart < 0 || !hasSdElement(buf, h.sdStart, h.sdEnd, this.sdFormat.sdId)) return UNKNOWN_FORMAT;
+      return this.sdFormat.parse(buf, h.sdStart, h.sdEnd, rec, this.ctx);
+    }
+    if (this.rules.length > 0) {
+      const reason = tryRules(this.rules, buf, p, e, h.sdStart, h.sdEnd, rec, this.ctx);
+      if (reason !== NO_RULE) return reason;
+    }
+    if (this.junosSd && h.sdStart >= 0 && isJunosSd(buf, h.sdStart, h.sdEnd))
+      return parseJuniperSd(buf, h.sdStart, h.sdEnd, h.msgid, rec);
     if (this.mode === 'vendor') return (this.vendor as PayloadParser)(buf, p, e, rec, this.ctx);
     if (this.mode === 'rfc5424' && h.kind !== HDR_5424) return BAD_HEADER;
     if (this.mode === 'syslog' && h.kind === HDR_NONE) return BAD_HEADER;

@@ -38,7 +38,18 @@ export const FORMAT_NAMES = [
   'iptables',
   'cef',
   'json',
+  'pfsense',
+  'juniper-srx',
+  'huawei-usg',
+  'sophos',
+  'sonicwall',
+  'checkpoint',
+  'mikrotik',
 ] as const;
+/** User-defined (declarative) formats; their ids follow the native ones. */
+export const DECLARATIVE_FORMAT_NAMES = ['kv', 'csv', 'structured-data'] as const;
+/** Every name the `vendor` column can hold, indexed by format id. */
+export const VENDOR_NAMES: readonly string[] = [...FORMAT_NAMES, ...DECLARATIVE_FORMAT_NAMES];
 /** A format name accepted by the parser (plus `auto`). */
 export type FormatName = (typeof FORMAT_NAMES)[number];
 export const F_RFC5424 = 0;
@@ -49,6 +60,16 @@ export const F_ASA = 4;
 export const F_IPTABLES = 5;
 export const F_CEF = 6;
 export const F_JSON = 7;
+export const F_PFSENSE = 8;
+export const F_JUNIPER = 9;
+export const F_HUAWEI = 10;
+export const F_SOPHOS = 11;
+export const F_SONICWALL = 12;
+export const F_CHECKPOINT = 13;
+export const F_MIKROTIK = 14;
+export const F_KV = 15;
+export const F_CSV = 16;
+export const F_SD = 17;
 
 /** Field-table flag: the key bytes live in the scratch buffer. */
 export const KEY_SCRATCH = 1;
@@ -132,11 +153,18 @@ export class ParsedRecord {
   readonly dstIp = new Span();
   readonly rule = new Span();
   readonly message = new Span();
+  /** NAT / CGNAT translated (public) source and destination; spans and ports like the originals. */
+  readonly natSrcIp = new Span();
+  readonly natDstIp = new Span();
   /** 4 or 6 once the address span is validated, 0 when absent. */
   srcIpVersion = 0;
   dstIpVersion = 0;
+  natSrcIpVersion = 0;
+  natDstIpVersion = 0;
   srcPort = -1;
   dstPort = -1;
+  natSrcPort = -1;
+  natDstPort = -1;
   /** IANA protocol number, or -1 when unknown or absent. */
   protoNumber = -1;
   /** Lower-case protocol name or number text; '' when absent. */
@@ -165,10 +193,16 @@ export class ParsedRecord {
     this.dstIp.clear();
     this.rule.clear();
     this.message.clear();
+    this.natSrcIp.clear();
+    this.natDstIp.clear();
     this.srcIpVersion = 0;
     this.dstIpVersion = 0;
+    this.natSrcIpVersion = 0;
+    this.natDstIpVersion = 0;
     this.srcPort = -1;
     this.dstPort = -1;
+    this.natSrcPort = -1;
+    this.natDstPort = -1;
     this.protoNumber = -1;
     this.protoName = '';
     this.action = ACTION_UNKNOWN;

@@ -15,6 +15,15 @@ import {
   Rng,
 } from './sample-formats';
 import type { FormatName } from './record';
+import {
+  checkpointLine,
+  huaweiLine,
+  juniperLine,
+  mikrotikLine,
+  pfsenseLine,
+  sonicwallLine,
+  sophosLine,
+} from './sample-formats-more';
 
 export { Rng } from './sample-formats';
 
@@ -30,6 +39,13 @@ export const SAMPLE_MAKERS: Record<FormatName, LineMaker> = {
   json: jsonLine,
   rfc5424: rfc5424Line,
   rfc3164: rfc3164Line,
+  pfsense: pfsenseLine,
+  'juniper-srx': juniperLine,
+  'huawei-usg': huaweiLine,
+  sophos: sophosLine,
+  sonicwall: sonicwallLine,
+  checkpoint: checkpointLine,
+  mikrotik: mikrotikLine,
 };
 
 /** Vendor weights of the `mix` traffic (an ISP edge: mostly firewall session logs). */

@@ -58,3 +58,61 @@ function parseParam(buf: Buffer, p: number, e: number, rec: ParsedRecord): numbe
   }
   return p + 1;
 }
+
+/** Receives one SD-PARAM of element [idStart, idEnd): name span and value (source or scratch). */
+export type SdParamHandler = (
+  rec: ParsedRecord,
+  idStart: number,
+  idEnd: number,
+  ns: number,
+  ne: number,
+  vb: Buffer,
+  vs: number,
+  ve: number,
+  scratch: boolean,
+) => string | null;
+
+/**
+ * Walks STRUCTURED-DATA that the header already validated ([s, e) from SyslogHeader.sdStart/sdEnd)
+ * and hands every SD-PARAM to `onParam` without adding fields; returns the first reason or null.
+ */
+export function forEachSdParam(
+  buf: Buffer,
+  s: number,
+  e: number,
+  rec: ParsedRecord,
+  onParam: SdParamHandler,
+): string | null {
+  let p = s;
+  while (p < e && buf[p] === 91) {
+    const idStart = ++p;
+    while (p < e && isNameByte(buf[p])) p++;
+    const idEnd = p;
+    while (p < e && buf[p] === 32) {
+      const ns = ++p;
+      while (p < e && isNameByte(buf[p])) p++;
+      const ne = p;
+      p += 2;
+      const vs = p;
+      let escaped = false;
+      while (p < e && buf[p] !== 34) {
+        if (buf[p] === 92) {
+          escaped = true;
+          p++;
+        }
+        p++;
+      }
+      let reason: string | null;
+      if (escaped) {
+        const us = rec.unescapeToScratch(buf, vs, p, UNESCAPE_SD);
+        reason = onParam(rec, idStart, idEnd, ns, ne, rec.scratch, us, rec.scratchLen, true);
+      } else {
+        reason = onParam(rec, idStart, idEnd, ns, ne, buf, vs, p, false);
+      }
+      if (reason !== null) return reason;
+      p++;
+    }
+    p++;
+  }
+  return null;
+}

@@ -8,6 +8,7 @@
 import { findSpace, fixedDigits, isDigit, skipSpaces } from './bytes';
 import { BAD_HEADER, BAD_TIMESTAMP } from './reasons';
 import { ParsedRecord, Span, KEY_STATIC, staticKey } from './record';
+import { isCheckPoint } from './checkpoint';
 import { parseStructuredData } from './sd';
 import { bsd, bsdToMs, loadBsd, parseBsdTimestamp, parseIsoTimestamp, saveBsd, scan } from './time';
 import type { TimeZone } from './timezone';
@@ -37,6 +38,11 @@ export class SyslogHeader {
   clockInvalid = false;
   readonly host = new Span();
   readonly app = new Span();
+  /** RFC 5424 MSGID (absent for NILVALUE and BSD headers). */
+  readonly msgid = new Span();
+  /** RFC 5424 STRUCTURED-DATA [sdStart, sdEnd) when present (vendor SD parsers re-read it). */
+  sdStart = -1;
+  sdEnd = -1;
   /** Start of the payload (after header, tag and BOM). */
   msgStart = 0;
 
@@ -49,6 +55,9 @@ export class SyslogHeader {
     this.clockInvalid = false;
     this.host.clear();
     this.app.clear();
+    this.msgid.clear();
+    this.sdStart = -1;
+    this.sdEnd = -1;
     this.msgStart = 0;
   }
 }
@@ -212,6 +221,7 @@ function parse5424(
     if (p - s === 1 && buf[s] === 45) continue;
     if (field === 0) h.host.set(s, p);
     else if (field === 1) h.app.set(s, p);
+    else if (field === 3) h.msgid.set(s, p);
     if (rec.collectFields && field > 0)
       rec.addField(field === 1 ? K_APP : field === 2 ? K_PROCID : K_MSGID, 0, s, p, KEY_STATIC);
   }
@@ -220,8 +230,17 @@ function parse5424(
   if (p < e && buf[p] === 45) {
     p++;
   } else {
+    const fieldsBefore = rec.fieldCount;
     const sdEnd = parseStructuredData(buf, p, e, rec);
-    if (sdEnd < 0) return BAD_HEADER;
+    if (sdEnd < 0) {
+      // Check Point's Log Exporter writes `[key:"value"; …]` where SD belongs: that is its payload.
+      if (!isCheckPoint(buf, p, e)) return BAD_HEADER;
+      rec.fieldCount = fieldsBefore;
+      h.msgStart = p;
+      return null;
+    }
+    h.sdStart = p;
+    h.sdEnd = sdEnd;
     p = sdEnd;
   }
   if (p < e && buf[p] !== 32) return BAD_HEADER;

@@ -5,10 +5,14 @@
 import type {
   AutoscalingSpec,
   ColumnSpec,
+  CsvFormatSpec,
   KeyExpression,
+  KvFormatSpec,
   LogPipeline,
   ParserFormat,
+  ParserRuleSpec,
   RetentionMove,
+  SdFormatSpec,
 } from './types';
 import { durationMs } from './duration';
 import { imageRepository } from './worker-policy';
@@ -79,7 +83,14 @@ export interface ResolvedSpec {
     timezone: string;
     maxLineBytes: number;
     staticFields: Record<string, string>;
+    requiredFields: string[];
+    kv?: KvFormatSpec;
+    csv?: CsvFormatSpec;
+    structuredData?: SdFormatSpec;
+    rules?: ParserRuleSpec[];
   };
+  /** ParserCoverage: window, threshold and the stats table the workers write. */
+  coverage: { windowMs: number; maxMissingSrcIpPercent: number; table: string };
   clickhouse: {
     url: string;
     credentials?: { secretName: string; usernameKey: string; passwordKey: string };
@@ -183,6 +194,16 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
       timezone: s.parser?.timezone ?? 'UTC',
       maxLineBytes: s.parser?.maxLineBytes ?? 65536,
       staticFields: s.parser?.staticFields ?? {},
+      requiredFields: s.parser?.requiredFields ?? [],
+      ...(s.parser?.kv ? { kv: s.parser.kv } : {}),
+      ...(s.parser?.csv ? { csv: s.parser.csv } : {}),
+      ...(s.parser?.structuredData ? { structuredData: s.parser.structuredData } : {}),
+      ...(s.parser?.rules?.length ? { rules: s.parser.rules } : {}),
+    },
+    coverage: {
+      windowMs: durationMs(s.parser?.coverage?.window ?? '15m'),
+      maxMissingSrcIpPercent: s.parser?.coverage?.maxMissingSrcIpPercent ?? 5,
+      table: `${s.clickhouse.table}_parser_stats`,
     },
     clickhouse: {
       url: s.clickhouse.url,

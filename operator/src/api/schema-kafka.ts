@@ -1,11 +1,13 @@
 /** Schema of spec.kafka and spec.parser (see types.ts KafkaSpec / ParserSpec). */
 import { DEFAULT_PARTITIONS } from './defaults';
+import { csvSchema, kvSchema, rulesSchema, sdSchema } from './schema-parser-formats';
 import {
   K8S_NAME_PATTERN,
   SECRET_KEY_PATTERN,
   TOPIC_PATTERN,
   bool,
   dict,
+  duration,
   int,
   list,
   obj,
@@ -14,6 +16,26 @@ import {
   str,
   type JSONSchemaProps,
 } from './schema-dsl';
+
+/** Column sources `parser.requiredFields` may name (the parser's REQUIRABLE_SOURCES). */
+export const REQUIRED_FIELD_SOURCES = [
+  'timestamp',
+  'device',
+  'src_ip',
+  'dst_ip',
+  'src_port',
+  'dst_port',
+  'nat_src_ip',
+  'nat_dst_ip',
+  'nat_src_port',
+  'nat_dst_port',
+  'proto',
+  'action',
+  'bytes',
+  'rule',
+  'severity',
+  'message',
+] as const;
 
 /** Supported parser formats, in the order the docs list them. */
 export const PARSER_FORMATS = [
@@ -26,6 +48,16 @@ export const PARSER_FORMATS = [
   'iptables',
   'cef',
   'json',
+  'pfsense',
+  'juniper-srx',
+  'huawei-usg',
+  'sophos',
+  'sonicwall',
+  'checkpoint',
+  'mikrotik',
+  'kv',
+  'csv',
+  'structured-data',
 ] as const;
 
 const sasl = obj(
@@ -115,7 +147,7 @@ export const kafkaSchema: JSONSchemaProps = obj(
 /** spec.parser */
 export const parserSchema: JSONSchemaProps = obj('How log lines are parsed and enriched.', {
   format: oneOf(
-    'Log format: auto (detect per line), rfc5424, rfc3164, fortigate, paloalto, cisco-asa, iptables, cef or json. Default auto.',
+    'Log format: auto (detect per line), rfc5424, rfc3164, fortigate, paloalto, cisco-asa, iptables, cef, json, pfsense (also OPNsense filterlog), juniper-srx (RT_FLOW), huawei-usg, sophos, sonicwall, checkpoint, mikrotik, or a format of your own: kv, csv, structured-data (settings in parser.kv / csv / structuredData). Default auto.',
     PARSER_FORMATS,
   ),
   timezone: str(
@@ -134,5 +166,25 @@ export const parserSchema: JSONSchemaProps = obj('How log lines are parsed and e
     'Static enrichment fields (e.g. the collector site), available to columns as `static:<name>`. Names are identifiers.',
     str('Field value.', { maxLength: 1024 }),
     32,
+  ),
+  requiredFields: list(
+    'Column sources every row must have (e.g. [src_ip, dst_ip]); a row without one goes to the dead-letter queue with reason missing_field:<name>. Default none (see docs/compliance.md).',
+    oneOf('A requirable column source.', REQUIRED_FIELD_SOURCES),
+    16,
+  ),
+  kv: kvSchema(),
+  csv: csvSchema(),
+  structuredData: sdSchema(),
+  rules: rulesSchema,
+  coverage: obj(
+    'The ParserCoverage condition: the share of parsed rows without src_ip over the last window, with the most frequent line shapes (hashed) lacking it.',
+    {
+      window: duration('Window the share is computed over. Default 15m.'),
+      maxMissingSrcIpPercent: int(
+        'ParserCoverage turns False when more than this percentage of the window rows lack src_ip. Default 5.',
+        0,
+        100,
+      ),
+    },
   ),
 });

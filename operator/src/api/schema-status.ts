@@ -2,7 +2,17 @@
  * Schema of .status (see types.ts LogPipelineStatus). The status is fully specified, so the
  * apiserver prunes any field the operator writes that is not listed here: extend both together.
  */
-import { TOPIC_PATTERN, int, keyedList, num, obj, oneOf, str, type JSONSchemaProps } from './schema-dsl';
+import {
+  TOPIC_PATTERN,
+  int,
+  keyedList,
+  list,
+  num,
+  obj,
+  oneOf,
+  str,
+  type JSONSchemaProps,
+} from './schema-dsl';
 
 const INT64_MAX_SAFE = 9_007_199_254_740_991;
 
@@ -73,6 +83,25 @@ export const statusSchema: JSONSchemaProps = obj('Observed state, written by the
     lastSealTime: str('When this operator last sealed a day.', { format: 'date-time', maxLength: 64 }),
     lastFailure: str('Why the last seal failed, while it is failing.', { maxLength: 1024 }),
   }),
+  parserCoverage: obj(
+    'Identity coverage of parsed rows over the last window (the ParserCoverage condition).',
+    {
+      windowMs: int('Window length in milliseconds.', 0, INT64_MAX_SAFE, 'int64'),
+      rows: int('Rows parsed in the window.', 0, INT64_MAX_SAFE, 'int64'),
+      missingSrcIp: int('Rows without src_ip in the window.', 0, INT64_MAX_SAFE, 'int64'),
+      missingSrcIpPercent: num('Share of rows without src_ip, percent.'),
+      topShapes: list(
+        'Most frequent hashed line shapes (`<vendor>#<hash>`) of rows without src_ip; never line content.',
+        obj('One shape.', {
+          shape: str('Vendor and FNV-1a hash of the line prefix with letters and digits folded.', {
+            maxLength: 64,
+          }),
+          rows: int('Rows of this shape in the window.', 0, INT64_MAX_SAFE, 'int64'),
+        }),
+        5,
+      ),
+    },
+  ),
   lag: obj('Consumer lag of the pipeline consumer group.', {
     total: int('Total lag in messages over all partitions.', 0, INT64_MAX_SAFE, 'int64'),
     maxPartition: int('Largest lag of a single partition, in messages.', 0, INT64_MAX_SAFE, 'int64'),

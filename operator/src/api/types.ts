@@ -40,7 +40,25 @@ export interface KafkaSpec {
 
 /** Supported log formats. */
 export type ParserFormat =
-  'auto' | 'rfc5424' | 'rfc3164' | 'fortigate' | 'paloalto' | 'cisco-asa' | 'iptables' | 'cef' | 'json';
+  | 'auto'
+  | 'rfc5424'
+  | 'rfc3164'
+  | 'fortigate'
+  | 'paloalto'
+  | 'cisco-asa'
+  | 'iptables'
+  | 'cef'
+  | 'json'
+  | 'pfsense'
+  | 'juniper-srx'
+  | 'huawei-usg'
+  | 'sophos'
+  | 'sonicwall'
+  | 'checkpoint'
+  | 'mikrotik'
+  | 'kv'
+  | 'csv'
+  | 'structured-data';
 
 /** How lines are parsed and enriched. */
 export interface ParserSpec {
@@ -51,6 +69,53 @@ export interface ParserSpec {
   maxLineBytes?: number;
   /** Static enrichment fields, available to columns as `static:<name>`. */
   staticFields?: Record<string, string>;
+  /** Column sources every row must have; rows without them go to the DLQ as missing_field:<name>. Default none. */
+  requiredFields?: string[];
+  /** The ParserCoverage condition: share of rows without src_ip over a window, and the threshold. */
+  coverage?: { window?: string; maxMissingSrcIpPercent?: number };
+  /** format kv: a key/value format of your own. */
+  kv?: KvFormatSpec;
+  /** format csv: a delimited format of your own. */
+  csv?: CsvFormatSpec;
+  /** format structured-data: an RFC 5424 SD-ID mapping. */
+  structuredData?: SdFormatSpec;
+  /** Extra declarative formats `auto` tries first. */
+  rules?: ParserRuleSpec[];
+}
+
+/** spec.parser.kv */
+export interface KvFormatSpec {
+  pairDelimiter?: string;
+  keyValueDelimiter?: string;
+  quote?: string;
+  fields: Record<string, string[]>;
+  actions?: Record<string, string>;
+}
+
+/** spec.parser.csv */
+export interface CsvFormatSpec {
+  delimiter?: string;
+  quote?: string;
+  fields?: Record<string, number>;
+  layoutField?: number;
+  layouts?: Record<string, Record<string, number>>;
+  actions?: Record<string, string>;
+}
+
+/** spec.parser.structuredData */
+export interface SdFormatSpec {
+  sdId: string;
+  fields: Record<string, string[]>;
+  actions?: Record<string, string>;
+}
+
+/** One entry of spec.parser.rules. */
+export interface ParserRuleSpec {
+  name?: string;
+  match?: { prefix?: string; contains?: string };
+  kv?: KvFormatSpec;
+  csv?: CsvFormatSpec;
+  structuredData?: SdFormatSpec;
 }
 
 /** One ClickHouse column: name, type (checked against a grammar), where its value comes from. */
@@ -216,6 +281,14 @@ export interface LogPipelineStatus {
   workers?: { desired?: number; current?: number; ready?: number; selector?: string };
   /** The scheduled seal: the newest day sealed and the last failure. */
   seal?: { lastSealedDay?: string; lastSealTime?: string; lastFailure?: string };
+  /** Identity coverage of the last window (ParserCoverage condition). */
+  parserCoverage?: {
+    windowMs?: number;
+    rows?: number;
+    missingSrcIp?: number;
+    missingSrcIpPercent?: number;
+    topShapes?: Array<{ shape: string; rows: number }>;
+  };
   lag?: {
     total?: number;
     maxPartition?: number;

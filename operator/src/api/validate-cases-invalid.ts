@@ -209,6 +209,46 @@ export const INVALID_CASES: PipelineCase[] = [
     expect: [{ field: 'spec.parser.staticFields', type: 'FieldValueInvalid', rule: 'static-field-names' }],
   },
   {
+    name: 'format kv without parser.kv',
+    change: (lp) => (lp.spec.parser!.format = 'kv'),
+    expect: [{ field: 'spec.parser', type: 'FieldValueInvalid', rule: 'declarative-format-settings' }],
+  },
+  {
+    name: 'kv format whose delimiters are the same character',
+    change: (lp) =>
+      Object.assign(lp.spec.parser!, {
+        format: 'kv',
+        kv: { pairDelimiter: ':', keyValueDelimiter: ':', fields: { src_ip: ['src'] } },
+      }),
+    expect: [{ field: 'spec.parser.kv', type: 'FieldValueInvalid', rule: 'kv-format' }],
+  },
+  {
+    name: 'kv mapping to a column that is not a parser output',
+    change: (lp) => Object.assign(lp.spec.parser!, { format: 'kv', kv: { fields: { srcip: ['src'] } } }),
+    expect: [{ field: 'spec.parser.kv', type: 'FieldValueInvalid', rule: 'kv-format' }],
+  },
+  {
+    name: 'structured-data mapping to an unknown column',
+    change: (lp) =>
+      Object.assign(lp.spec.parser!, {
+        format: 'structured-data',
+        structuredData: { sdId: 'acme@1', fields: { source: ['src'] } },
+      }),
+    expect: [{ field: 'spec.parser.structuredData', type: 'FieldValueInvalid', rule: 'sd-field-columns' }],
+  },
+  {
+    name: 'csv format with a layout field but no layouts',
+    change: (lp) =>
+      Object.assign(lp.spec.parser!, { format: 'csv', csv: { fields: { src_ip: 1 }, layoutField: 2 } }),
+    expect: [{ field: 'spec.parser.csv', type: 'FieldValueInvalid', rule: 'csv-format' }],
+  },
+  {
+    name: 'auto rule with two formats and no match',
+    change: (lp) =>
+      (lp.spec.parser!.rules = [{ kv: { fields: { src_ip: ['s'] } }, csv: { fields: { dst_ip: 1 } } }]),
+    expect: [{ field: 'spec.parser.rules[0]', type: 'FieldValueInvalid', rule: 'parser-rule-shape' }],
+  },
+  {
     name: 'unsupported deletion policy',
     change: (lp) => (lp.spec.deletionPolicy = raw('Purge')),
     expect: [{ field: 'spec.deletionPolicy', type: 'FieldValueNotSupported' }],

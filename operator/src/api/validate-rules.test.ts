@@ -173,6 +173,16 @@ describe('rule table', () => {
       ],
       ['reserved-worker-env', { env: [{ name: 'NODE_OPTIONS', value: 'x' }] }, undefined, true],
       ['reserved-worker-env', { env: [{ name: 'LP_CLICKHOUSE_URL', value: 'http://x' }] }, undefined, false],
+      ['declarative-format-settings', { format: 'kv', kv: { fields: {} } }, undefined, true],
+      ['declarative-format-settings', { format: 'csv' }, undefined, false],
+      ['kv-format', { pairDelimiter: ';', fields: { src_ip: ['s'] } }, undefined, true],
+      ['kv-format', { keyValueDelimiter: ' ', fields: {} }, undefined, false],
+      ['sd-field-columns', { sdId: 'a@1', fields: { nat_src_port: ['p'] } }, undefined, true],
+      ['sd-field-columns', { sdId: 'a@1', fields: { raw: ['r'] } }, undefined, false],
+      ['csv-format', { layoutField: 1, layouts: { T: { dst_ip: 3 } } }, undefined, true],
+      ['csv-format', { delimiter: '"', fields: { src_ip: 0 } }, undefined, false],
+      ['parser-rule-shape', { match: { prefix: 'X' }, kv: { fields: {} } }, undefined, true],
+      ['parser-rule-shape', { kv: { fields: {} } }, undefined, false],
     ];
     for (const [id, self, old, ok] of cases) expect([id, byId[id].holds(self, old)]).toEqual([id, ok]);
     expect(new Set(cases.map((c) => c[0])).size).toBe(PIPELINE_RULES.length);

@@ -13,6 +13,7 @@ import {
 import { DURATION_PATTERN, parseDuration } from './duration';
 import type { CelRule } from './schema-dsl';
 import { isReservedEnv } from './worker-policy';
+import { PARSER_RULES } from './validate-rules-parser';
 import type {
   AutoscalingSpec,
   ClickHouseSpec,
@@ -128,6 +129,7 @@ function notShorter(a: string, b: string): boolean {
 
 /** Every cross-field rule, in the order admission reports them. */
 export const PIPELINE_RULES: readonly PipelineRule[] = [
+  ...PARSER_RULES,
   define<KafkaSpec>({
     id: 'partitions-never-decrease',
     at: 'spec.kafka',

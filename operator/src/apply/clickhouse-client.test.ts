@@ -48,9 +48,11 @@ describe('pipelineTableNames', () => {
       'fw_integrity',
       'fw_checkpoints',
       'fw_seals',
+      'fw_parser_stats',
     ]);
     expect(pipelineTableNames(resolved({ cluster: 'c' }))).toEqual([
-      'fw', 'fw_dlq', 'fw_integrity', 'fw_checkpoints', 'fw_seals', 'fw_local', 'fw_dlq_local', 'fw_integrity_local', 'fw_checkpoints_local', 'fw_seals_local',
+      'fw', 'fw_dlq', 'fw_integrity', 'fw_checkpoints', 'fw_seals', 'fw_parser_stats',
+      'fw_local', 'fw_dlq_local', 'fw_integrity_local', 'fw_checkpoints_local', 'fw_seals_local', 'fw_parser_stats_local',
     ]); // prettier-ignore
   });
 });

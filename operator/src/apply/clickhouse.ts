@@ -255,6 +255,7 @@ export function pipelineTableNames(spec: ResolvedSpec): string[] {
     spec.integrity.table,
     spec.integrity.checkpointTable,
     spec.integrity.sealTable,
+    spec.coverage.table,
   ];
   return spec.clickhouse.cluster ? [...base, ...base.map((t) => `${t}_local`)] : base;
 }

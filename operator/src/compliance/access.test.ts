@@ -21,7 +21,7 @@ describe('access statements', () => {
     const roles = pipelineRoles(spec);
     const sql = buildAccessStatements(spec, users);
     expect(sql).toContain(
-      `GRANT INSERT ON \`logs\`.\`fw\`, INSERT ON \`logs\`.\`fw_dlq\`, INSERT, SELECT ON \`logs\`.\`fw_integrity\`, INSERT, SELECT ON \`logs\`.\`fw_checkpoints\` TO \`${roles.writer}\` WITH REPLACE OPTION`,
+      `GRANT INSERT ON \`logs\`.\`fw\`, INSERT ON \`logs\`.\`fw_dlq\`, INSERT ON \`logs\`.\`fw_parser_stats\`, INSERT, SELECT ON \`logs\`.\`fw_integrity\`, INSERT, SELECT ON \`logs\`.\`fw_checkpoints\` TO \`${roles.writer}\` WITH REPLACE OPTION`,
     );
     expect(sql).toContain(`GRANT \`${roles.writer}\` TO \`fw_writer\``);
     expect(sql).toContain(`GRANT SELECT ON \`logs\`.* TO \`${roles.auditor}\` WITH REPLACE OPTION`);

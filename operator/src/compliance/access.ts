@@ -36,6 +36,8 @@ function writerTables(spec: ResolvedSpec): { insert: string[]; insertSelect: str
   const names = (t: string) => (spec.clickhouse.cluster ? [t, `${t}_local`] : [t]);
   const insert = [...names(spec.clickhouse.table)];
   if (spec.deadLetter.enabled) insert.push(...names(spec.deadLetter.table));
+  // Parser coverage stats (one row per worker and minute) feed the ParserCoverage condition.
+  insert.push(...names(spec.coverage.table));
   const insertSelect: string[] = [];
   if (spec.integrity.enabled) {
     insertSelect.push(...names(spec.integrity.table));

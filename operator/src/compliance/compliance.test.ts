@@ -4,7 +4,7 @@ import type { LinkRecord } from '../../../consumer/src/integrity/chain';
 import { resolved } from '../desired/clickhouse/testing';
 import { buildCanonicalRowsQuery, canonicalExpression, windowCondition } from './canonical-sql';
 import { parseArgs, parseTime, UsageError } from './cli-options';
-import { buildLegalQuery, legalQueryParams } from './legal-query';
+import { buildLegalQuery, buildNatQuery, legalQueryParams, natQueryParams } from './legal-query';
 import { lineBlocks, textLines } from './line-stream';
 import { checkRetention, RETENTION_BELOW_MINIMUM } from './retention';
 import { buildHeadLookupQuery, buildHullQuery, buildLinksQuery } from './verify-queries';
@@ -129,6 +129,25 @@ describe('legal query', () => {
     expect(legalQueryParams('2001:db8::1', 1, 2)).toEqual({ ip: '2001:db8::1', from: 1, to: 2 });
     expect(() => legalQueryParams("1.2.3.4' OR 1", 1, 2)).toThrow(/not an IPv4/);
     expect(() => legalQueryParams('1.2.3.4', 3, 2)).toThrow(/from <= to/);
+  });
+
+  it('asks the NAT question with the idx_nat_src expression when a port is given', () => {
+    const sql = buildNatQuery({ database: 'logs', table: 'fw' }, true, 5);
+    expect(sql).toBe(
+      'SELECT * FROM `logs`.`fw` WHERE `nat_src_ip` = {nat_ip:IPv6} AND `nat_src_port` = {nat_port:UInt16} ' +
+        'AND cityHash64(`nat_src_ip`, `nat_src_port`) = cityHash64({nat_ip:IPv6}, {nat_port:UInt16}) ' +
+        'AND `ts` >= fromUnixTimestamp64Milli({from:Int64}) AND `ts` <= fromUnixTimestamp64Milli({to:Int64}) ORDER BY `ts` LIMIT 5',
+    );
+    expect(buildNatQuery({ database: 'logs', table: 'fw' }, false)).not.toContain('nat_port');
+    expect(natQueryParams('203.0.113.5', 40001, 1, 2)).toEqual({
+      nat_ip: '203.0.113.5',
+      nat_port: 40001,
+      from: 1,
+      to: 2,
+    });
+    expect(natQueryParams('203.0.113.5', undefined, 1, 2)).toEqual({ nat_ip: '203.0.113.5', from: 1, to: 2 });
+    expect(() => natQueryParams('203.0.113.5', 70000, 1, 2)).toThrow(/1\.\.65535/);
+    expect(() => natQueryParams('203.0.113.5; DROP', 1, 1, 2)).toThrow(/not an IPv4/);
   });
 });
 

@@ -46,6 +46,48 @@ export function buildLegalQuery(t: LegalQueryTarget, shape: 'union' | 'or' = 'un
   );
 }
 
+/** Columns of the NAT (CGNAT) question; defaults are the firewall preset's. */
+export interface NatQueryTarget {
+  database: string;
+  table: string;
+  natIpColumn?: string;
+  natPortColumn?: string;
+  timeColumn?: string;
+}
+
+/**
+ * "Who used public address P (port Q) between T1 and T2": rows whose translated source is P[:Q].
+ * With a port, the WHERE also carries cityHash64(ip, port) = cityHash64(P, Q), the expression of the
+ * firewall preset's `idx_nat_src` bloom filter, so only granules that saw the pair are read. Without
+ * a port the answer is every subscriber behind P in the window (a CGNAT address is in every granule:
+ * only the day partitions prune). Parameters: {nat_ip:IPv6}, {nat_port:UInt16}, {from}, {to}.
+ */
+export function buildNatQuery(t: NatQueryTarget, withPort: boolean, limit = 0): string {
+  const table = qualifiedName(t.database, t.table);
+  const ip = quoteIdentifier(t.natIpColumn ?? 'nat_src_ip', 'column');
+  const port = quoteIdentifier(t.natPortColumn ?? 'nat_src_port', 'column');
+  const ts = quoteIdentifier(t.timeColumn ?? 'ts', 'column');
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError('limit must be a non-negative integer');
+  const window = `${ts} >= fromUnixTimestamp64Milli({from:Int64}) AND ${ts} <= fromUnixTimestamp64Milli({to:Int64})`;
+  const pair = withPort
+    ? ` AND ${port} = {nat_port:UInt16} AND cityHash64(${ip}, ${port}) = cityHash64({nat_ip:IPv6}, {nat_port:UInt16})`
+    : '';
+  return `SELECT * FROM ${table} WHERE ${ip} = {nat_ip:IPv6}${pair} AND ${window} ORDER BY ${ts}${limit > 0 ? ` LIMIT ${limit}` : ''}`;
+}
+
+/** Bound parameters of the NAT question; throws on an invalid address, port or window. */
+export function natQueryParams(
+  ip: string,
+  port: number | undefined,
+  fromMs: number,
+  toMs: number,
+): { nat_ip: string; nat_port?: number; from: number; to: number } {
+  const base = legalQueryParams(ip, fromMs, toMs);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535))
+    throw new RangeError('the NAT port must be 1..65535');
+  return { nat_ip: base.ip, ...(port !== undefined ? { nat_port: port } : {}), from: base.from, to: base.to };
+}
+
 /** Bound parameters for an address and a closed window in epoch ms; throws on an invalid address or window. */
 export function legalQueryParams(
   ip: string,
@@ -75,7 +117,27 @@ export async function runLegalQuery(
   shape: 'union' | 'or' = 'union',
   limit = 0,
 ): Promise<LegalQueryResult> {
-  const query = `${buildLegalQuery(t, shape, limit)} FORMAT ${LEGAL_QUERY_FORMATS[format]}`;
+  return runSelect(client, buildLegalQuery(t, shape, limit), params, format);
+}
+
+/** Runs the NAT question (see buildNatQuery) and returns the streamed body. */
+export async function runNatQuery(
+  client: ClickHouseClient,
+  t: NatQueryTarget,
+  params: ReturnType<typeof natQueryParams>,
+  format: keyof typeof LEGAL_QUERY_FORMATS = 'csv',
+  limit = 0,
+): Promise<LegalQueryResult> {
+  return runSelect(client, buildNatQuery(t, params.nat_port !== undefined, limit), params, format);
+}
+
+async function runSelect(
+  client: ClickHouseClient,
+  sql: string,
+  params: Record<string, unknown>,
+  format: keyof typeof LEGAL_QUERY_FORMATS,
+): Promise<LegalQueryResult> {
+  const query = `${sql} FORMAT ${LEGAL_QUERY_FORMATS[format]}`;
   const res = await client.exec({
     query,
     query_params: params,

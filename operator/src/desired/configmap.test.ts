@@ -49,7 +49,9 @@ describe('worker config', () => {
       timezone: 'UTC',
       maxLineBytes: 65536,
       staticFields: { dc: 'ank', site: 'ist' },
+      requiredFields: [],
     });
+    expect(cfg.coverage).toEqual({ table: 'fw_parser_stats', windowMs: 60_000 });
     expect(cfg.clickhouse).toEqual({
       url: 'http://ch:8123',
       database: 'logs',

@@ -37,6 +37,8 @@ export function buildWorkerConfig(spec: ResolvedSpec, columns: WorkerColumn[]): 
       },
     },
     parser: { ...spec.parser },
+    // Workers write one stats row per minute (or per window when shorter); the status sums the window.
+    coverage: { table: spec.coverage.table, windowMs: Math.min(60_000, spec.coverage.windowMs) },
     clickhouse: {
       url: spec.clickhouse.url,
       database: spec.clickhouse.database,

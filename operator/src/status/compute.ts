@@ -7,8 +7,10 @@ import type { LogPipelineStatus } from '../api/types';
 import type { DeploymentView } from '../controller/views';
 import { selectorString, workerName } from '../desired/labels';
 import type { PodView } from '../controller/pod-view';
+import type { ParserCoverage } from '../apply/parser-coverage';
 import {
   CONFLICT,
+  parserCoverageCondition,
   readyCondition,
   scalingCondition,
   workersCondition,
@@ -60,6 +62,9 @@ export function computeStatus(
     ? { type: 'Scaling', status: scaling.status, reason: scaling.reason, message: scaling.message }
     : scalingCondition(deployment, auto, desired);
   const ready = readyCondition([topic.condition, table.condition, workers]);
+  const { parserCoverage, ...tableObserved } = (table.observed ?? {}) as {
+    parserCoverage?: ParserCoverage;
+  };
   const conditions = [
     ready,
     topic.condition,
@@ -69,6 +74,7 @@ export function computeStatus(
     // The seal is evidence about past days, not the data path: it does not gate Ready.
     ...(seal ? [seal.condition] : []),
     ...progressConditions(ready, stall),
+    parserCoverageCondition(parserCoverage, spec.coverage.maxMissingSrcIpPercent),
   ];
   const extra: LogPipelineStatus = {
     workers: {
@@ -78,7 +84,8 @@ export function computeStatus(
       selector: selectorString(spec.name),
     },
     ...(topic.observed ? { topic: topic.observed } : {}),
-    ...(table.observed ? { table: table.observed } : {}),
+    ...(table.observed ? { table: tableObserved } : {}),
+    ...(parserCoverage ? { parserCoverage } : {}),
     ...(scaling?.lag ? { lag: scaling.lag } : {}),
     ...(seal ? { seal: seal.observed } : {}),
   };

@@ -1,5 +1,7 @@
 import type { DeploymentView } from '../controller/views';
 import { conflictConditions } from './compute';
+import { coverageOf } from '../apply/parser-coverage';
+import { parserCoverageCondition } from './conditions';
 import {
   CONFLICT,
   conditionFlips,
@@ -183,5 +185,23 @@ describe('conflictConditions', () => {
     const [ready, , , workers] = conflictConditions(topic, table, stopped, 'x-worker');
     expect(workers).toMatchObject({ status: 'True', reason: 'ScaledToZero' });
     expect(ready.reason).toBe(CONFLICT);
+  });
+});
+
+describe('ParserCoverage', () => {
+  it('is True under the threshold, False above it naming the top shapes, Unknown without rows', () => {
+    const ok = coverageOf(900_000, 1000, 20, { 'rfc3164#00000001': '20' });
+    expect(parserCoverageCondition(ok, 5)).toMatchObject({
+      status: 'True',
+      reason: 'SourceAddressesPresent',
+    });
+    const bad = coverageOf(900_000, 1000, 300, { 'rfc3164#0000000a': '200', 'fortigate#0000000b': '100' });
+    expect(bad.missingSrcIpPercent).toBe(30);
+    const c = parserCoverageCondition(bad, 5);
+    expect(c).toMatchObject({ status: 'False', reason: 'SourceAddressMissing' });
+    expect(c.message).toContain('30% of 1000 rows in the last 15m lack src_ip (threshold 5%)');
+    expect(c.message).toContain('rfc3164#0000000a (200), fortigate#0000000b (100)');
+    expect(parserCoverageCondition(coverageOf(900_000, 0, 0, {}), 5).status).toBe('Unknown');
+    expect(parserCoverageCondition(undefined, 5).reason).toBe('NoCoverageStats');
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { Condition } from '../api/types';
 import type { DeploymentView } from '../controller/views';
+import type { ParserCoverage } from '../apply/parser-coverage';
 
 /** The condition types this operator owns, in display order. */
 export const CONDITION_TYPES = [
@@ -16,6 +17,7 @@ export const CONDITION_TYPES = [
   'Sealed',
   'Stalled',
   'Reconciling',
+  'ParserCoverage',
 ] as const;
 /**
  * kstatus' "abnormal-true" types (status/kstatus.ts): True is the bad news, so a flip to True is the
@@ -93,6 +95,37 @@ export function conditionFlips(prev: Condition[] | undefined, next: Condition[])
       flips.push({ type: c.type, from: old?.status, to: c.status, reason: c.reason, message: c.message });
   }
   return flips;
+}
+
+/**
+ * ParserCoverage from the workers' stats of the last window: False when more than the threshold
+ * share of parsed rows lack src_ip (such rows cannot answer a legal request), naming the most
+ * frequent hashed line shapes; Unknown without rows or stats. Not part of Ready: data quality,
+ * not pipeline health.
+ */
+export function parserCoverageCondition(
+  coverage: ParserCoverage | undefined,
+  maxPercent: number,
+): ConditionInput {
+  const c = (status: Condition['status'], reason: string, message: string): ConditionInput => ({
+    type: 'ParserCoverage',
+    status,
+    reason,
+    message,
+  });
+  if (!coverage) return c('Unknown', 'NoCoverageStats', 'parser coverage stats are not readable yet');
+  const window = `${Math.round(coverage.windowMs / 60_000)}m`;
+  if (coverage.rows === 0) return c('Unknown', 'NoRecentRows', `no rows parsed in the last ${window}`);
+  const share = `${coverage.missingSrcIpPercent}% of ${coverage.rows} rows in the last ${window} lack src_ip`;
+  if (coverage.missingSrcIpPercent <= maxPercent)
+    return c('True', 'SourceAddressesPresent', `${share} (threshold ${maxPercent}%)`);
+  const shapes = coverage.topShapes.map((s) => `${s.shape} (${s.rows})`).join(', ');
+  return c(
+    'False',
+    'SourceAddressMissing',
+    `${share} (threshold ${maxPercent}%); most frequent line shapes without src_ip: ${shapes || 'none recorded'} ` +
+      "(find them with `logpipeline parse -f pipeline.yaml`, which prints each line's shape)",
+  );
 }
 
 /** WorkersReady from the Deployment as observed (status written by the Deployment controller). */

@@ -10,6 +10,7 @@ import type { LogPipeline, LogPipelineStatus } from '../../api/types';
 import { dropTable, ensureTable, type TableClaim } from '../../apply/clickhouse';
 import { ClickHouseApplyError, createClickHouseClient } from '../../apply/clickhouse-client';
 import { AccessApplier, pipelineRoles } from '../../compliance/access';
+import { readParserCoverage } from '../../apply/parser-coverage';
 import type { PipelineEvent } from '../../apply/kube';
 import { ownerOf, wantsAdoption } from '../../desired/ownership';
 import { sanitizeMessage } from '../../status/sanitize';
@@ -143,12 +144,17 @@ export function createTablePart(pool: ClickHousePool, access = new AccessApplier
           spec,
           tableClaim(ctx.pipeline, spec, ctx),
         );
+        // A failed read leaves ParserCoverage Unknown; it never blocks the table's own state.
+        const parserCoverage = out.ready
+          ? await readParserCoverage(await pool.client(spec, ctx), spec).catch(() => undefined)
+          : undefined;
         const observed = {
           database: spec.clickhouse.database,
           table: spec.clickhouse.table,
           serverIdentity: out.identity,
           serverVersion: out.version,
           ...(out.owner ? { owner: out.owner } : {}),
+          ...(parserCoverage ? { parserCoverage } : {}),
         };
         if (out.reason === 'Conflict') {
           // Record nothing that a later deletion could mistake for ours.

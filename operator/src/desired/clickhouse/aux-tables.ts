@@ -23,6 +23,12 @@
  *   export_sha256 FixedString(64) (hex SHA-256 of the day's canonical export), row_count UInt64,
  *   manifest String (canonical JSON), signature String (base64 Ed25519 over manifest),
  *   tsa_token String (base64 RFC 3161 token over SHA-256 of manifest, or '').
+ *
+ * `<table>_parser_stats` — one row per worker and coverage window (consumer/src/observability/parser-coverage.ts):
+ *   window_start, window_end DateTime64(3,'UTC'); worker LowCardinality(String); rows, missing_src_ip,
+ *   missing_dst_ip UInt64; by_vendor Map(LowCardinality(String), UInt64); shapes Map(String, UInt64)
+ *   (`<vendor>#<hash>` of lines without src_ip, never line content). Kept 7 days: it feeds the
+ *   ParserCoverage condition, not the archive.
  */
 import type { ColumnSpec } from '../../api/types';
 import type { ResolvedSpec } from '../../api/defaults';
@@ -96,6 +102,23 @@ function auxSchema(
     ttlRules,
     ttl: ttlRules.length > 0 ? renderTtl(ttlRules, timeColumn, true) : '',
   };
+}
+
+const PARSER_STATS_COLUMNS: ColumnSpec[] = [
+  { name: 'window_start', type: TS },
+  { name: 'window_end', type: TS },
+  { name: 'worker', type: 'LowCardinality(String)' },
+  { name: 'rows', type: 'UInt64' },
+  { name: 'missing_src_ip', type: 'UInt64' },
+  { name: 'missing_dst_ip', type: 'UInt64' },
+  { name: 'by_vendor', type: 'Map(LowCardinality(String), UInt64)' },
+  { name: 'shapes', type: 'Map(String, UInt64)' },
+];
+
+/** Schema of the parser-coverage stats table: ordered by time, deleted after 7 days. */
+export function parserStatsSchema(): TableSchema {
+  const rules = buildTtlRules({ deleteAfterMs: 7 * 86_400_000, moves: [] }, parseDuration);
+  return auxSchema(PARSER_STATS_COLUMNS, 'window_end', 'toYYYYMMDD', ['window_end', 'worker'], rules);
 }
 
 /** Schema of the dead-letter table: ordered by time, same tiered retention as the data. */

@@ -29,6 +29,7 @@ describe('buildTableDDL: firewall preset defaults', () => {
     expect(d.tables.map((t) => [t.role, t.name, t.storageName, t.engine])).toEqual([
       ['data', 'fw', 'fw', 'MergeTree'],
       ['deadLetter', 'fw_dlq', 'fw_dlq', 'MergeTree'],
+      ['parserStats', 'fw_parser_stats', 'fw_parser_stats', 'MergeTree'],
     ]);
   });
 
@@ -45,7 +46,7 @@ describe('buildTableDDL: firewall preset defaults', () => {
     const schema = resolveTableSchema(resolved());
     expect(buildWorkerColumns(schema).map((c) => `${c.name}:${c.source}`)).toEqual([
       'ts:timestamp', 'ingest_ts:ingest_time', 'vendor:vendor', 'device:device', 'src_ip:src_ip', 'dst_ip:dst_ip',
-      'src_port:src_port', 'dst_port:dst_port', 'proto:proto', 'action:action', 'bytes:bytes', 'rule:rule',
+      'src_port:src_port', 'dst_port:dst_port', 'nat_src_ip:nat_src_ip', 'nat_src_port:nat_src_port', 'nat_dst_ip:nat_dst_ip', 'nat_dst_port:nat_dst_port', 'proto:proto', 'action:action', 'bytes:bytes', 'rule:rule',
       'severity:severity', 'raw:raw', 'kafka_partition:kafka_partition', 'kafka_offset:kafka_offset', 'kafka_line:kafka_line',
     ]); // prettier-ignore
     const types = Object.fromEntries(schema.columns.map((c) => [c.name, c.type]));
@@ -139,7 +140,13 @@ describe('buildTableDDL: options', () => {
 
   it('adds the integrity tables and drops the dead-letter table as asked', () => {
     const d = ddl({}, { deadLetter: { enabled: false }, integrity: { enabled: true } });
-    expect(d.tables.map((t) => t.name)).toEqual(['fw', 'fw_integrity', 'fw_checkpoints', 'fw_seals']);
+    expect(d.tables.map((t) => t.name)).toEqual([
+      'fw',
+      'fw_integrity',
+      'fw_checkpoints',
+      'fw_seals',
+      'fw_parser_stats',
+    ]);
     expect(d.tables[3].create[0]).toContain(
       'PARTITION BY toYear(`day`)\nORDER BY (`table_name`, `day`)\nSETTINGS',
     );

@@ -13,7 +13,13 @@
  * a cheap, evenly spread key; without them the sort key is hashed.
  */
 import type { ResolvedSpec } from '../../api/defaults';
-import { checkpointSchema, deadLetterSchema, integritySchema, sealSchema } from './aux-tables';
+import {
+  checkpointSchema,
+  deadLetterSchema,
+  integritySchema,
+  parserStatsSchema,
+  sealSchema,
+} from './aux-tables';
 import {
   SchemaError,
   catchSchemaError,
@@ -22,10 +28,15 @@ import {
   quoteIdentifier,
   type Result,
 } from './identifiers';
-import { renderColumnDefinition, resolveTableSchema, type TableSchema } from './schema';
+import {
+  renderColumnDefinition,
+  renderIndexExpression,
+  resolveTableSchema,
+  type TableSchema,
+} from './schema';
 
 /** Which companion a table is. */
-export type TableRole = 'data' | 'deadLetter' | 'integrity' | 'checkpoints' | 'seals';
+export type TableRole = 'data' | 'deadLetter' | 'integrity' | 'checkpoints' | 'seals' | 'parserStats';
 
 /** One desired table: its schema, names, engine settings and CREATE statements. */
 export interface DesiredTable {
@@ -100,7 +111,7 @@ function storageStatement(t: Omit<DesiredTable, 'create'>): string {
     ...s.columns.map((c) => `  ${renderColumnDefinition(c)}`),
     ...s.skipIndexes.map(
       (ix) =>
-        `  INDEX ${quoteIdentifier(ix.name)} ${quoteIdentifier(ix.column)} TYPE ${ix.type} GRANULARITY ${ix.granularity}`,
+        `  INDEX ${quoteIdentifier(ix.name)} ${renderIndexExpression(ix)} TYPE ${ix.type} GRANULARITY ${ix.granularity}`,
     ),
   ].join(',\n');
   const engine =
@@ -184,6 +195,9 @@ function buildUnchecked(spec: ResolvedSpec, comment: string | undefined): TableD
     );
     tables.push(desiredTable(spec, 'seals', spec.integrity.sealTable, sealSchema(), onCluster, comment));
   }
+  tables.push(
+    desiredTable(spec, 'parserStats', spec.coverage.table, parserStatsSchema(), onCluster, comment),
+  );
   const names = new Set(tables.flatMap((t) => [t.name, t.storageName]));
   if (names.size !== tables.length * (cluster ? 2 : 1))
     throw new SchemaError('InvalidSchema', 'two pipeline tables share a name');

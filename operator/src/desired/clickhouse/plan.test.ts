@@ -13,6 +13,23 @@ function desired(ch: Partial<ClickHouseSpec> = {}): DesiredTable {
 
 // What ClickHouse 26.x reports for the default firewall table (copied from system.tables/columns).
 function observedDefault(): ObservedTable {
+  const before = observedBeforeNat();
+  const at = before.columns.findIndex((c) => c.name === 'proto');
+  const nat = [
+    { name: 'nat_src_ip', type: 'IPv6' },
+    { name: 'nat_src_port', type: 'UInt16' },
+    { name: 'nat_dst_ip', type: 'IPv6' },
+    { name: 'nat_dst_port', type: 'UInt16' },
+  ];
+  return {
+    ...before,
+    skipIndexes: ['idx_dst_ip', 'idx_nat_src'],
+    columns: [...before.columns.slice(0, at), ...nat, ...before.columns.slice(at)],
+  };
+}
+
+// A firewall table created before the NAT identity columns existed (the previous preset).
+function observedBeforeNat(): ObservedTable {
   return {
     engine: 'MergeTree',
     engineFull:
@@ -42,6 +59,20 @@ describe('planTableChanges', () => {
   });
 
   it('plans nothing when ClickHouse reports the desired table in its own spelling', () => {
+    expect(planTableChanges(desired(), observedDefault())).toEqual({ actions: [], refusals: [] });
+  });
+
+  it('evolves a table created before the NAT columns: ADD COLUMN for each, ADD INDEX for new parts', () => {
+    const plan = planTableChanges(desired(), observedBeforeNat());
+    expect(plan.refusals).toEqual([]);
+    expect(plan.actions.map((a) => a.sql)).toEqual([
+      'ALTER TABLE `logs`.`fw` ADD COLUMN IF NOT EXISTS `nat_src_ip` IPv6 CODEC(ZSTD(1))',
+      'ALTER TABLE `logs`.`fw` ADD COLUMN IF NOT EXISTS `nat_src_port` UInt16 CODEC(ZSTD(1))',
+      'ALTER TABLE `logs`.`fw` ADD COLUMN IF NOT EXISTS `nat_dst_ip` IPv6 CODEC(ZSTD(1))',
+      'ALTER TABLE `logs`.`fw` ADD COLUMN IF NOT EXISTS `nat_dst_port` UInt16 CODEC(ZSTD(1))',
+      'ALTER TABLE `logs`.`fw` ADD INDEX IF NOT EXISTS `idx_nat_src` cityHash64(`nat_src_ip`, `nat_src_port`) TYPE bloom_filter(0.01) GRANULARITY 1',
+    ]);
+    // Once applied, the same table plans nothing.
     expect(planTableChanges(desired(), observedDefault())).toEqual({ actions: [], refusals: [] });
   });
 
@@ -110,7 +141,7 @@ describe('planTableChanges', () => {
   });
 
   it('sets a missing or changed dedup window and adds a missing skip index', () => {
-    const observed = { ...observedDefault(), skipIndexes: [] };
+    const observed = { ...observedDefault(), skipIndexes: ['idx_nat_src'] };
     observed.engineFull = observed.engineFull.replace('non_replicated_deduplication_window = 10000, ', '');
     expect(planTableChanges(desired(), observed).actions.map((a) => a.sql)).toEqual([
       'ALTER TABLE `logs`.`fw` ADD INDEX IF NOT EXISTS `idx_dst_ip` `dst_ip` TYPE bloom_filter(0.01) GRANULARITY 1',

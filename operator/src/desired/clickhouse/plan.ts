@@ -8,6 +8,7 @@
  */
 import type { DesiredTable } from './ddl';
 import { qualifiedName, quoteIdentifier } from './identifiers';
+import { renderIndexExpression } from './schema';
 import { parseTtl, sameTtl } from './ttl';
 import { normalizeColumnType } from './type-grammar';
 
@@ -136,7 +137,7 @@ function columnActions(d: DesiredTable, o: ObservedTable): TableAction[] {
   }
   for (const ix of d.schema.skipIndexes) {
     if (o.skipIndexes.includes(ix.name)) continue;
-    const sql = `ALTER TABLE ${qualifiedName(d.database, d.storageName)}${d.onCluster} ADD INDEX IF NOT EXISTS ${quoteIdentifier(ix.name)} ${quoteIdentifier(ix.column)} TYPE ${ix.type} GRANULARITY ${ix.granularity}`;
+    const sql = `ALTER TABLE ${qualifiedName(d.database, d.storageName)}${d.onCluster} ADD INDEX IF NOT EXISTS ${quoteIdentifier(ix.name)} ${renderIndexExpression(ix)} TYPE ${ix.type} GRANULARITY ${ix.granularity}`;
     actions.push({ kind: 'addIndex', sql, description: `add skip index ${ix.name} (new parts only)` });
   }
   return actions;

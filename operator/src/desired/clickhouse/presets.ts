@@ -37,6 +37,12 @@ export const FIREWALL_COLUMNS: readonly Required<Pick<ColumnSpec, 'name' | 'type
   // Random-looking ports: T64 gained nothing over ZSTD in measurement, so keep the chain short.
   { name: 'src_port', type: 'UInt16', source: 'src_port', codec: TEXT },
   { name: 'dst_port', type: 'UInt16', source: 'dst_port', codec: TEXT },
+  // NAT / CGNAT translation (post-NAT source and destination): an ISP behind carrier-grade NAT
+  // answers "who used public address P, port Q at time T" from these. `::` / 0 when not translated.
+  { name: 'nat_src_ip', type: 'IPv6', source: 'nat_src_ip', codec: TEXT },
+  { name: 'nat_src_port', type: 'UInt16', source: 'nat_src_port', codec: TEXT },
+  { name: 'nat_dst_ip', type: 'IPv6', source: 'nat_dst_ip', codec: TEXT },
+  { name: 'nat_dst_port', type: 'UInt16', source: 'nat_dst_port', codec: TEXT },
   { name: 'proto', type: 'LowCardinality(String)', source: 'proto', codec: TEXT },
   { name: 'action', type: FIREWALL_ACTION_TYPE, source: 'action', codec: TEXT },
   // Mostly small counters in a 64-bit column: T64 drops the always-zero high bits.
@@ -67,10 +73,28 @@ export const FIREWALL_ORDER_BY: readonly KeyExpression[] = [{ column: 'src_ip' }
 /**
  * dst_ip cannot also lead the sort key, so a bloom filter per granule (8192 rows, 1% false positives,
  * about 10 KB each) lets the destination side of "IP X" skip granules that never saw X.
+ *
+ * The CGNAT question names a public address AND port. A CGNAT pool has few public addresses, each
+ * in every granule, so a filter on the address alone skips nothing, and a filter over the two
+ * columns hashes each separately (measured: 30 of 245 granules read, the port's share). The index
+ * is therefore on cityHash64(nat_src_ip, nat_src_port) — one value per (address, port) pair — and
+ * `logpipeline query --nat-ip P --nat-port Q` adds the same expression to its WHERE (measured on
+ * 2M rows, 64 public addresses: 7 of 245 granules read).
  */
 export const FIREWALL_SKIP_INDEXES: readonly {
   name: string;
   column: string;
+  /** When set, the index expression is cityHash64 over these columns (column is the first). */
+  hashOf?: readonly string[];
   type: string;
   granularity: number;
-}[] = [{ name: 'idx_dst_ip', column: 'dst_ip', type: 'bloom_filter(0.01)', granularity: 1 }];
+}[] = [
+  { name: 'idx_dst_ip', column: 'dst_ip', type: 'bloom_filter(0.01)', granularity: 1 },
+  {
+    name: 'idx_nat_src',
+    column: 'nat_src_ip',
+    hashOf: ['nat_src_ip', 'nat_src_port'],
+    type: 'bloom_filter(0.01)',
+    granularity: 1,
+  },
+];

@@ -27,8 +27,16 @@ export interface TableColumn {
 export interface SkipIndex {
   name: string;
   column: string;
+  /** When set, the index expression is cityHash64 over these columns. */
+  hashOf?: readonly string[];
   type: string;
   granularity: number;
+}
+
+/** The index expression: the quoted column, or cityHash64 over the quoted columns. */
+export function renderIndexExpression(ix: SkipIndex): string {
+  if (!ix.hashOf) return quoteIdentifier(ix.column);
+  return `cityHash64(${ix.hashOf.map((c) => quoteIdentifier(c)).join(', ')})`;
 }
 
 /** Everything the data table's DDL needs, already validated. */
@@ -152,7 +160,9 @@ export function resolveTableSchema(spec: ResolvedSpec): TableSchema {
     partitionBy: renderKey(partitionKey, columns, 'partitionBy'),
     orderBy: orderKeys.map((k, i) => renderKey(k, columns, `orderBy[${i}]`)),
     skipIndexes: firewall
-      ? FIREWALL_SKIP_INDEXES.filter((ix) => columns.some((c) => c.name === ix.column))
+      ? FIREWALL_SKIP_INDEXES.filter((ix) =>
+          (ix.hashOf ?? [ix.column]).every((name) => columns.some((c) => c.name === name)),
+        )
       : [],
     timeColumn: timeColumn.name,
     ttlRules,

@@ -1,0 +1,112 @@
+/**
+ * Standard column targets of key/value pairs: a vendor key maps to one of these ids and
+ * applyTarget stores the value with the shared validation (addresses, ports, protocol, action …).
+ * Used by the kv-shaped vendor parsers and by the declarative `kv` / `csv` / structured-data rules.
+ */
+import { parseUint } from './bytes';
+import {
+  actionOf,
+  addBytes,
+  DST,
+  NAT_DST,
+  NAT_SRC,
+  setIp,
+  setPort,
+  setProto,
+  severityOfWord,
+  SRC,
+} from './normalize';
+import { INVALID_IP, INVALID_PORT } from './reasons';
+import { ParsedRecord, Span } from './record';
+
+/** Column targets a vendor key can map to. */
+export const T = {
+  src_ip: 1,
+  dst_ip: 2,
+  src_port: 3,
+  dst_port: 4,
+  nat_src_ip: 5,
+  nat_dst_ip: 6,
+  nat_src_port: 7,
+  nat_dst_port: 8,
+  proto: 9,
+  action: 10,
+  bytes: 11,
+  rule: 12,
+  device: 13,
+  message: 14,
+  severity: 15,
+} as const;
+
+/** Names of the mappable column targets (declarative parsers validate their maps against this). */
+export const TARGET_NAMES = Object.keys(T) as Array<keyof typeof T>;
+
+function setSpan(span: Span, s: number, e: number, scratch: boolean): void {
+  if (e <= s) return;
+  if (scratch) span.setScratch(s, e);
+  else span.set(s, e);
+}
+
+/**
+ * Stores [vs, ve) of `vb` into the column `target`; returns `invalid_ip` / `invalid_port` for
+ * values that are present but malformed, else null. Span targets keep the first value seen.
+ */
+export function applyTarget(
+  target: number,
+  rec: ParsedRecord,
+  vb: Buffer,
+  vs: number,
+  ve: number,
+  scratch: boolean,
+): string | null {
+  switch (target) {
+    case T.src_ip:
+      return setIp(rec, SRC, vb, vs, ve, scratch) ? null : INVALID_IP;
+    case T.dst_ip:
+      return setIp(rec, DST, vb, vs, ve, scratch) ? null : INVALID_IP;
+    case T.nat_src_ip:
+      return setIp(rec, NAT_SRC, vb, vs, ve, scratch) ? null : INVALID_IP;
+    case T.nat_dst_ip:
+      return setIp(rec, NAT_DST, vb, vs, ve, scratch) ? null : INVALID_IP;
+    case T.src_port:
+      return setPort(rec, SRC, vb, vs, ve) ? null : INVALID_PORT;
+    case T.dst_port:
+      return setPort(rec, DST, vb, vs, ve) ? null : INVALID_PORT;
+    case T.nat_src_port:
+      return setPort(rec, NAT_SRC, vb, vs, ve) ? null : INVALID_PORT;
+    case T.nat_dst_port:
+      return setPort(rec, NAT_DST, vb, vs, ve) ? null : INVALID_PORT;
+    case T.proto:
+      if (rec.protoName === '') setProto(rec, vb, vs, ve);
+      return null;
+    case T.action: {
+      const a = actionOf(vb, vs, ve);
+      if (a !== 0) rec.action = a;
+      return null;
+    }
+    case T.bytes:
+      addBytes(rec, vb, vs, ve);
+      return null;
+    case T.severity: {
+      const n = parseUint(vb, vs, ve);
+      const sev = n >= 0 ? (n <= 7 ? n : -1) : severityOfWord(vb, vs, ve);
+      if (sev >= 0) rec.severity = sev;
+      return null;
+    }
+    default:
+      return applySpanTarget(target, rec, vs, ve, scratch);
+  }
+}
+
+function applySpanTarget(target: number, rec: ParsedRecord, vs: number, ve: number, scratch: boolean): null {
+  const span =
+    target === T.rule
+      ? rec.rule
+      : target === T.device
+        ? rec.device
+        : target === T.message
+          ? rec.message
+          : null;
+  if (span !== null && span.start < 0) setSpan(span, vs, ve, scratch);
+  return null;
+}
