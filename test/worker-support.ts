@@ -12,7 +12,7 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import { CompressionTypes, Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import type { WorkerConfig } from '../consumer/src/config';
 import { SECRET_ENV } from '../consumer/src/config';
-import { registerLz4Codec } from '../consumer/src/delivery/lz4-codec';
+import { registerKafkaCodecs } from '../consumer/src/delivery/kafka-codecs';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { generateSampleLines } from '../consumer/src/parse/samples';
 import type { TestBed } from './env/testbed';
@@ -60,7 +60,7 @@ export function chClient(bed: TestBed): ClickHouseClient {
 /** A kafkajs client on the bed (LZ4 registered). */
 export function kafkaClient(bed: TestBed, clientId = 'worker-test'): Kafka {
   if (!bed.kafka) throw new Error('the test bed has no Kafka part');
-  registerLz4Codec();
+  registerKafkaCodecs();
   return new Kafka({ clientId, brokers: [bed.kafka.bootstrap], logLevel: logLevel.NOTHING });
 }
 

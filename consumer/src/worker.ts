@@ -11,7 +11,7 @@ import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Logger } from '../../operator/src/observability/log';
 import type { WorkerConfig } from './config';
 import { ByteBudget, Slots } from './delivery/flow-control';
-import { registerLz4Codec } from './delivery/lz4-codec';
+import { registerKafkaCodecs } from './delivery/kafka-codecs';
 import { OffsetCommitter } from './delivery/offset-committer';
 import { PartitionState } from './delivery/partition-state';
 import type { WorkerMetrics } from './observability/metrics';
@@ -56,7 +56,7 @@ export class Worker {
     private readonly metrics: WorkerMetrics,
     private readonly log: Logger,
   ) {
-    registerLz4Codec();
+    registerKafkaCodecs();
     this.tuning = resolveTuning(cfg);
     const t = this.tuning;
     const encoder = createEncoder(cfg);
