@@ -66,8 +66,16 @@ export function kafkaClient(bed: TestBed, clientId = 'worker-test'): Kafka {
 
 const DEDUP_WINDOW = 1000;
 
-/** Creates the topics and the data + dead-letter tables of `p`; `dataConstraint` adds a CHECK to the data table. */
-export async function createPipeline(bed: TestBed, p: Pipeline, dataConstraint?: string): Promise<void> {
+/**
+ * Creates the topics and the data + dead-letter tables of `p`; `dataConstraint` adds a CHECK to the data
+ * table; `compression` is the topic's compression.type (`producer` keeps batches as producers compressed them).
+ */
+export async function createPipeline(
+  bed: TestBed,
+  p: Pipeline,
+  dataConstraint?: string,
+  compression = 'lz4',
+): Promise<void> {
   const admin = kafkaClient(bed).admin();
   await admin.connect();
   try {
@@ -77,7 +85,7 @@ export async function createPipeline(bed: TestBed, p: Pipeline, dataConstraint?:
         {
           topic: p.topic,
           numPartitions: p.partitions,
-          configEntries: [{ name: 'compression.type', value: 'lz4' }],
+          configEntries: [{ name: 'compression.type', value: compression }],
         },
         { topic: p.dlqTopic, numPartitions: p.partitions },
       ],

@@ -107,13 +107,19 @@ export class BatchPipeline {
       firstOffset: cut.firstOffset,
       lastOffset: cut.lastOffset,
       ingestMs: cut.ingestMs,
-      token: batchToken(state.topic, state.partition, cut.firstOffset, cut.lastOffset, tokenSalt),
+      token: batchToken(
+        state.topic,
+        state.partition,
+        cut.firstOffset,
+        cut.tokenLastOffset ?? cut.lastOffset,
+        tokenSalt,
+      ),
       body,
       rows: encoded.rows,
       messages: cut.messages,
       parseDeadLetters: encoded.deadLetters,
     };
-    state.tracker.register(cut.firstOffset, cut.lastOffset, cut.ingestMs);
+    state.tracker.register(cut.firstOffset, cut.lastOffset, cut.ingestMs, cut.tokenLastOffset);
     state.version++;
     state.inflight++;
     this.inflight++;

@@ -240,8 +240,7 @@ export class Worker {
 
   private mustWait(state: PartitionState): boolean {
     return (
-      this.budget.exhausted() ||
-      state.tracker.unacknowledged() >= this.tuning.maxOutstandingBatchesPerPartition
+      this.budget.exhausted() || state.tracker.pending() >= this.tuning.maxOutstandingBatchesPerPartition
     );
   }
 

@@ -6,7 +6,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { LINE_NO_SPECIALS, LINE_UTF8_VALID, LineParser, ParserOptions } from '../parse/parser';
-import { EMPTY_LINE, EXPIRED_TIMESTAMP } from '../parse/reasons';
+import { EMPTY_LINE, ENCODE_ERROR, EXPIRED_TIMESTAMP } from '../parse/reasons';
 import { createTimeZone } from '../parse/timezone';
 import { ColumnInput, ColumnPlan, compileColumnPlan, PlannedColumn } from './column-plan';
 import { needsEscape } from './tsv-output';
@@ -150,7 +150,15 @@ export class BatchEncoder {
       const nl = value.indexOf(10, pos);
       const end = nl < 0 ? len : nl;
       const lineEnd = end > pos && value[end - 1] === 13 ? end - 1 : end;
-      this.encodeLine(msg, value, pos, lineEnd, utf8, index, lineIndex++, result);
+      const mark = writer.out.pos;
+      try {
+        this.encodeLine(msg, value, pos, lineEnd, utf8, index, lineIndex, result);
+      } catch {
+        // Per-line isolation: whatever one line throws, only that line is dead-lettered.
+        writer.out.pos = mark;
+        this.deadLetter(result, ENCODE_ERROR, msg, value, pos, lineEnd, index, lineIndex);
+      }
+      lineIndex++;
       pos = end + 1;
     }
   }

@@ -35,6 +35,11 @@ export const BAD_CEF = 'bad_cef';
 export const BAD_JSON = 'bad_json';
 /** The JSON line parses but is not an object. */
 export const JSON_NOT_OBJECT = 'json_not_object';
+/**
+ * Encoding the line threw (e.g. a value too deeply nested to serialise): a bug or a pathological
+ * input; the line is dead-lettered alone and the rest of its batch is stored.
+ */
+export const ENCODE_ERROR = 'encode_error';
 /** A recognised vendor message lacks the parts its documented layout requires. */
 export const BAD_MESSAGE = 'bad_message';
 
