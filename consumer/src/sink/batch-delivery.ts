@@ -15,7 +15,14 @@ import {
   type DeadLetterMessage,
 } from './dead-letter';
 import { isolateRejectedRows, SystemicRejectionError, type RangeOutcome } from './isolate';
-import { backoffMs, classifyInsertError, errorReason, type BackoffPolicy, DEFAULT_BACKOFF } from './retry';
+import {
+  backoffMs,
+  errorClass,
+  errorReason,
+  type BackoffPolicy,
+  DEFAULT_BACKOFF,
+  UNKNOWN_ERROR_ATTEMPTS,
+} from './retry';
 import { rowBoundaries, rowSources } from './row-lines';
 import { deadLetterToken, rowRangeToken } from './token';
 
@@ -138,7 +145,11 @@ export class BatchDelivery {
     }
   }
 
-  /** One INSERT retried until it is stored or rejected as data; throws only AbortError. */
+  /**
+   * One INSERT under the retry doctrine (retry.ts): `unavailable` is retried without limit, `data`
+   * and `split` return at once (the caller bisects), `unknown` after UNKNOWN_ERROR_ATTEMPTS tries.
+   * Throws only AbortError.
+   */
   private async insertRetrying(
     target: InsertTarget,
     body: Buffer,
@@ -155,7 +166,9 @@ export class BatchDelivery {
         return { ok: true, writtenRows: report.writtenRows };
       } catch (err) {
         if (signal.aborted) throw new AbortError();
-        if (classifyInsertError(err) === 'rejected') return { ok: false, reason: errorReason(err) };
+        const cls = errorClass(err);
+        if (cls === 'data' || cls === 'split' || (cls === 'unknown' && attempt + 1 >= UNKNOWN_ERROR_ATTEMPTS))
+          return { ok: false, reason: errorReason(err) };
         this.observer.insertFailed?.('retriable', err, job, attempt);
         await sleep(backoffMs(attempt, this.backoff), signal);
       }
