@@ -63,7 +63,7 @@ afterAll(async () => {
   await ch.close();
 });
 
-test('imports 730 distinct days (150 in one message) exactly once, splitting by partition', async () => {
+test('imports 730 distinct days (150 in one message) exactly once, split by the partition key', async () => {
   const packed = Array.from({ length: PACKED_DAYS }, (_, day) => line(day, day));
   const rest: Buffer[] = [];
   let n = PACKED_DAYS;
@@ -76,12 +76,10 @@ test('imports 730 distinct days (150 in one message) exactly once, splitting by 
   await producer.disconnect();
 
   const port = await freePort();
-  worker = spawnWorker(
-    bed,
-    workerConfig(bed, p, { batch: { maxRows: 5_000, maxBytes: 4 * 1024 * 1024, maxDelayMs: 300 } }),
-    port,
-    'backfill',
-  );
+  const cfg = workerConfig(bed, p, { batch: { maxRows: 5_000, maxBytes: 4 * 1024 * 1024, maxDelayMs: 300 } });
+  // What the operator renders for the firewall preset.
+  cfg.clickhouse.partitionBy = { column: 'ts', function: 'toYYYYMMDD' };
+  worker = spawnWorker(bed, cfg, port, 'backfill');
   const counts = await pollUntil(
     () => storedCounts(ch, p),
     (c) => c.rows + c.dlq >= total,
@@ -111,6 +109,37 @@ test('imports 730 distinct days (150 in one message) exactly once, splitting by 
     await admin.disconnect();
   }
   const m = await workerGet(port, '/metrics');
-  // Resolved by splitting (class `split`), never by an endless retry of the whole batch.
-  expect(metricSum(m.body, 'logpipeline_worker_insert_failures_total')).toBeLessThan(200);
+  // Split by the partition key before sending: ClickHouse never had to refuse a block.
+  expect(metricSum(m.body, 'logpipeline_worker_insert_failures_total')).toBe(0);
+  expect(metricSum(m.body, 'logpipeline_worker_rows_inserted_total')).toBe(total);
+});
+
+test('without a known partition key, ClickHouse refusals split the batch (class split) instead of stalling it', async () => {
+  const q = newPipeline('backfill_nokey', 1);
+  await createPipeline(bed, q);
+  try {
+    await ch.command({ query: `DROP TABLE ${q.database}.\`${q.table}\`` });
+    const cols = REFERENCE_COLUMNS.map((c) => `\`${c.name}\` ${c.type}`).join(', ');
+    await ch.command({
+      query: `CREATE TABLE ${q.database}.\`${q.table}\` (${cols}) ENGINE = MergeTree PARTITION BY toYYYYMMDD(ts)
+              ORDER BY (kafka_partition, kafka_offset) SETTINGS non_replicated_deduplication_window = 1000`,
+    });
+    const lines = Array.from({ length: 300 }, (_, day) => line(day, day));
+    const producer = await testProducer(bed);
+    await produceLines(producer, q.topic, 1, lines, 150);
+    await producer.disconnect();
+    const w = spawnWorker(bed, workerConfig(bed, q), await freePort(), 'backfill-nokey');
+    try {
+      const counts = await pollUntil(
+        () => storedCounts(ch, q),
+        (c) => c.rows + c.dlq >= lines.length,
+        180_000,
+      );
+      expect(counts).toEqual({ rows: lines.length, distinct: lines.length, dlq: 0, dlqDistinct: 0 });
+    } finally {
+      await stopWorker(w, 5_000);
+    }
+  } finally {
+    await dropPipeline(bed, q);
+  }
 });

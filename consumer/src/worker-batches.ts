@@ -118,6 +118,8 @@ export class BatchPipeline {
       rows: encoded.rows,
       messages: cut.messages,
       parseDeadLetters: encoded.deadLetters,
+      partitionKeys: encoded.partitionKeys,
+      blankLines: encoded.blankLines,
     };
     state.tracker.register(cut.firstOffset, cut.lastOffset, cut.ingestMs, cut.tokenLastOffset);
     state.version++;
@@ -154,6 +156,7 @@ export class BatchPipeline {
           metrics.batchRows.observe(lines);
           metrics.batches.inc({ outcome: result.deduplicated ? 'deduplicated' : 'stored' });
           for (const d of result.deadLetters) metrics.deadLetters.inc({ reason: reasonLabel(d.reason) });
+          if (job.blankLines) metrics.blankLines.inc(job.blankLines);
           break;
         } catch (err) {
           if (err instanceof AbortError) throw err;

@@ -61,6 +61,9 @@ export function createKafkaParts(
   return parts;
 }
 
+/** Lines per message when the config names no limit (a flood message is cut there). */
+export const DEFAULT_MAX_LINES_PER_MESSAGE = 100_000;
+
 /** The parser + TabSeparated encoder for the configured columns (throws on a bad column plan). */
 export function createEncoder(cfg: WorkerConfig): BatchEncoder {
   return new BatchEncoder({
@@ -72,6 +75,8 @@ export function createEncoder(cfg: WorkerConfig): BatchEncoder {
     columns: cfg.clickhouse.columns,
     staticFields: cfg.parser.staticFields,
     retainMs: cfg.clickhouse.retainMs,
+    partitionKey: cfg.clickhouse.partitionBy,
+    maxLinesPerMessage: cfg.batch.maxLinesPerMessage ?? DEFAULT_MAX_LINES_PER_MESSAGE,
   });
 }
 

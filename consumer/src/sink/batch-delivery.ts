@@ -23,6 +23,7 @@ import {
   DEFAULT_BACKOFF,
   UNKNOWN_ERROR_ATTEMPTS,
 } from './retry';
+import { partitionRuns } from '../encode/partition-key';
 import { rowBoundaries, rowSources } from './row-lines';
 import { deadLetterToken, rowRangeToken } from './token';
 
@@ -40,6 +41,10 @@ export interface BatchJob {
   messages: readonly MessageInput[];
   /** Lines the parser refused. */
   parseDeadLetters: readonly DeadLetter[];
+  /** Blank lines skipped by the encoder (counted in a metric once the batch is stored). */
+  blankLines?: number;
+  /** Each row's partition key, when known: the batch is sent in runs spanning few partitions. */
+  partitionKeys?: Float64Array;
 }
 
 /** What a delivered batch amounted to. */
@@ -113,29 +118,61 @@ export class BatchDelivery {
     };
   }
 
-  /** Inserts the rows; on a data rejection isolates the culprits (retrying systemic verdicts). */
+  /**
+   * Inserts the rows: in runs of few partitions when the batch spans more than one INSERT may
+   * (each run under a token derived from its row range), else whole under the batch token.
+   */
   private async storeRows(
     job: BatchJob,
     signal: AbortSignal,
   ): Promise<{ rejected: Array<{ row: number; reason: string }>; deduplicated: boolean }> {
     if (job.rows === 0) return { rejected: [], deduplicated: false };
+    const runs = job.partitionKeys ? partitionRuns(job.partitionKeys, job.rows) : [0, job.rows];
+    if (runs.length <= 2) return this.storeRange(job, 0, job.rows, job.token, signal);
+    const bounds = rowBoundaries(job.body);
+    const rejected: Array<{ row: number; reason: string }> = [];
+    let deduplicated = true;
+    for (let i = 0; i + 1 < runs.length; i++) {
+      const [from, to] = [runs[i], runs[i + 1]];
+      const run = await this.storeRange(job, from, to, rowRangeToken(job.token, from, to), signal, bounds);
+      deduplicated &&= run.deduplicated;
+      rejected.push(...run.rejected);
+    }
+    return { rejected, deduplicated };
+  }
+
+  /** Inserts rows [from, to) under `token`; on a data rejection isolates the culprits (retrying systemic verdicts). */
+  private async storeRange(
+    job: BatchJob,
+    from: number,
+    to: number,
+    token: string,
+    signal: AbortSignal,
+    known?: Uint32Array,
+  ): Promise<{ rejected: Array<{ row: number; reason: string }>; deduplicated: boolean }> {
+    const whole = from === 0 && to === job.rows;
+    let bounds = known;
     for (let attempt = 0; ; attempt++) {
-      const whole = await this.insertRetrying('data', job.body, job.token, job, signal);
-      if (whole.ok) return { rejected: [], deduplicated: whole.writtenRows === 0 };
-      this.observer.insertFailed?.('rejected', whole.reason, job, attempt);
+      const body = whole ? job.body : job.body.subarray(bounds![from], bounds![to]);
+      const first = await this.insertRetrying('data', body, token, job, signal);
+      if (first.ok) return { rejected: [], deduplicated: first.writtenRows === 0 };
+      this.observer.insertFailed?.('rejected', first.reason, job, attempt);
       try {
-        const bounds = rowBoundaries(job.body);
-        const rows = bounds.length - 1;
-        const rejected = await isolateRejectedRows(rows, whole.reason, (from, to) =>
+        bounds ??= rowBoundaries(job.body);
+        const b: Uint32Array = bounds;
+        const rejected = await isolateRejectedRows(to - from, first.reason, (a, z) =>
           this.insertRetrying(
             'data',
-            job.body.subarray(bounds[from], bounds[to]),
-            rowRangeToken(job.token, from, to),
+            job.body.subarray(b[from + a], b[from + z]),
+            rowRangeToken(job.token, from + a, from + z),
             job,
             signal,
           ),
         );
-        return { rejected, deduplicated: false };
+        return {
+          rejected: rejected.map((r) => ({ row: r.row + from, reason: r.reason })),
+          deduplicated: false,
+        };
       } catch (err) {
         if (!(err instanceof SystemicRejectionError)) throw err;
         // Too many rejected rows to be bad data: a schema or config mismatch. Wait, never dead-letter it all.
