@@ -85,6 +85,16 @@ test('blank floods are counted, long messages capped, heavy dead letters chunked
     (c) => c.rows >= CAP && c.dlq >= expectedDlq,
     180_000,
   );
+  const reasons = await (
+    await ch.query({
+      query: `SELECT reason, count() AS c FROM ${p.database}.\`${p.dlqTable}\` GROUP BY reason ORDER BY reason`,
+      format: 'JSONEachRow',
+    })
+  ).json<{ reason: string; c: string }>();
+  expect(reasons.map((r) => [r.reason, Number(r.c)])).toEqual([
+    ['too_many_lines', 1],
+    ['unknown_format', GARBAGE],
+  ]);
   expect(counts).toEqual({ rows: CAP, distinct: CAP, dlq: expectedDlq, dlqDistinct: expectedDlq });
   const [capRow] = await (
     await ch.query({

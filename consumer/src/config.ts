@@ -52,7 +52,7 @@ export interface WorkerConfig {
     maxRows: number;
     maxBytes: number;
     maxDelayMs: number;
-    /** Most lines taken from one Kafka message; the rest is dead-lettered as one record. Default 100000. */
+    /** Most non-blank lines taken from one Kafka message; the rest is dead-lettered as one record. Default 100000. */
     maxLinesPerMessage?: number;
   };
   deadLetter: { enabled: boolean; topic?: string; table?: string };

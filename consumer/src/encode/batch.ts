@@ -60,7 +60,7 @@ export interface BatchEncoderOptions {
   retainMs?: number;
   /** Initial output buffer size; it grows as needed and is reused. Default 4 MiB. */
   initialBufferBytes?: number;
-  /** Most lines taken from one message; the rest is dead-lettered as one `too_many_lines` record. */
+  /** Most non-blank lines taken from one message; the rest is dead-lettered as one `too_many_lines` record. */
   maxLinesPerMessage?: number;
   /** The table's partition key: each row's key is computed so batches can be split by it. */
   partitionKey?: PartitionKeyInput;
@@ -163,8 +163,10 @@ export class BatchEncoder {
     this.scanner.reset(value);
     let pos = 0;
     let lineIndex = 0;
+    // Blank lines cost nothing downstream, so only the others count against the cap.
+    let taken = 0;
     while (pos < len) {
-      if (lineIndex >= this.maxLinesPerMessage) {
+      if (taken >= this.maxLinesPerMessage) {
         result.lines++;
         this.deadLetter(result, TOO_MANY_LINES, msg, value, pos, len, index, lineIndex);
         return;
@@ -174,8 +176,9 @@ export class BatchEncoder {
       const lineEnd = end > pos && value[end - 1] === 13 ? end - 1 : end;
       const mark = writer.out.pos;
       try {
-        this.encodeLine(msg, value, pos, lineEnd, utf8, index, lineIndex, result);
+        if (this.encodeLine(msg, value, pos, lineEnd, utf8, index, lineIndex, result)) taken++;
       } catch {
+        taken++;
         // Per-line isolation: whatever one line throws, only that line is dead-lettered.
         writer.out.pos = mark;
         this.deadLetter(result, ENCODE_ERROR, msg, value, pos, lineEnd, index, lineIndex);
@@ -185,6 +188,7 @@ export class BatchEncoder {
     }
   }
 
+  /** Parses and writes (or dead-letters) one line; false when it is blank (counted only). */
   private encodeLine(
     msg: MessageInput,
     value: Buffer,
@@ -194,7 +198,7 @@ export class BatchEncoder {
     messageIndex: number,
     lineIndex: number,
     result: EncodedBatch,
-  ): void {
+  ): boolean {
     result.lines++;
     const flags = (utf8 ? LINE_UTF8_VALID : 0) | (this.scanner.isClean(s, e) ? LINE_NO_SPECIALS : 0);
     let reason = this.parser.parse(value, s, e, flags);
@@ -203,12 +207,13 @@ export class BatchEncoder {
     if (reason === null) reason = this.writer.writeRow(this.parser.record);
     if (reason === EMPTY_LINE) {
       result.blankLines++;
-      return;
+      return false;
     }
     if (reason === null) {
       if (this.rowKey) this.recordKey(result.rows, this.rowKey(this.parser.record.timestamp, this.ingestMs));
       result.rows++;
     } else this.deadLetter(result, reason, msg, value, s, e, messageIndex, lineIndex);
+    return true;
   }
 
   private recordKey(row: number, key: number): void {
