@@ -247,6 +247,7 @@ export function spawnWorker(bed: TestBed, cfg: WorkerConfig, port: number, tag: 
       [SECRET_ENV.clickhouseUser]: bed.clickhouse!.username,
       [SECRET_ENV.clickhousePassword]: bed.clickhouse!.password,
       LP_CONFIG: configFile,
+      LP_EXIT_WITH_PARENT: String(process.pid),
     },
   });
   fs.closeSync(out);

@@ -164,7 +164,8 @@ export class PodRunner {
     const logFile = path.join(podDir, 'worker.log');
     const log = fs.openSync(logFile, 'a');
     const child = spawn(process.execPath, [WORKER_MAIN, ...args], {
-      env: { ...process.env, ...env, ...(this.opts.env ?? {}) },
+      // The worker drains and exits if this process dies without stopping it (no orphans).
+      env: { ...process.env, ...env, ...(this.opts.env ?? {}), LP_EXIT_WITH_PARENT: String(process.pid) },
       stdio: ['ignore', log, log],
     });
     fs.closeSync(log);
