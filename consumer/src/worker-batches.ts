@@ -9,7 +9,7 @@ import type { Logger } from '../../operator/src/observability/log';
 import type { BatchEncoder, MessageInput } from './encode/batch';
 import type { CutBatch } from './delivery/batch-cutter';
 import { BodyPool } from './delivery/body-pool';
-import type { ByteBudget, Slots } from './delivery/flow-control';
+import { PartitionGate, type ByteBudget, type Slots } from './delivery/flow-control';
 import type { OffsetCommitter } from './delivery/offset-committer';
 import type { PartitionState } from './delivery/partition-state';
 import { AbortError, type BatchDelivery, type BatchJob } from './sink/batch-delivery';
@@ -38,6 +38,7 @@ export class BatchPipeline {
   private inflight = 0;
   private readonly bodies = new BodyPool();
   private idleWaiters: Array<() => void> = [];
+  private readonly gates = new WeakMap<PartitionState, PartitionGate>();
 
   /** Wires the collaborators; no I/O. */
   constructor(private readonly deps: BatchPipelineDeps) {}
@@ -90,6 +91,16 @@ export class BatchPipeline {
   idle(): Promise<void> {
     if (this.inflight === 0) return Promise.resolve();
     return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  /** The partition's gate to the shared insert slots (one per partition state). */
+  private gateOf(state: PartitionState, slots: Slots): PartitionGate {
+    let gate = this.gates.get(state);
+    if (!gate) {
+      gate = new PartitionGate(slots);
+      this.gates.set(state, gate);
+    }
+    return gate;
   }
 
   private launch(state: PartitionState, cut: CutBatch): void {
@@ -145,9 +156,8 @@ export class BatchPipeline {
       // Journal first: once the cut is durable in Kafka, any later owner reproduces this batch.
       await committer.flush(state);
       for (let attempt = 0; ; attempt++) {
-        const release = await slots.acquire();
         try {
-          const result = await delivery.deliver(job, state.abort.signal);
+          const result = await delivery.deliver(job, state.abort.signal, this.gateOf(state, slots));
           // The link goes in before the ack: offsets never pass a stored batch without its link.
           if (integrity && ticket) await integrity.record(state, ticket, job, result.rejectedRows);
           state.tracker.ack(job.firstOffset);
@@ -169,8 +179,6 @@ export class BatchPipeline {
           state.tracker.fail(job.firstOffset);
           await new Promise((r) => setTimeout(r, backoffMs(attempt)));
           if (!state.alive) throw new AbortError();
-        } finally {
-          release();
         }
       }
       // Fold into the watermark; a failure here is retried by later commits of the partition.

@@ -6,6 +6,7 @@
  * batch's dead-letter token and/or to the dead-letter topic. It only returns once everything is
  * durable, or throws AbortError when the batch was abandoned (partition revoked, shutdown).
  */
+import type { InsertGate } from '../delivery/flow-control';
 import type { DeadLetter, MessageInput } from '../encode/batch';
 import type { ClickHouseSink, InsertTarget } from './clickhouse-sink';
 import {
@@ -94,8 +95,17 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** No gating (unit tests, callers without slots). */
+const OPEN_GATE: InsertGate = {
+  acquire: async () => () => undefined,
+  failed: () => undefined,
+  succeeded: () => undefined,
+};
+
 /** Delivers batches through one sink, dead-letter table and dead-letter topic. */
 export class BatchDelivery {
+  private readonly gates = new WeakMap<BatchJob, InsertGate>();
+
   /** `producer` is undefined when no dead-letter topic is configured. */
   constructor(
     private readonly sink: ClickHouseSink,
@@ -105,8 +115,20 @@ export class BatchDelivery {
     private readonly backoff: BackoffPolicy = DEFAULT_BACKOFF,
   ) {}
 
-  /** Stores the batch and its dead letters; retries until done or `signal` aborts. */
-  async deliver(job: BatchJob, signal: AbortSignal): Promise<DeliveryResult> {
+  /**
+   * Stores the batch and its dead letters; retries until done or `signal` aborts. Every INSERT
+   * attempt holds `gate` (the partition's share of the insert slots) for its duration only.
+   */
+  async deliver(job: BatchJob, signal: AbortSignal, gate: InsertGate = OPEN_GATE): Promise<DeliveryResult> {
+    this.gates.set(job, gate);
+    try {
+      return await this.deliverGated(job, signal);
+    } finally {
+      this.gates.delete(job);
+    }
+  }
+
+  private async deliverGated(job: BatchJob, signal: AbortSignal): Promise<DeliveryResult> {
     const { rejected, deduplicated } = await this.storeRows(job, signal);
     const deadLetters = this.collectDeadLetters(job, rejected);
     if (deadLetters.length > 0) await this.storeDeadLetters(job, deadLetters, signal);
@@ -194,21 +216,30 @@ export class BatchDelivery {
     job: BatchJob,
     signal: AbortSignal,
   ): Promise<RangeOutcome & { writtenRows?: number }> {
+    const gate = this.gates.get(job) ?? OPEN_GATE;
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) throw new AbortError();
+      const release = await gate.acquire();
       const started = process.hrtime.bigint();
       try {
+        if (signal.aborted) throw new AbortError();
         const report = await this.sink.insert(target, body, token, signal);
         this.observer.insertDone?.(target, Number(process.hrtime.bigint() - started) / 1e9);
+        gate.succeeded();
         return { ok: true, writtenRows: report.writtenRows };
       } catch (err) {
-        if (signal.aborted) throw new AbortError();
+        if (signal.aborted || err instanceof AbortError) throw new AbortError();
         const cls = errorClass(err);
+        if (cls === 'unavailable') gate.failed();
+        else gate.succeeded();
         if (cls === 'data' || cls === 'split' || (cls === 'unknown' && attempt + 1 >= UNKNOWN_ERROR_ATTEMPTS))
           return { ok: false, reason: errorReason(err) };
         this.observer.insertFailed?.('retriable', err, job, attempt);
-        await sleep(backoffMs(attempt, this.backoff), signal);
+      } finally {
+        release();
       }
+      // The backoff is spent without a slot: other partitions' batches use it meanwhile.
+      await sleep(backoffMs(attempt, this.backoff), signal);
     }
   }
 
