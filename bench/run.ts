@@ -16,6 +16,7 @@ const BENCHMARKS: Record<string, { script: string; args: string[]; needsBed: boo
   'parse-auto': { script: 'parse.js', args: ['--format', 'auto'], needsBed: false },
   'integrity-digest': { script: 'integrity-digest.js', args: [], needsBed: false },
   e2e: { script: 'e2e.js', args: [], needsBed: true },
+  backfill: { script: 'backfill.js', args: [], needsBed: true },
   'legal-query': { script: 'legal-query.js', args: ['--rows', '10000000'], needsBed: true },
   'integrity-verify': { script: 'integrity-verify.js', args: [], needsBed: true },
   seal: { script: 'seal.js', args: [], needsBed: true },

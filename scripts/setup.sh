@@ -10,11 +10,13 @@ command -v openssl >/dev/null || need_apt+=(openssl)
 command -v go >/dev/null || need_apt+=(golang-go)
 command -v mvn >/dev/null || need_apt+=(maven)
 command -v java >/dev/null || need_apt+=(openjdk-17-jdk-headless)
+# A librdkafka producer (what rsyslog omkafka, Fluent Bit and most relays use): the codec tests.
+command -v kcat >/dev/null || need_apt+=(kcat)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "setup: installing ${need_apt[*]} with apt"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${need_apt[@]}"
   else
     echo "setup: missing tools: ${need_apt[*]} (install them, or run as root with apt)" >&2
     exit 1

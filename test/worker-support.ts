@@ -12,7 +12,7 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import { CompressionTypes, Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import type { WorkerConfig } from '../consumer/src/config';
 import { SECRET_ENV } from '../consumer/src/config';
-import { registerLz4Codec } from '../consumer/src/delivery/lz4-codec';
+import { registerKafkaCodecs } from '../consumer/src/delivery/kafka-codecs';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { generateSampleLines } from '../consumer/src/parse/samples';
 import type { TestBed } from './env/testbed';
@@ -60,14 +60,22 @@ export function chClient(bed: TestBed): ClickHouseClient {
 /** A kafkajs client on the bed (LZ4 registered). */
 export function kafkaClient(bed: TestBed, clientId = 'worker-test'): Kafka {
   if (!bed.kafka) throw new Error('the test bed has no Kafka part');
-  registerLz4Codec();
+  registerKafkaCodecs();
   return new Kafka({ clientId, brokers: [bed.kafka.bootstrap], logLevel: logLevel.NOTHING });
 }
 
 const DEDUP_WINDOW = 1000;
 
-/** Creates the topics and the data + dead-letter tables of `p`; `dataConstraint` adds a CHECK to the data table. */
-export async function createPipeline(bed: TestBed, p: Pipeline, dataConstraint?: string): Promise<void> {
+/**
+ * Creates the topics and the data + dead-letter tables of `p`; `dataConstraint` adds a CHECK to the data
+ * table; `compression` is the topic's compression.type (`producer` keeps batches as producers compressed them).
+ */
+export async function createPipeline(
+  bed: TestBed,
+  p: Pipeline,
+  dataConstraint?: string,
+  compression = 'lz4',
+): Promise<void> {
   const admin = kafkaClient(bed).admin();
   await admin.connect();
   try {
@@ -77,7 +85,7 @@ export async function createPipeline(bed: TestBed, p: Pipeline, dataConstraint?:
         {
           topic: p.topic,
           numPartitions: p.partitions,
-          configEntries: [{ name: 'compression.type', value: 'lz4' }],
+          configEntries: [{ name: 'compression.type', value: compression }],
         },
         { topic: p.dlqTopic, numPartitions: p.partitions },
       ],
@@ -239,6 +247,7 @@ export function spawnWorker(bed: TestBed, cfg: WorkerConfig, port: number, tag: 
       [SECRET_ENV.clickhouseUser]: bed.clickhouse!.username,
       [SECRET_ENV.clickhousePassword]: bed.clickhouse!.password,
       LP_CONFIG: configFile,
+      LP_EXIT_WITH_PARENT: String(process.pid),
     },
   });
   fs.closeSync(out);

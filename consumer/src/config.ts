@@ -63,8 +63,16 @@ export interface WorkerConfig {
     columns: WorkerColumn[];
     /** The table's delete TTL in ms: older rows are dead-lettered (ClickHouse would drop them at insert). */
     retainMs?: number;
+    /** The table's partition key (e.g. toYYYYMMDD(ts)): batches are split so no INSERT spans too many partitions. */
+    partitionBy?: { column: string; function?: string };
   };
-  batch: { maxRows: number; maxBytes: number; maxDelayMs: number };
+  batch: {
+    maxRows: number;
+    maxBytes: number;
+    maxDelayMs: number;
+    /** Most non-blank lines taken from one Kafka message; the rest is dead-lettered as one record. Default 100000. */
+    maxLinesPerMessage?: number;
+  };
   deadLetter: { enabled: boolean; topic?: string; table?: string };
   integrity: {
     enabled: boolean;

@@ -36,6 +36,26 @@ async function counter(metrics: WorkerMetrics, name: string): Promise<number> {
   return (m?.values ?? []).reduce((sum, v) => sum + v.value, 0);
 }
 
+/** Time past the drain bound before the backstop ends the process (the drain itself keeps ~2 s spare). */
+const STOP_GRACE_MS = 3_000;
+
+/**
+ * LP_EXIT_WITH_PARENT=<pid>: drain and exit once that process is gone (this one is re-parented).
+ * A local supervisor (the test pod runner, the demo) sets it so no worker outlives it, even when it
+ * is killed without a chance to stop its children. In a pod, PID 1 never goes away: unset there.
+ */
+export function watchParent(env: NodeJS.ProcessEnv, onGone: () => void, intervalMs = 1_000): void {
+  const parent = Number(env.LP_EXIT_WITH_PARENT);
+  if (!Number.isInteger(parent) || parent <= 0) return;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) {
+      clearInterval(timer);
+      onGone();
+    }
+  }, intervalMs);
+  timer.unref();
+}
+
 async function main(): Promise<void> {
   applyArgs(process.argv.slice(2), process.env);
   const cfg = loadWorkerConfig(process.env);
@@ -68,6 +88,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('draining', { signal });
+    // Backstop: whatever a drain waits on (a dead broker, a hung socket), the process ends in time.
+    setTimeout(() => {
+      log.warn('drain overran its bound; exiting', { drainTimeoutMs: worker.tuning.drainTimeoutMs });
+      process.exit(0);
+    }, worker.tuning.drainTimeoutMs + STOP_GRACE_MS).unref();
     const { clean } = await worker.drain();
     const cpu = process.cpuUsage();
     const ru = process.resourceUsage();
@@ -88,6 +113,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  watchParent(process.env, () => void stop('parent exited'));
 
   // Kafka may not be reachable yet: keep trying rather than crash-looping the pod.
   for (let attempt = 0; !stopping; attempt++) {

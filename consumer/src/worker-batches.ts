@@ -9,7 +9,7 @@ import type { Logger } from '../../operator/src/observability/log';
 import type { BatchEncoder, MessageInput } from './encode/batch';
 import type { CutBatch } from './delivery/batch-cutter';
 import { BodyPool } from './delivery/body-pool';
-import type { ByteBudget, Slots } from './delivery/flow-control';
+import { PartitionGate, type ByteBudget, type Slots } from './delivery/flow-control';
 import type { OffsetCommitter } from './delivery/offset-committer';
 import type { PartitionState } from './delivery/partition-state';
 import { AbortError, type BatchDelivery, type BatchJob } from './sink/batch-delivery';
@@ -38,6 +38,7 @@ export class BatchPipeline {
   private inflight = 0;
   private readonly bodies = new BodyPool();
   private idleWaiters: Array<() => void> = [];
+  private readonly gates = new WeakMap<PartitionState, PartitionGate>();
 
   /** Wires the collaborators; no I/O. */
   constructor(private readonly deps: BatchPipelineDeps) {}
@@ -92,6 +93,16 @@ export class BatchPipeline {
     return new Promise((r) => this.idleWaiters.push(r));
   }
 
+  /** The partition's gate to the shared insert slots (one per partition state). */
+  private gateOf(state: PartitionState, slots: Slots): PartitionGate {
+    let gate = this.gates.get(state);
+    if (!gate) {
+      gate = new PartitionGate(slots);
+      this.gates.set(state, gate);
+    }
+    return gate;
+  }
+
   private launch(state: PartitionState, cut: CutBatch): void {
     const { encoder, budget, metrics, tokenSalt } = this.deps;
     const started = process.cpuUsage();
@@ -107,13 +118,21 @@ export class BatchPipeline {
       firstOffset: cut.firstOffset,
       lastOffset: cut.lastOffset,
       ingestMs: cut.ingestMs,
-      token: batchToken(state.topic, state.partition, cut.firstOffset, cut.lastOffset, tokenSalt),
+      token: batchToken(
+        state.topic,
+        state.partition,
+        cut.firstOffset,
+        cut.tokenLastOffset ?? cut.lastOffset,
+        tokenSalt,
+      ),
       body,
       rows: encoded.rows,
       messages: cut.messages,
       parseDeadLetters: encoded.deadLetters,
+      partitionKeys: encoded.partitionKeys,
+      blankLines: encoded.blankLines,
     };
-    state.tracker.register(cut.firstOffset, cut.lastOffset, cut.ingestMs);
+    state.tracker.register(cut.firstOffset, cut.lastOffset, cut.ingestMs, cut.tokenLastOffset);
     state.version++;
     state.inflight++;
     this.inflight++;
@@ -137,9 +156,8 @@ export class BatchPipeline {
       // Journal first: once the cut is durable in Kafka, any later owner reproduces this batch.
       await committer.flush(state);
       for (let attempt = 0; ; attempt++) {
-        const release = await slots.acquire();
         try {
-          const result = await delivery.deliver(job, state.abort.signal);
+          const result = await delivery.deliver(job, state.abort.signal, this.gateOf(state, slots));
           // The link goes in before the ack: offsets never pass a stored batch without its link.
           if (integrity && ticket)
             await integrity.record(state, ticket, job, result.rejectedRows, result.deadLetterBody);
@@ -149,6 +167,7 @@ export class BatchPipeline {
           metrics.batchRows.observe(lines);
           metrics.batches.inc({ outcome: result.deduplicated ? 'deduplicated' : 'stored' });
           for (const d of result.deadLetters) metrics.deadLetters.inc({ reason: reasonLabel(d.reason) });
+          if (job.blankLines) metrics.blankLines.inc(job.blankLines);
           break;
         } catch (err) {
           if (err instanceof AbortError) throw err;
@@ -161,8 +180,6 @@ export class BatchPipeline {
           state.tracker.fail(job.firstOffset);
           await new Promise((r) => setTimeout(r, backoffMs(attempt)));
           if (!state.alive) throw new AbortError();
-        } finally {
-          release();
         }
       }
       // Fold into the watermark; a failure here is retried by later commits of the partition.

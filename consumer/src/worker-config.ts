@@ -6,6 +6,13 @@
 import fs from 'node:fs';
 import type { KafkaConfig, SASLOptions } from 'kafkajs';
 import { SECRET_ENV, type WorkerConfig } from './config';
+import { MAX_JOURNAL_ENTRIES } from './delivery/cut-journal';
+
+/**
+ * Most outstanding (cut, not yet folded) batches a partition may hold: one message can close two
+ * batches, and every one of them must fit in the cut journal (offset-commit metadata).
+ */
+export const MAX_OUTSTANDING_BATCHES = MAX_JOURNAL_ENTRIES - 2;
 
 /** Every tuning knob with its value. */
 export interface WorkerTuning {
@@ -36,7 +43,10 @@ export function resolveTuning(cfg: WorkerConfig): WorkerTuning {
   const batchBytes = Math.max(1, cfg.batch.maxBytes);
   return {
     maxInFlightBytes: t.maxInFlightBytes ?? Math.min(512 * MiB, Math.max(64 * MiB, 8 * batchBytes)),
-    maxOutstandingBatchesPerPartition: t.maxOutstandingBatchesPerPartition ?? 8,
+    maxOutstandingBatchesPerPartition: Math.max(
+      1,
+      Math.min(MAX_OUTSTANDING_BATCHES, t.maxOutstandingBatchesPerPartition ?? 8),
+    ),
     insertConcurrency: t.insertConcurrency ?? 4,
     maxBytesPerPartition: t.maxBytesPerPartition ?? 2 * MiB,
     fetchMaxBytes: t.fetchMaxBytes ?? 16 * MiB,

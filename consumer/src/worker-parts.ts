@@ -4,7 +4,15 @@
  * offsets with their cut journals for a new assignment. Kept apart from worker.ts so the worker
  * reads as the consume loop and its rebalance/drain rules.
  */
-import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
+import {
+  CompressionTypes,
+  ConfigResourceTypes,
+  Kafka,
+  logLevel,
+  type Admin,
+  type Consumer,
+  type Producer,
+} from 'kafkajs';
 import type { Logger } from '../../operator/src/observability/log';
 import type { WorkerConfig } from './config';
 import { decodeJournal } from './delivery/cut-journal';
@@ -13,7 +21,7 @@ import type { IdentityStats } from './encode/identity-stats';
 import { BatchEncoder } from './encode/batch';
 import type { DeadLetterProducer } from './sink/batch-delivery';
 import { ClickHouseSink } from './sink/clickhouse-sink';
-import { DLQ_TABLE_COLUMNS } from './sink/dead-letter';
+import { chunkDeadLetterMessages, DLQ_TABLE_COLUMNS } from './sink/dead-letter';
 import { backoffMs, errorReason } from './sink/retry';
 import { kafkaClientConfig, type WorkerSecrets, type WorkerTuning } from './worker-config';
 
@@ -55,11 +63,40 @@ export function createKafkaParts(
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     const topic = dl.topic;
     parts.producer = producer;
+    const admin = parts.admin;
+    let maxBytes: number | undefined;
     parts.deadLetterProducer = async (messages) => {
-      await producer.send({ topic, messages, acks: -1, compression: CompressionTypes.LZ4 });
+      maxBytes ??= await deadLetterSendLimit(admin, topic);
+      // Chunked below the topic's max.message.bytes: one batch's letters never make one oversized request.
+      for (const chunk of chunkDeadLetterMessages(messages, maxBytes))
+        await producer.send({ topic, messages: chunk, acks: -1, compression: CompressionTypes.LZ4 });
     };
   }
   return parts;
+}
+
+/** Lines per message when the config names no limit (a flood message is cut there). */
+export const DEFAULT_MAX_LINES_PER_MESSAGE = 100_000;
+
+/** Kafka's default max.message.bytes (1 MiB + record-batch overhead). */
+const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+
+/** Bytes one dead-letter send may carry: 90% of the topic's max.message.bytes (read once, default on failure). */
+export async function deadLetterSendLimit(admin: Admin, topic: string): Promise<number> {
+  let limit = DEFAULT_MAX_MESSAGE_BYTES;
+  try {
+    const res = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }],
+    });
+    const v = Number(
+      res.resources[0]?.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue,
+    );
+    if (Number.isFinite(v) && v > 0) limit = v;
+  } catch {
+    /* unreadable: keep the broker default */
+  }
+  return Math.floor(limit * 0.9);
 }
 
 /** The parser + TabSeparated encoder for the configured columns (throws on a bad column plan). */
@@ -70,6 +107,8 @@ export function createEncoder(cfg: WorkerConfig, identity?: IdentityStats): Batc
     staticFields: cfg.parser.staticFields,
     retainMs: cfg.clickhouse.retainMs,
     identity,
+    partitionKey: cfg.clickhouse.partitionBy,
+    maxLinesPerMessage: cfg.batch.maxLinesPerMessage ?? DEFAULT_MAX_LINES_PER_MESSAGE,
   });
 }
 

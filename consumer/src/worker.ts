@@ -11,7 +11,7 @@ import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Logger } from '../../operator/src/observability/log';
 import type { WorkerConfig } from './config';
 import { ByteBudget, Slots } from './delivery/flow-control';
-import { registerLz4Codec } from './delivery/lz4-codec';
+import { registerKafkaCodecs } from './delivery/kafka-codecs';
 import { OffsetCommitter } from './delivery/offset-committer';
 import { PartitionState } from './delivery/partition-state';
 import type { WorkerMetrics } from './observability/metrics';
@@ -43,6 +43,8 @@ export class Worker {
   private readonly committer: OffsetCommitter;
   private readonly budget: ByteBudget;
   private partitions = new Map<number, PartitionState>();
+  /** Partitions paused because their outstanding batches reached the cap (resumed by the tick). */
+  private readonly paused = new Set<number>();
   private readonly integrity?: ReturnType<typeof createIntegrityStage>;
   private timer?: NodeJS.Timeout;
   private draining = false;
@@ -62,7 +64,7 @@ export class Worker {
     private readonly metrics: WorkerMetrics,
     private readonly log: Logger,
   ) {
-    registerLz4Codec();
+    registerKafkaCodecs();
     this.tuning = resolveTuning(cfg);
     const t = this.tuning;
     const identity = new IdentityStats();
@@ -130,7 +132,10 @@ export class Worker {
       eachBatch: (payload) => this.eachBatch(payload),
     });
     const tickMs = Math.min(200, Math.max(10, Math.floor(this.cfg.batch.maxDelayMs / 5)));
-    this.timer = setInterval(() => this.pipeline.tick(this.partitions.values(), Date.now()), tickMs);
+    this.timer = setInterval(() => {
+      this.pipeline.tick(this.partitions.values(), Date.now());
+      this.resumeReady();
+    }, tickMs);
     void this.checkClickHouse();
     this.coverage.start();
   }
@@ -239,6 +244,13 @@ export class Worker {
         unresolved = m.offset;
         continue;
       }
+      if (this.partitionFull(state)) {
+        // Never wait inside eachBatch for one partition: kafkajs would not fetch the others meanwhile.
+        // Pause it instead; the tick resumes it once its batches drain (Kafka re-delivers from here).
+        settle();
+        this.pausePartition(partition);
+        break;
+      }
       if (this.mustWait(state)) {
         settle();
         if (!(await this.waitForCapacity(state, payload))) break;
@@ -266,10 +278,37 @@ export class Worker {
   }
 
   private mustWait(state: PartitionState): boolean {
-    return (
-      this.budget.exhausted() ||
-      state.tracker.unacknowledged() >= this.tuning.maxOutstandingBatchesPerPartition
-    );
+    return this.budget.exhausted() || this.partitionFull(state);
+  }
+
+  /** The partition holds as many outstanding (cut, unfolded) batches as it may. */
+  private partitionFull(state: PartitionState): boolean {
+    return state.tracker.pending() >= this.tuning.maxOutstandingBatchesPerPartition;
+  }
+
+  private pausePartition(partition: number): void {
+    if (this.paused.has(partition)) return;
+    this.paused.add(partition);
+    try {
+      this.consumer.pause([{ topic: this.cfg.kafka.topic, partitions: [partition] }]);
+    } catch {
+      /* not running: nothing to pause */
+    }
+  }
+
+  /** Resumes paused partitions that have room again (or are no longer ours). */
+  private resumeReady(): void {
+    if (this.draining) return;
+    for (const partition of this.paused) {
+      const state = this.partitions.get(partition);
+      if (state && state.alive && this.partitionFull(state)) continue;
+      this.paused.delete(partition);
+      try {
+        this.consumer.resume([{ topic: this.cfg.kafka.topic, partitions: [partition] }]);
+      } catch {
+        /* not running */
+      }
+    }
   }
 
   /** Waits for room while heartbeating; false when the batch must be left (rebalance, stop, drain). */

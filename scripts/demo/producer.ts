@@ -4,7 +4,7 @@
  * twice, so "produced" stays exact). Falls behind rather than bursting when Kafka cannot keep up.
  */
 import { CompressionTypes, Kafka, logLevel, type Producer } from 'kafkajs';
-import { registerLz4Codec } from '../../consumer/src/delivery/lz4-codec';
+import { registerKafkaCodecs } from '../../consumer/src/delivery/kafka-codecs';
 import type { TrafficGenerator } from './traffic';
 
 /** How fast and where to produce. */
@@ -59,7 +59,7 @@ export class TrafficProducer {
     private readonly opts: ProducerOptions,
     private readonly traffic: TrafficGenerator,
   ) {
-    registerLz4Codec();
+    registerKafkaCodecs();
     const kafka = new Kafka({
       clientId: 'logpipeline-demo-traffic',
       brokers: [opts.bootstrap],

@@ -239,7 +239,8 @@ export class PodRunner {
     p.env.LP_HTTP_PORT = String(p.port);
     const log = fs.openSync(p.logFile, 'a');
     const child = spawn(process.execPath, [WORKER_MAIN, ...p.args], {
-      env: { ...process.env, ...p.env, ...(this.opts.env ?? {}) },
+      // The worker drains and exits if this process dies without stopping it (no orphans).
+      env: { ...process.env, ...p.env, ...(this.opts.env ?? {}), LP_EXIT_WITH_PARENT: String(process.pid) },
       stdio: ['ignore', log, log],
     });
     fs.closeSync(log);

@@ -74,11 +74,18 @@ describe('BatchCutter', () => {
     expect(c.poll(limits.maxDelayMs)?.firstOffset).toBe(30);
   });
 
-  it('cuts a stalled planned range after PLAN_STALL_MS under the offsets actually seen', () => {
+  it('cuts a stalled planned range after PLAN_STALL_MS over the offsets seen, keeping its planned token', () => {
     const c = new BatchCutter(limits, [{ firstOffset: 0, lastOffset: 9, ingestMs: 5 }]);
     c.add(m(0, 1), 1, 0);
     expect(c.poll(PLAN_STALL_MS - 1)).toBeNull();
-    expect(c.poll(PLAN_STALL_MS)).toMatchObject({ firstOffset: 0, lastOffset: 0, replayed: false });
+    // Issue 12: it used to get a fresh ingest time and token (replayed: false), duplicating an earlier INSERT.
+    expect(c.poll(PLAN_STALL_MS)).toMatchObject({
+      firstOffset: 0,
+      lastOffset: 0,
+      ingestMs: 5,
+      tokenLastOffset: 9,
+      replayed: true,
+    });
   });
 
   it('flushes the open batch on demand with the given clock as its ingest time', () => {

@@ -32,6 +32,8 @@ export interface CutBatch {
   bytes: number;
   /** True when the range came from the journal (re-cut of an earlier owner's batch). */
   replayed: boolean;
+  /** Last offset naming the dedup token (the planned range's), when the batch was cut short. */
+  tokenLastOffset?: number;
 }
 
 const NONE: CutBatch[] = [];
@@ -139,9 +141,17 @@ export class BatchCutter {
     // Ingest time is fixed here, once: a retry or a re-cut must produce the same bytes.
     let ingestMs = nowMs;
     let replayed = false;
+    let tokenLastOffset: number | undefined;
     if (planned && !stalled) {
       // The planned range (not the messages seen) names the batch, so its token survives gaps.
       ({ firstOffset, lastOffset, ingestMs } = planned);
+      tokenLastOffset = planned.tokenLastOffset;
+      replayed = true;
+    } else if (planned) {
+      // Cut short: it covers only the offsets seen (later ones form the next batch) but keeps the
+      // planned token and ingest time, so an earlier owner's INSERT of the range deduplicates it.
+      ({ firstOffset, ingestMs } = planned);
+      tokenLastOffset = planned.tokenLastOffset ?? planned.lastOffset;
       replayed = true;
     }
     const batch: CutBatch = {
@@ -153,6 +163,8 @@ export class BatchCutter {
       bytes: this.bytes,
       replayed,
     };
+    if (tokenLastOffset !== undefined && tokenLastOffset !== lastOffset)
+      batch.tokenLastOffset = tokenLastOffset;
     this.messages = [];
     this.lines = 0;
     this.bytes = 0;

@@ -1,4 +1,4 @@
-import { decodeJournal, encodeJournal, MAX_METADATA_BYTES } from './cut-journal';
+import { decodeJournal, encodeJournal, MAX_METADATA_BYTES, MAX_JOURNAL_ENTRIES } from './cut-journal';
 
 describe('cut journal', () => {
   const entries = [
@@ -29,13 +29,38 @@ describe('cut journal', () => {
     expect(decodeJournal('lp1;0-10@1', 5)).toEqual([]);
   });
 
-  it('refuses to produce metadata Kafka would reject', () => {
+  it('never produces metadata Kafka would reject, and never throws (keeps the oldest that fit)', () => {
     const many = Array.from({ length: 200 }, (_, i) => ({
       firstOffset: i * 1e9,
       lastOffset: i * 1e9 + 1,
       ingestMs: 1_700_000_000_000,
     }));
-    expect(() => encodeJournal(many)).toThrow(RangeError);
+    const out = encodeJournal(many);
+    expect(out.length).toBeLessThanOrEqual(MAX_METADATA_BYTES);
+    const kept = decodeJournal(out, 0);
+    expect(kept).toEqual(many.slice(0, kept.length));
     expect(encodeJournal(many.slice(0, 16)).length).toBeLessThan(MAX_METADATA_BYTES);
+  });
+
+  it('fits MAX_JOURNAL_ENTRIES entries of the largest values whole', () => {
+    const big = 2 ** 53 - 1;
+    const worst = Array.from({ length: MAX_JOURNAL_ENTRIES }, () => ({
+      firstOffset: big,
+      lastOffset: big,
+      ingestMs: 9_999_999_999_999,
+    }));
+    expect(encodeJournal(worst).split(',')).toHaveLength(MAX_JOURNAL_ENTRIES);
+  });
+});
+
+describe('cut journal token ranges', () => {
+  it('round-trips the planned token range of a batch cut short', () => {
+    const entries = [
+      { firstOffset: 10, lastOffset: 14, ingestMs: 7, tokenLastOffset: 19 },
+      { firstOffset: 15, lastOffset: 19, ingestMs: 8 },
+    ];
+    const text = encodeJournal(entries);
+    expect(text).toBe('lp1;10-14/19@7,15-19@8');
+    expect(decodeJournal(text, 10)).toEqual(entries);
   });
 });

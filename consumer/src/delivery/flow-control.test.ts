@@ -1,4 +1,4 @@
-import { ByteBudget, Slots } from './flow-control';
+import { ByteBudget, PartitionGate, Slots } from './flow-control';
 
 describe('ByteBudget', () => {
   it('tracks usage against its cap and wakes waiters on release', async () => {
@@ -43,5 +43,29 @@ describe('Slots', () => {
     await p4;
     expect(order).toEqual([3, 4]);
     r3();
+  });
+});
+
+describe('PartitionGate (issue 12)', () => {
+  it('a failing partition holds at most one shared slot; a healthy one runs in parallel', async () => {
+    const slots = new Slots(2);
+    const stuck = new PartitionGate(slots);
+    const healthy = new PartitionGate(slots);
+    stuck.failed();
+    const a = await stuck.acquire();
+    let second = false;
+    const b = stuck.acquire().then((r) => ((second = true), r));
+    // The stuck partition's second attempt waits for its lane; the healthy one gets the free slot.
+    const h = await healthy.acquire();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(second).toBe(false);
+    h();
+    a();
+    (await b)();
+    expect(second).toBe(true);
+    stuck.succeeded();
+    const [x, y] = await Promise.all([stuck.acquire(), stuck.acquire()]);
+    x();
+    y();
   });
 });

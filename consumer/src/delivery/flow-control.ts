@@ -85,3 +85,47 @@ export class Slots {
     };
   }
 }
+
+/** What an INSERT attempt must hold, and hears how it went (see PartitionGate). */
+export interface InsertGate {
+  /** Resolves when the attempt may run; call the returned function once it is over. */
+  acquire(): Promise<() => void>;
+  /** The attempt failed because the sink is unavailable (it will be retried after a backoff). */
+  failed(): void;
+  /** The attempt got the server's answer (stored, or a verdict on the data). */
+  succeeded(): void;
+}
+
+/**
+ * One partition's access to the shared INSERT slots. Slots are held per attempt, never across a
+ * backoff; and while the partition's inserts fail (sink unavailable for it), at most one of its
+ * batches retries at a time, so a stuck partition holds one slot at most and the others' batches
+ * keep flowing.
+ */
+export class PartitionGate implements InsertGate {
+  private failing = false;
+  private readonly lane = new Slots(1);
+
+  /** `slots` are the worker's shared INSERT slots. */
+  constructor(private readonly slots: Slots) {}
+
+  /** Waits for the partition's lane (only while failing), then for a shared slot. */
+  async acquire(): Promise<() => void> {
+    const lane = this.failing ? await this.lane.acquire() : undefined;
+    const slot = await this.slots.acquire();
+    return () => {
+      slot();
+      lane?.();
+    };
+  }
+
+  /** Marks the partition failing: its attempts go one at a time. */
+  failed(): void {
+    this.failing = true;
+  }
+
+  /** Clears the failing mark. */
+  succeeded(): void {
+    this.failing = false;
+  }
+}

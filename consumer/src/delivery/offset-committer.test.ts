@@ -118,3 +118,38 @@ describe('OffsetCommitter', () => {
     expect(sent[0]).toEqual([{ topic: 't', partition: 0, offset: '310', metadata: 'lp1;310-319@8' }]);
   });
 });
+
+describe('OffsetCommitter isolation (issue 12)', () => {
+  it("one partition's refused commit never holds another partition's", async () => {
+    const sent: number[][] = [];
+    const c = new OffsetCommitter(async (o) => {
+      sent.push(o.map((x) => x.partition));
+      if (o.some((x) => x.partition === 1)) throw new Error('OFFSET_METADATA_TOO_LARGE');
+    });
+    c.unfence();
+    const [a, b] = [loaded(0), loaded(1)];
+    a.version++;
+    b.version++;
+    const bad = c.flush(b);
+    bad.catch(() => undefined);
+    await c.flush(a);
+    expect(a.committedVersion).toBe(a.version);
+    expect(b.committedVersion).toBe(0);
+    expect(sent.some((x) => x.length === 1 && x[0] === 0)).toBe(true);
+    b.kill();
+    c.reap();
+    await expect(bad).rejects.toBeInstanceOf(AbortError);
+  });
+
+  it('a journal of the worst-case outstanding batches still commits (bounded by construction)', async () => {
+    const sent: PartitionCommit[][] = [];
+    const c = new OffsetCommitter(async (o) => void sent.push(o));
+    c.unfence();
+    const s = loaded(0, 2 ** 52);
+    for (let i = 0; i < 200; i++)
+      s.tracker.register(2 ** 52 + i * 10, 2 ** 52 + i * 10 + 9, 9_999_999_999_999);
+    s.version++;
+    await c.flush(s);
+    expect(sent[0][0].metadata.length).toBeLessThanOrEqual(4096);
+  });
+});

@@ -99,23 +99,42 @@ export class OffsetCommitter {
     const states = [...this.dirty];
     this.dirty.clear();
     if (states.length === 0) return;
+    const err = await this.sendStates(states);
+    if (err === null) return;
+    const type = (err as { type?: string }).type;
+    if (type && GENERATION_ERRORS.has(type)) {
+      for (const s of states) if (s.alive) this.dirty.add(s);
+      this.fenced = true;
+      return;
+    }
+    // One partition's refusal (metadata too large, a leader move) must not hold the others: commit
+    // each on its own; only those still failing wait for the backoff and the next round.
+    let failed = states;
+    if (states.length > 1) {
+      failed = [];
+      for (const s of states) if ((await this.sendStates([s])) !== null) failed.push(s);
+    }
+    for (const s of failed) if (s.alive) this.dirty.add(s);
+    if (failed.length > 0)
+      await new Promise((r) =>
+        setTimeout(r, backoffMs(this.failures++, { initialMs: 100, maxMs: 5_000, factor: 2 })),
+      );
+  }
+
+  /** Sends one commit of `states`; null on success (their waiters settle), else the error. */
+  private async sendStates(states: PartitionState[]): Promise<unknown> {
     const versions = states.map((s) => s.version);
     try {
       await this.send(states.map((s) => s.commit()));
-      this.failures = 0;
-      this.onResult(true);
-      states.forEach((s, i) => (s.committedVersion = Math.max(s.committedVersion, versions[i])));
-      this.settle();
     } catch (err) {
       this.onResult(false, err);
-      for (const s of states) if (s.alive) this.dirty.add(s);
-      const type = (err as { type?: string }).type;
-      if (type && GENERATION_ERRORS.has(type)) this.fenced = true;
-      else
-        await new Promise((r) =>
-          setTimeout(r, backoffMs(this.failures++, { initialMs: 100, maxMs: 5_000, factor: 2 })),
-        );
+      return err ?? new Error('commit failed');
     }
+    this.failures = 0;
+    this.onResult(true);
+    states.forEach((s, i) => (s.committedVersion = Math.max(s.committedVersion, versions[i])));
+    this.settle();
+    return null;
   }
 
   private settle(): void {

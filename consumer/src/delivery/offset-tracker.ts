@@ -11,6 +11,8 @@ export interface TrackedBatch {
   readonly lastOffset: number;
   /** Ingest time fixed when the batch was cut (journaled so a re-cut reproduces it). */
   readonly ingestMs: number;
+  /** Last offset naming the dedup token, when it differs from lastOffset (see cut-journal.ts). */
+  readonly tokenLastOffset?: number;
   state: 'inflight' | 'failed' | 'acked';
 }
 
@@ -27,12 +29,17 @@ export class OffsetTracker {
   }
 
   /** Registers a newly cut batch; ranges must be increasing and never overlap earlier ones. */
-  register(firstOffset: number, lastOffset: number, ingestMs: number): TrackedBatch {
+  register(
+    firstOffset: number,
+    lastOffset: number,
+    ingestMs: number,
+    tokenLastOffset?: number,
+  ): TrackedBatch {
     if (lastOffset < firstOffset) throw new RangeError(`empty batch range ${firstOffset}-${lastOffset}`);
     if (firstOffset < this.nextExpected) {
       throw new RangeError(`batch ${firstOffset}-${lastOffset} overlaps offsets before ${this.nextExpected}`);
     }
-    const batch: TrackedBatch = { firstOffset, lastOffset, ingestMs, state: 'inflight' };
+    const batch: TrackedBatch = { firstOffset, lastOffset, ingestMs, tokenLastOffset, state: 'inflight' };
     this.batches.push(batch);
     this.nextExpected = lastOffset + 1;
     return batch;
@@ -68,6 +75,15 @@ export class OffsetTracker {
   /** Batches not yet folded into the watermark, oldest first (what a commit must journal). */
   outstanding(): readonly TrackedBatch[] {
     return this.batches;
+  }
+
+  /**
+   * Batches cut and not yet folded into the watermark: in flight, failed, and stored ones waiting
+   * behind an unfinished one. This is what the outstanding cap limits, because every one of them
+   * is in the cut journal.
+   */
+  pending(): number {
+    return this.batches.length;
   }
 
   /** Number of batches cut but not yet acknowledged. */

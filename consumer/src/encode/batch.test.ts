@@ -59,7 +59,7 @@ describe('BatchEncoder', () => {
     );
   });
 
-  it('splits multi-line messages, strips CR, and dead-letters per line with positions', () => {
+  it('splits multi-line messages, strips CR, counts blank lines and dead-letters per line with positions', () => {
     const enc = encoder([{ name: 'raw', type: 'String', source: 'raw' }], 'fortigate');
     const value = `${FG}\r\n\r\nbroken line\n${FG} msg="tab\there"\n`;
     const out = enc.encode([msg(value, 7), msg(null, 8), msg('', 9)], INGEST);
@@ -68,12 +68,9 @@ describe('BatchEncoder', () => {
     expect(out.data.toString()).toBe(`${FG}\n${FG} msg="tab\\there"\n`);
     expect(
       out.deadLetters.map((d) => [d.reason, d.messageIndex, d.lineIndex, d.offset, d.line.toString()]),
-    ).toEqual([
-      ['empty_line', 0, 1, '7', ''],
-      ['bad_kv', 0, 2, '7', 'broken line'],
-      ['empty_line', 1, 0, '8', ''],
-      ['empty_line', 2, 0, '9', ''],
-    ]);
+    ).toEqual([['bad_kv', 0, 2, '7', 'broken line']]);
+    // Issue 12: blank lines and empty messages are counted, not dead-lettered.
+    expect(out.blankLines).toBe(3);
   });
 
   it('escapes tab, LF, CR and backslash in every string source', () => {
@@ -213,5 +210,31 @@ describe('BatchEncoder retention check', () => {
     );
     expect(out.rows).toBe(1);
     expect(out.deadLetters.map((d) => [d.offset, d.reason])).toEqual([['2', 'expired_timestamp']]);
+  });
+});
+
+describe('BatchEncoder floods (issue 12)', () => {
+  it('caps lines per message: the excess is one too_many_lines dead letter', () => {
+    const enc = new BatchEncoder({
+      parser: { format: 'fortigate', timezone: 'UTC' },
+      columns: [{ name: 'raw', type: 'String', source: 'raw' }],
+      maxLinesPerMessage: 3,
+    });
+    const value = [FG, '', FG, FG, FG, 'x'].join('\n');
+    const out = enc.encode([msg(value, 5)], INGEST);
+    // Blank lines do not count against the cap.
+    expect([out.rows, out.blankLines]).toEqual([3, 1]);
+    expect(out.deadLetters.map((d) => [d.reason, d.lineIndex, d.line.toString()])).toEqual([
+      ['too_many_lines', 4, `${FG}\nx`],
+    ]);
+  });
+
+  it('a message of 900,000 newlines is 900,000 blank lines and no dead letter', () => {
+    const enc = new BatchEncoder({
+      parser: { format: 'auto', timezone: 'UTC' },
+      columns: [{ name: 'raw', type: 'String', source: 'raw' }],
+    });
+    const out = enc.encode([msg(Buffer.alloc(900_000, 10), 1)], INGEST);
+    expect([out.rows, out.blankLines, out.deadLetters.length]).toEqual([0, 900_000, 0]);
   });
 });

@@ -6,7 +6,8 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { LINE_NO_SPECIALS, LINE_UTF8_VALID, LineParser, ParserOptions } from '../parse/parser';
-import { EMPTY_LINE, EXPIRED_TIMESTAMP } from '../parse/reasons';
+import { compilePartitionKey, type PartitionKeyInput, type RowKeyFn } from './partition-key';
+import { EMPTY_LINE, ENCODE_ERROR, EXPIRED_TIMESTAMP, TOO_MANY_LINES } from '../parse/reasons';
 import { createTimeZone } from '../parse/timezone';
 import { ColumnInput, ColumnPlan, compileColumnPlan, PlannedColumn } from './column-plan';
 import type { IdentityStats } from './identity-stats';
@@ -41,6 +42,10 @@ export interface EncodedBatch {
   rows: number;
   lines: number;
   deadLetters: DeadLetter[];
+  /** Blank lines (empty or only spaces/tabs, and empty messages): counted, never stored nor dead-lettered. */
+  blankLines: number;
+  /** Partition key of each row (rows entries, owned by the result) when the encoder knows the table's key. */
+  partitionKeys?: Float64Array;
 }
 
 /** Parser settings plus the column plan inputs (the worker config's parser and columns sections). */
@@ -58,6 +63,10 @@ export interface BatchEncoderOptions {
   initialBufferBytes?: number;
   /** Identity coverage counters fed with every parsed record (worker metrics, ParserCoverage). */
   identity?: IdentityStats;
+  /** Most non-blank lines taken from one message; the rest is dead-lettered as one `too_many_lines` record. */
+  maxLinesPerMessage?: number;
+  /** The table's partition key: each row's key is computed so batches can be split by it. */
+  partitionKey?: PartitionKeyInput;
 }
 
 const MISSING_PREFIX = 'missing_field:';
@@ -101,6 +110,10 @@ export class BatchEncoder {
   private readonly retainMs: number;
   private oldestKeptMs = -Infinity;
   private readonly identity: IdentityStats | undefined;
+  private readonly rowKey: RowKeyFn | null;
+  private readonly maxLinesPerMessage: number;
+  private keys = new Float64Array(0);
+  private ingestMs = 0;
 
   /** Compiles parser and columns; throws on invalid configuration. */
   constructor(options: BatchEncoderOptions) {
@@ -113,6 +126,8 @@ export class BatchEncoder {
     this.writer = new TsvRowWriter(this.plan, tz, options.initialBufferBytes ?? 4 << 20);
     this.retainMs = options.retainMs ?? 0;
     this.identity = options.identity;
+    this.rowKey = compilePartitionKey(options.partitionKey, options.columns);
+    this.maxLinesPerMessage = Math.max(1, options.maxLinesPerMessage ?? Number.MAX_SAFE_INTEGER);
   }
 
   /**
@@ -130,9 +145,11 @@ export class BatchEncoder {
     writer.ingestTimeMs = ingestTimeMs;
     this.parser.setReferenceTime(ingestTimeMs);
     this.oldestKeptMs = this.retainMs > 0 ? ingestTimeMs - this.retainMs : -Infinity;
-    const result: EncodedBatch = { data: writer.out.buf, rows: 0, lines: 0, deadLetters: [] };
+    const result: EncodedBatch = { data: writer.out.buf, rows: 0, lines: 0, deadLetters: [], blankLines: 0 };
+    this.ingestMs = ingestTimeMs;
     for (let m = from; m < to; m++) this.encodeMessage(messages[m], m, result);
     result.data = writer.out.buf.subarray(0, writer.out.pos);
+    if (this.rowKey) result.partitionKeys = this.keys.slice(0, result.rows);
     return result;
   }
 
@@ -146,22 +163,39 @@ export class BatchEncoder {
     const len = value.length;
     if (len === 0) {
       result.lines++;
-      this.deadLetter(result, EMPTY_LINE, msg, value, 0, 0, index, 0);
+      result.blankLines++;
       return;
     }
     const utf8 = isUtf8(value);
     this.scanner.reset(value);
     let pos = 0;
     let lineIndex = 0;
+    // Blank lines cost nothing downstream, so only the others count against the cap.
+    let taken = 0;
     while (pos < len) {
+      if (taken >= this.maxLinesPerMessage) {
+        result.lines++;
+        this.deadLetter(result, TOO_MANY_LINES, msg, value, pos, len, index, lineIndex);
+        return;
+      }
       const nl = value.indexOf(10, pos);
       const end = nl < 0 ? len : nl;
       const lineEnd = end > pos && value[end - 1] === 13 ? end - 1 : end;
-      this.encodeLine(msg, value, pos, lineEnd, utf8, index, lineIndex++, result);
+      const mark = writer.out.pos;
+      try {
+        if (this.encodeLine(msg, value, pos, lineEnd, utf8, index, lineIndex, result)) taken++;
+      } catch {
+        taken++;
+        // Per-line isolation: whatever one line throws, only that line is dead-lettered.
+        writer.out.pos = mark;
+        this.deadLetter(result, ENCODE_ERROR, msg, value, pos, lineEnd, index, lineIndex);
+      }
+      lineIndex++;
       pos = end + 1;
     }
   }
 
+  /** Parses and writes (or dead-letters) one line; false when it is blank (counted only). */
   private encodeLine(
     msg: MessageInput,
     value: Buffer,
@@ -171,7 +205,7 @@ export class BatchEncoder {
     messageIndex: number,
     lineIndex: number,
     result: EncodedBatch,
-  ): void {
+  ): boolean {
     result.lines++;
     const flags = (utf8 ? LINE_UTF8_VALID : 0) | (this.scanner.isClean(s, e) ? LINE_NO_SPECIALS : 0);
     let reason = this.parser.parse(value, s, e, flags);
@@ -181,8 +215,24 @@ export class BatchEncoder {
     if (reason === null && this.parser.record.timestamp < this.oldestKeptMs) reason = EXPIRED_TIMESTAMP;
     this.writer.line = lineIndex;
     if (reason === null) reason = this.writer.writeRow(this.parser.record);
-    if (reason === null) result.rows++;
-    else this.deadLetter(result, reason, msg, value, s, e, messageIndex, lineIndex);
+    if (reason === EMPTY_LINE) {
+      result.blankLines++;
+      return false;
+    }
+    if (reason === null) {
+      if (this.rowKey) this.recordKey(result.rows, this.rowKey(this.parser.record.timestamp, this.ingestMs));
+      result.rows++;
+    } else this.deadLetter(result, reason, msg, value, s, e, messageIndex, lineIndex);
+    return true;
+  }
+
+  private recordKey(row: number, key: number): void {
+    if (row >= this.keys.length) {
+      const grown = new Float64Array(Math.max(1024, this.keys.length * 2));
+      grown.set(this.keys);
+      this.keys = grown;
+    }
+    this.keys[row] = key;
   }
 
   private deadLetter(

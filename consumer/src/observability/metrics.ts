@@ -26,6 +26,7 @@ export class WorkerMetrics {
   readonly encodeSeconds: Counter;
   readonly rowsByVendor: Counter<'vendor'>;
   readonly rowsMissingIdentity: Counter<'field'>;
+  readonly blankLines: Counter;
 
   /** Registers all metrics; `defaults` adds prom-client's process metrics (CPU, memory, event loop). */
   constructor(defaults = true) {
@@ -119,6 +120,11 @@ export class WorkerMetrics {
     this.encodeSeconds = new Counter({
       name: `${p}encode_seconds_total`,
       help: 'Process CPU seconds spent parsing and encoding batches (and copying their bodies).',
+      registers,
+    });
+    this.blankLines = new Counter({
+      name: `${p}blank_lines_total`,
+      help: 'Blank lines (empty or only spaces/tabs) in stored batches: skipped, neither stored nor dead-lettered.',
       registers,
     });
     this.cpuSeconds = new Gauge({

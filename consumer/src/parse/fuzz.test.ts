@@ -163,7 +163,8 @@ describe('fuzz', () => {
     }
     const out = encoder.encode(messages, Date.UTC(2024, 0, 15));
     expect(out.lines).toBe(expectedLines);
-    expect(out.rows + out.deadLetters.length).toBe(expectedLines);
+    // Issue 12: blank lines are counted, not dead-lettered.
+    expect(out.rows + out.deadLetters.length + out.blankLines).toBe(expectedLines);
     const text = out.data.toString('latin1');
     const rows = text.split('\n');
     expect(rows.pop()).toBe('');

@@ -35,6 +35,17 @@ export const BAD_CEF = 'bad_cef';
 export const BAD_JSON = 'bad_json';
 /** The JSON line parses but is not an object. */
 export const JSON_NOT_OBJECT = 'json_not_object';
+/**
+ * The message holds more lines than `workers.batch.maxLinesPerMessage`: the excess (everything
+ * after the last accepted line) is dead-lettered as ONE record, so a flood message cannot turn
+ * into a flood of dead letters.
+ */
+export const TOO_MANY_LINES = 'too_many_lines';
+/**
+ * Encoding the line threw (e.g. a value too deeply nested to serialise): a bug or a pathological
+ * input; the line is dead-lettered alone and the rest of its batch is stored.
+ */
+export const ENCODE_ERROR = 'encode_error';
 /** A recognised vendor message lacks the parts its documented layout requires. */
 export const BAD_MESSAGE = 'bad_message';
 

@@ -6,6 +6,7 @@
  * batch's dead-letter token and/or to the dead-letter topic. It only returns once everything is
  * durable, or throws AbortError when the batch was abandoned (partition revoked, shutdown).
  */
+import type { InsertGate } from '../delivery/flow-control';
 import type { DeadLetter, MessageInput } from '../encode/batch';
 import type { ClickHouseSink, InsertTarget } from './clickhouse-sink';
 import {
@@ -15,7 +16,15 @@ import {
   type DeadLetterMessage,
 } from './dead-letter';
 import { isolateRejectedRows, SystemicRejectionError, type RangeOutcome } from './isolate';
-import { backoffMs, classifyInsertError, errorReason, type BackoffPolicy, DEFAULT_BACKOFF } from './retry';
+import {
+  backoffMs,
+  errorClass,
+  errorReason,
+  type BackoffPolicy,
+  DEFAULT_BACKOFF,
+  UNKNOWN_ERROR_ATTEMPTS,
+} from './retry';
+import { partitionRuns } from '../encode/partition-key';
 import { rowBoundaries, rowSources } from './row-lines';
 import { deadLetterToken, rowRangeToken } from './token';
 
@@ -33,6 +42,10 @@ export interface BatchJob {
   messages: readonly MessageInput[];
   /** Lines the parser refused. */
   parseDeadLetters: readonly DeadLetter[];
+  /** Blank lines skipped by the encoder (counted in a metric once the batch is stored). */
+  blankLines?: number;
+  /** Each row's partition key, when known: the batch is sent in runs spanning few partitions. */
+  partitionKeys?: Float64Array;
 }
 
 /** What a delivered batch amounted to. */
@@ -84,8 +97,17 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** No gating (unit tests, callers without slots). */
+const OPEN_GATE: InsertGate = {
+  acquire: async () => () => undefined,
+  failed: () => undefined,
+  succeeded: () => undefined,
+};
+
 /** Delivers batches through one sink, dead-letter table and dead-letter topic. */
 export class BatchDelivery {
+  private readonly gates = new WeakMap<BatchJob, InsertGate>();
+
   /** `producer` is undefined when no dead-letter topic is configured. */
   constructor(
     private readonly sink: ClickHouseSink,
@@ -95,8 +117,20 @@ export class BatchDelivery {
     private readonly backoff: BackoffPolicy = DEFAULT_BACKOFF,
   ) {}
 
-  /** Stores the batch and its dead letters; retries until done or `signal` aborts. */
-  async deliver(job: BatchJob, signal: AbortSignal): Promise<DeliveryResult> {
+  /**
+   * Stores the batch and its dead letters; retries until done or `signal` aborts. Every INSERT
+   * attempt holds `gate` (the partition's share of the insert slots) for its duration only.
+   */
+  async deliver(job: BatchJob, signal: AbortSignal, gate: InsertGate = OPEN_GATE): Promise<DeliveryResult> {
+    this.gates.set(job, gate);
+    try {
+      return await this.deliverGated(job, signal);
+    } finally {
+      this.gates.delete(job);
+    }
+  }
+
+  private async deliverGated(job: BatchJob, signal: AbortSignal): Promise<DeliveryResult> {
     const { rejected, deduplicated } = await this.storeRows(job, signal);
     const deadLetters = this.collectDeadLetters(job, rejected);
     // Fixed by the batch (ingest time from the cut): a retry inserts, and seals, the same bytes.
@@ -114,29 +148,61 @@ export class BatchDelivery {
     };
   }
 
-  /** Inserts the rows; on a data rejection isolates the culprits (retrying systemic verdicts). */
+  /**
+   * Inserts the rows: in runs of few partitions when the batch spans more than one INSERT may
+   * (each run under a token derived from its row range), else whole under the batch token.
+   */
   private async storeRows(
     job: BatchJob,
     signal: AbortSignal,
   ): Promise<{ rejected: Array<{ row: number; reason: string }>; deduplicated: boolean }> {
     if (job.rows === 0) return { rejected: [], deduplicated: false };
+    const runs = job.partitionKeys ? partitionRuns(job.partitionKeys, job.rows) : [0, job.rows];
+    if (runs.length <= 2) return this.storeRange(job, 0, job.rows, job.token, signal);
+    const bounds = rowBoundaries(job.body);
+    const rejected: Array<{ row: number; reason: string }> = [];
+    let deduplicated = true;
+    for (let i = 0; i + 1 < runs.length; i++) {
+      const [from, to] = [runs[i], runs[i + 1]];
+      const run = await this.storeRange(job, from, to, rowRangeToken(job.token, from, to), signal, bounds);
+      deduplicated &&= run.deduplicated;
+      rejected.push(...run.rejected);
+    }
+    return { rejected, deduplicated };
+  }
+
+  /** Inserts rows [from, to) under `token`; on a data rejection isolates the culprits (retrying systemic verdicts). */
+  private async storeRange(
+    job: BatchJob,
+    from: number,
+    to: number,
+    token: string,
+    signal: AbortSignal,
+    known?: Uint32Array,
+  ): Promise<{ rejected: Array<{ row: number; reason: string }>; deduplicated: boolean }> {
+    const whole = from === 0 && to === job.rows;
+    let bounds = known;
     for (let attempt = 0; ; attempt++) {
-      const whole = await this.insertRetrying('data', job.body, job.token, job, signal);
-      if (whole.ok) return { rejected: [], deduplicated: whole.writtenRows === 0 };
-      this.observer.insertFailed?.('rejected', whole.reason, job, attempt);
+      const body = whole ? job.body : job.body.subarray(bounds![from], bounds![to]);
+      const first = await this.insertRetrying('data', body, token, job, signal);
+      if (first.ok) return { rejected: [], deduplicated: first.writtenRows === 0 };
+      this.observer.insertFailed?.('rejected', first.reason, job, attempt);
       try {
-        const bounds = rowBoundaries(job.body);
-        const rows = bounds.length - 1;
-        const rejected = await isolateRejectedRows(rows, whole.reason, (from, to) =>
+        bounds ??= rowBoundaries(job.body);
+        const b: Uint32Array = bounds;
+        const rejected = await isolateRejectedRows(to - from, first.reason, (a, z) =>
           this.insertRetrying(
             'data',
-            job.body.subarray(bounds[from], bounds[to]),
-            rowRangeToken(job.token, from, to),
+            job.body.subarray(b[from + a], b[from + z]),
+            rowRangeToken(job.token, from + a, from + z),
             job,
             signal,
           ),
         );
-        return { rejected, deduplicated: false };
+        return {
+          rejected: rejected.map((r) => ({ row: r.row + from, reason: r.reason })),
+          deduplicated: false,
+        };
       } catch (err) {
         if (!(err instanceof SystemicRejectionError)) throw err;
         // Too many rejected rows to be bad data: a schema or config mismatch. Wait, never dead-letter it all.
@@ -146,7 +212,11 @@ export class BatchDelivery {
     }
   }
 
-  /** One INSERT retried until it is stored or rejected as data; throws only AbortError. */
+  /**
+   * One INSERT under the retry doctrine (retry.ts): `unavailable` is retried without limit, `data`
+   * and `split` return at once (the caller bisects), `unknown` after UNKNOWN_ERROR_ATTEMPTS tries.
+   * Throws only AbortError.
+   */
   private async insertRetrying(
     target: InsertTarget,
     body: Buffer,
@@ -154,19 +224,30 @@ export class BatchDelivery {
     job: BatchJob,
     signal: AbortSignal,
   ): Promise<RangeOutcome & { writtenRows?: number }> {
+    const gate = this.gates.get(job) ?? OPEN_GATE;
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) throw new AbortError();
+      const release = await gate.acquire();
       const started = process.hrtime.bigint();
       try {
+        if (signal.aborted) throw new AbortError();
         const report = await this.sink.insert(target, body, token, signal);
         this.observer.insertDone?.(target, Number(process.hrtime.bigint() - started) / 1e9);
+        gate.succeeded();
         return { ok: true, writtenRows: report.writtenRows };
       } catch (err) {
-        if (signal.aborted) throw new AbortError();
-        if (classifyInsertError(err) === 'rejected') return { ok: false, reason: errorReason(err) };
+        if (signal.aborted || err instanceof AbortError) throw new AbortError();
+        const cls = errorClass(err);
+        if (cls === 'unavailable') gate.failed();
+        else gate.succeeded();
+        if (cls === 'data' || cls === 'split' || (cls === 'unknown' && attempt + 1 >= UNKNOWN_ERROR_ATTEMPTS))
+          return { ok: false, reason: errorReason(err) };
         this.observer.insertFailed?.('retriable', err, job, attempt);
-        await sleep(backoffMs(attempt, this.backoff), signal);
+      } finally {
+        release();
       }
+      // The backoff is spent without a slot: other partitions' batches use it meanwhile.
+      await sleep(backoffMs(attempt, this.backoff), signal);
     }
   }
 

@@ -1,4 +1,9 @@
-import { deadLetterMessages, encodeDeadLetterRows, reasonLabel } from './dead-letter';
+import {
+  deadLetterMessages,
+  encodeDeadLetterRows,
+  reasonLabel,
+  chunkDeadLetterMessages,
+} from './dead-letter';
 
 const rec = (line: string, offset: number, reason = 'unknown_format') => ({
   reason,
@@ -40,5 +45,31 @@ describe('dead letters', () => {
   it('label ClickHouse rejections with one bounded value', () => {
     expect(reasonLabel('clickhouse: anything at all')).toBe('clickhouse_rejected');
     expect(reasonLabel('bad_timestamp')).toBe('bad_timestamp');
+  });
+});
+
+describe('chunkDeadLetterMessages (issue 12)', () => {
+  const letter = (i: number, bytes: number) => ({
+    key: `0:${i}`,
+    value: Buffer.alloc(bytes, 97),
+    headers: { reason: 'bad_kv', pipeline: 'ns/p' },
+  });
+
+  it('keeps every send under the limit, in order, losing nothing', () => {
+    const messages = Array.from({ length: 1000 }, (_, i) => letter(i, 900));
+    const chunks = chunkDeadLetterMessages(messages, 100_000);
+    expect(chunks.length).toBeGreaterThan(9);
+    expect(chunks.flat()).toEqual(messages);
+    for (const c of chunks) {
+      const bytes = c.reduce((n, m) => n + m.value.length + m.key.length + 200, 0);
+      expect(bytes).toBeLessThanOrEqual(100_000 + c.length * 200);
+    }
+  });
+
+  it('truncates a single record larger than the limit, saying so in a header', () => {
+    const [[big]] = chunkDeadLetterMessages([letter(0, 5_000_000)], 1_000_000);
+    expect(big.value.length).toBeLessThan(1_000_000);
+    expect(big.value.length).toBeGreaterThan(900_000);
+    expect(big.headers.truncated_from_bytes).toBe('5000000');
   });
 });

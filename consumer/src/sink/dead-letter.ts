@@ -93,6 +93,48 @@ export function deadLetterMessages(
   }));
 }
 
+/** Bytes a record costs beyond its key and value (record framing and header names). */
+const RECORD_OVERHEAD_BYTES = 64;
+
+function recordBytes(m: DeadLetterMessage): number {
+  let n = RECORD_OVERHEAD_BYTES + m.key.length + m.value.length;
+  for (const [k, v] of Object.entries(m.headers)) n += k.length + v.length + 8;
+  return n;
+}
+
+/**
+ * Splits dead-letter messages into sends of at most `maxBytes` (uncompressed, so the compressed
+ * record batch the broker checks against the topic's max.message.bytes is smaller still). A record
+ * alone over the limit is truncated to fit, with header `truncated_from_bytes` (the full line is in
+ * the dead-letter table). Pure.
+ */
+export function chunkDeadLetterMessages(
+  messages: readonly DeadLetterMessage[],
+  maxBytes: number,
+): DeadLetterMessage[][] {
+  const chunks: DeadLetterMessage[][] = [];
+  let chunk: DeadLetterMessage[] = [];
+  let bytes = 0;
+  for (let m of messages) {
+    let size = recordBytes(m);
+    if (size > maxBytes) {
+      const headers = { ...m.headers, truncated_from_bytes: String(m.value.length) };
+      const room = Math.max(0, m.value.length - (size - maxBytes) - 48);
+      m = { key: m.key, value: m.value.subarray(0, room), headers };
+      size = recordBytes(m);
+    }
+    if (chunk.length > 0 && bytes + size > maxBytes) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(m);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+
 /** Metrics label for a reason: parser codes as they are, ClickHouse messages as `clickhouse`. */
 export function reasonLabel(reason: string): string {
   return reason.startsWith('clickhouse:') ? 'clickhouse_rejected' : reason;

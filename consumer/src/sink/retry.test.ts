@@ -1,5 +1,12 @@
 import { ClickHouseError } from '@clickhouse/client';
-import { backoffMs, classifyInsertError, errorReason } from './retry';
+import {
+  backoffMs,
+  classifyInsertError,
+  CLICKHOUSE_ERROR_CLASSES,
+  errorClass,
+  errorReason,
+  UNKNOWN_ERROR_ATTEMPTS,
+} from './retry';
 
 describe('classifyInsertError', () => {
   it('treats ClickHouse data errors as rejected rows', () => {
@@ -50,5 +57,48 @@ describe('errorReason', () => {
   it('is one bounded line', () => {
     expect(errorReason(new Error('a\n  b\tc'))).toBe('a b c');
     expect(errorReason('x'.repeat(50), 10)).toHaveLength(10);
+  });
+});
+
+describe('retry doctrine: errorClass', () => {
+  const ch = (message: string, code: string, type?: string) => new ClickHouseError({ message, code, type });
+
+  it('maps every table entry, by name and by code alone', () => {
+    for (const [type, { code, cls }] of Object.entries(CLICKHOUSE_ERROR_CLASSES)) {
+      expect(errorClass(ch('x', code, type))).toBe(cls);
+      expect(errorClass(ch('x', code))).toBe(cls);
+    }
+  });
+
+  it('names the four classes on typical errors', () => {
+    expect(errorClass(ch('Cannot parse input', '27', 'CANNOT_PARSE_INPUT_ASSERTION_FAILED'))).toBe('data');
+    expect(errorClass(ch('Table default.x does not exist', '60', 'UNKNOWN_TABLE'))).toBe('unavailable');
+    expect(
+      errorClass(
+        ch('Too many parts (300). Merges are processing significantly slower', '252', 'TOO_MANY_PARTS'),
+      ),
+    ).toBe('unavailable');
+    expect(
+      errorClass(
+        ch(
+          'Too many partitions for single INSERT block (more than 100). The limit is controlled by',
+          '252',
+          'TOO_MANY_PARTS',
+        ),
+      ),
+    ).toBe('split');
+    expect(errorClass(ch('something new', '123456', 'SOMETHING_NEW'))).toBe('unknown');
+    expect(errorClass(ch('something new', '123456'))).toBe('unknown');
+    expect(errorClass(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toBe(
+      'unavailable',
+    );
+  });
+
+  it('keeps the coarse verdict: data and split bisect, the rest retries first', () => {
+    expect(
+      classifyInsertError(ch('Too many partitions for single INSERT block', '252', 'TOO_MANY_PARTS')),
+    ).toBe('rejected');
+    expect(classifyInsertError(ch('x', '999999'))).toBe('retriable');
+    expect(UNKNOWN_ERROR_ATTEMPTS).toBeGreaterThan(0);
   });
 });

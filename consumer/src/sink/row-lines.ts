@@ -6,6 +6,7 @@
  * Only used on the rare rejection path, so it favours clarity over speed.
  */
 import type { DeadLetter, MessageInput } from '../encode/batch';
+import { TOO_MANY_LINES } from '../parse/reasons';
 
 /** Where one encoded row came from. */
 export interface RowSource {
@@ -51,8 +52,15 @@ export function countLines(value: Buffer | null): number {
   return n;
 }
 
+/** True for a line the encoder counts as blank (empty or only spaces and tabs): never a row. */
+export function isBlankLine(line: Buffer): boolean {
+  for (let i = 0; i < line.length; i++) if (line[i] !== 32 && line[i] !== 9) return false;
+  return true;
+}
+
 /**
- * The source line of every row, in row order: all lines except the dead-lettered ones. Returns
+ * The source line of every row, in row order: all lines except blank ones, dead-lettered ones and
+ * those past a message's `too_many_lines` cut (one dead letter stands for the whole rest). Returns
  * null when the count disagrees with `rows` (the encoder changed its rules): callers then fall back
  * to whole messages rather than blame the wrong line.
  */
@@ -62,9 +70,14 @@ export function rowSources(
   rows: number,
 ): RowSource[] | null {
   const skipped = new Set<string>();
-  for (const d of deadLetters) skipped.add(`${d.messageIndex}:${d.lineIndex}`);
+  const cutAt = new Map<number, number>();
+  for (const d of deadLetters) {
+    skipped.add(`${d.messageIndex}:${d.lineIndex}`);
+    if (d.reason === TOO_MANY_LINES) cutAt.set(d.messageIndex, d.lineIndex);
+  }
   const out: RowSource[] = [];
   forEachLine(messages, (messageIndex, lineIndex, line) => {
+    if (lineIndex >= (cutAt.get(messageIndex) ?? Infinity) || isBlankLine(line)) return;
     if (!skipped.has(`${messageIndex}:${lineIndex}`)) out.push({ messageIndex, lineIndex, line });
   });
   return out.length === rows ? out : null;

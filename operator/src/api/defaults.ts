@@ -120,7 +120,7 @@ export interface ResolvedSpec {
     image: string;
     imagePullPolicy: string;
     replicas: number;
-    batch: { maxRows: number; maxBytes: number; maxDelayMs: number };
+    batch: { maxRows: number; maxBytes: number; maxDelayMs: number; maxLinesPerMessage: number };
     autoscaling: Required<Omit<AutoscalingSpec, 'targetDrainTime' | 'lagPerReplica'>> & {
       lagPerReplica?: number;
       targetDrainTimeMs?: number;
@@ -248,6 +248,7 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
         maxRows: s.workers?.batch?.maxRows ?? 100_000,
         maxBytes: s.workers?.batch?.maxBytes ?? 16 * 1024 * 1024,
         maxDelayMs: durationMs(s.workers?.batch?.maxDelay ?? '1s'),
+        maxLinesPerMessage: s.workers?.batch?.maxLinesPerMessage ?? 100_000,
       },
       autoscaling: {
         enabled: as.enabled ?? false,

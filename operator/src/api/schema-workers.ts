@@ -63,6 +63,11 @@ const batch = obj(
     maxRows: int('Most rows per insert. Default 100000.', 1, 10_000_000),
     maxBytes: int('Most bytes per insert. Default 16777216 (16 MiB).', 1024, 1024 * 1024 * 1024, 'int64'),
     maxDelay: duration('Longest time a row waits in a batch. Default 1s.'),
+    maxLinesPerMessage: int(
+      'Most non-blank lines taken from one Kafka message; the rest of the message is dead-lettered as one record (reason too_many_lines). Default 100000.',
+      1,
+      10_000_000,
+    ),
   },
 );
 

@@ -199,7 +199,7 @@ export interface WorkersSpec {
   imagePullPolicy?: string;
   /** Fixed replicas when autoscaling is off. */
   replicas?: number;
-  batch?: { maxRows?: number; maxBytes?: number; maxDelay?: string };
+  batch?: { maxRows?: number; maxBytes?: number; maxDelay?: string; maxLinesPerMessage?: number };
   autoscaling?: AutoscalingSpec;
   resources?: Record<string, unknown>;
   env?: Array<Record<string, unknown>>;

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type KafkaConfig, type logCreator, type SASLOptions } from 'kafkajs';
+import { registerKafkaCodecs } from '../../../consumer/src/delivery/kafka-codecs';
 import type { ResolvedSpec } from '../api/defaults';
 
 /** Secret values the pipeline's Secrets hold (read by the caller). */
@@ -105,7 +106,10 @@ export function buildKafkaConfig(conn: KafkaConnection, opts: KafkaAdminOptions 
 export class KafkaAdminPool {
   private readonly admins = new Map<string, Promise<Admin>>();
 
-  constructor(private readonly opts: KafkaAdminOptions = {}) {}
+  /** Registers every Kafka codec: an admin may read records (offsets, samples) of any compression. */
+  constructor(private readonly opts: KafkaAdminOptions = {}) {
+    registerKafkaCodecs();
+  }
 
   /** Number of cached clients. */
   get size(): number {

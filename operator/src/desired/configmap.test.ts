@@ -58,8 +58,14 @@ describe('worker config', () => {
       table: 'fw',
       columns,
       retainMs: 730 * 86_400_000,
+      partitionBy: { column: 'ts', function: 'toYYYYMMDD' },
     });
-    expect(cfg.batch).toEqual({ maxRows: 5000, maxBytes: 16 * 1024 * 1024, maxDelayMs: 250 });
+    expect(cfg.batch).toEqual({
+      maxRows: 5000,
+      maxBytes: 16 * 1024 * 1024,
+      maxDelayMs: 250,
+      maxLinesPerMessage: 100_000,
+    });
     expect(cfg.deadLetter).toEqual({ enabled: true, topic: 'logs.fw.dlq', table: 'fw_dlq' });
     expect(cfg.integrity).toEqual({
       enabled: false,

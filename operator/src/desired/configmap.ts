@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { WorkerColumn, WorkerConfig } from '../../../consumer/src/config';
 import type { ResolvedSpec } from '../api/defaults';
+import { partitionKeyOf } from './clickhouse/schema';
 import { CONFIG_HASH_ANNOTATION, childMetadata, configMapName } from './labels';
 
 /** Port of the worker's /metrics, /healthz and /readyz. */
@@ -45,6 +46,8 @@ export function buildWorkerConfig(spec: ResolvedSpec, columns: WorkerColumn[]): 
       table: spec.clickhouse.table,
       columns,
       retainMs: spec.clickhouse.retention.deleteAfterMs,
+      // The worker splits batches by it (no INSERT may span more than 100 partitions).
+      partitionBy: partitionKeyOf(spec),
     },
     batch: { ...spec.workers.batch },
     deadLetter: spec.deadLetter.enabled ? { ...spec.deadLetter } : { enabled: false },

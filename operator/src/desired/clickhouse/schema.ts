@@ -136,6 +136,15 @@ const KEY_FUNCTIONS = new Set([
   'toMonday',
 ]);
 
+/** The data table's partition key: the spec's, else the preset's, else toYYYYMMDD of the time column. */
+export function partitionKeyOf(spec: ResolvedSpec): KeyExpression {
+  const ch = spec.clickhouse;
+  return (
+    ch.partitionBy ??
+    (ch.preset === 'firewall' ? FIREWALL_PARTITION_BY : { column: ch.timeColumn, function: 'toYYYYMMDD' })
+  );
+}
+
 /** Resolves and validates the data table's schema; throws SchemaError with a condition reason. */
 export function resolveTableSchema(spec: ResolvedSpec): TableSchema {
   const ch = spec.clickhouse;
@@ -148,9 +157,7 @@ export function resolveTableSchema(spec: ResolvedSpec): TableSchema {
     );
   }
   const firewall = ch.preset === 'firewall';
-  const partitionKey =
-    ch.partitionBy ??
-    (firewall ? FIREWALL_PARTITION_BY : { column: timeColumn.name, function: 'toYYYYMMDD' as const });
+  const partitionKey = partitionKeyOf(spec);
   const orderKeys = ch.orderBy ?? (firewall ? FIREWALL_ORDER_BY : [{ column: timeColumn.name }]);
   if (orderKeys.length === 0 || orderKeys.length > 8)
     throw new SchemaError('InvalidKey', 'orderBy needs 1..8 expressions');

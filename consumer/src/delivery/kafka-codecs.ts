@@ -1,0 +1,69 @@
+/**
+ * Every Kafka compression codec, registered in kafkajs in ONE place. kafkajs ships only gzip; a
+ * relay (rsyslog omkafka, Fluent Bit, Vector, kcat: all librdkafka) may produce snappy, lz4 or zstd
+ * into a topic with `compression.type: producer`, and the broker then stores the batches as they
+ * came. A worker missing a codec crashes on the first such batch, so the worker, the operator and
+ * every test or demo client call `registerKafkaCodecs()` before connecting.
+ *
+ * Node 20 has no zstd in node:zlib, so two prebuilt N-API packages are used (binaries shipped as
+ * per-platform npm packages, nothing downloaded or compiled at install): `snappy` (napi-rs) and
+ * `@mongodb-js/zstd` 1.x (napi-rs, the zstd binding of the MongoDB driver). lz4 is lz4-codec.ts.
+ */
+import { compress as zstdCompress, decompress as zstdDecompress } from '@mongodb-js/zstd';
+import { CompressionCodecs, CompressionTypes } from 'kafkajs';
+import { compressSync as snappyCompressSync, uncompress as snappyUncompress } from 'snappy';
+import { lz4Codec, type KafkaJsCodec } from './lz4-codec';
+
+/**
+ * Java clients (xerial snappy-java) frame snappy as a 16-byte header then length-prefixed blocks;
+ * librdkafka and kafkajs write one raw snappy block. Both occur on one topic; both must decode.
+ */
+const XERIAL_MAGIC = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00]);
+const XERIAL_HEADER_BYTES = 16;
+
+/** True when `buffer` starts with the xerial snappy-java stream header. */
+export function isXerialSnappy(buffer: Buffer): boolean {
+  return buffer.length >= XERIAL_HEADER_BYTES && buffer.subarray(0, 8).equals(XERIAL_MAGIC);
+}
+
+async function snappyDecompress(buffer: Buffer): Promise<Buffer> {
+  if (!isXerialSnappy(buffer)) return (await snappyUncompress(buffer)) as Buffer;
+  const blocks: Buffer[] = [];
+  let pos = XERIAL_HEADER_BYTES;
+  while (pos + 4 <= buffer.length) {
+    const size = buffer.readUInt32BE(pos);
+    pos += 4;
+    if (pos + size > buffer.length) throw new RangeError('truncated xerial snappy block');
+    blocks.push((await snappyUncompress(buffer.subarray(pos, pos + size))) as Buffer);
+    pos += size;
+  }
+  return blocks.length === 1 ? blocks[0] : Buffer.concat(blocks);
+}
+
+/** Snappy as Kafka uses it: writes raw blocks (what librdkafka writes), reads raw and xerial. */
+export const snappyCodec: KafkaJsCodec = {
+  async compress(encoder) {
+    return snappyCompressSync(encoder.buffer);
+  },
+  decompress: snappyDecompress,
+};
+
+/** Zstandard frames (level 3, the zstd and librdkafka default). */
+export const zstdCodec: KafkaJsCodec = {
+  async compress(encoder) {
+    return zstdCompress(encoder.buffer, 3);
+  },
+  async decompress(buffer) {
+    return zstdDecompress(buffer);
+  },
+};
+
+/** The codecs this process can read and write, by Kafka compression name (gzip is kafkajs's own). */
+export const SUPPORTED_COMPRESSION = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
+
+/** Registers snappy, lz4 and zstd in kafkajs process-wide (gzip is built in). Idempotent. */
+export function registerKafkaCodecs(): void {
+  CompressionCodecs[CompressionTypes.Snappy] = () => snappyCodec;
+  CompressionCodecs[CompressionTypes.LZ4] = () => lz4Codec;
+  CompressionCodecs[CompressionTypes.ZSTD] = () => zstdCodec;
+}
