@@ -206,7 +206,8 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
     const first = await ensureTable(client, spec);
     expect(first).toMatchObject({ ready: true, reason: 'TableReady', version: ch.version, refusals: [] });
     expect(first.applied[0]).toBe(`CREATE DATABASE IF NOT EXISTS \`${db}\``);
-    expect(first.applied).toHaveLength(6);
+    // The database, then fw, fw_dlq, fw_integrity, fw_checkpoints, fw_seals and fw_parser_stats.
+    expect(first.applied).toHaveLength(7);
     const tables = await rows<{ name: string }>(
       'SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name',
       { db },
@@ -373,7 +374,7 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
       dropped: false,
       reason: 'TablesNotOwned',
     });
-    expect(await rows('SELECT name FROM system.tables WHERE database = {db:String}', { db })).toHaveLength(2);
+    expect(await rows('SELECT name FROM system.tables WHERE database = {db:String}', { db })).toHaveLength(3);
     expect(
       await dropTable(client, spec, 'server:00000000-0000-0000-0000-00000000beef', { owner }),
     ).toMatchObject({
