@@ -186,7 +186,10 @@ describe('chart RBAC, cluster-wide mode, as the chart ServiceAccount', () => {
   it('is refused everything else: deleting namespaces, writing Secrets, LogPipeline deletion, pods, RBAC', async () => {
     const kc = release.kubeconfig;
     expect(await statusOf(kc, 'DELETE', `/api/v1/namespaces/${release.ns}`)).toBe(403);
-    expect(await statusOf(kc, 'GET', '/api/v1/pods')).toBe(403);
+    // Pods are read-only: the operator reads its workers' statuses (WorkersReady, Stalled), never writes them.
+    expect(await allowed(kc, { resource: 'pods', verb: 'create', namespace: 'default' })).toBe(false);
+    expect(await allowed(kc, { resource: 'pods', verb: 'delete', namespace: 'default' })).toBe(false);
+    expect(await allowed(kc, { resource: 'pods', verb: 'patch', namespace: 'default' })).toBe(false);
     expect(await allowed(kc, { resource: 'secrets', verb: 'create', namespace: 'default' })).toBe(false);
     expect(await allowed(kc, { resource: 'secrets', verb: 'delete', namespace: 'default' })).toBe(false);
     expect(
