@@ -85,7 +85,13 @@ test('a burst scales up at once, drains exactly once, and scales down after the 
     const lastHigh = rec.samples
       .filter((s) => s.t < firstDown!.t && (s.lag?.smoothed ?? 0) > (firstDown!.from - 1) * LAG_PER_REPLICA)
       .pop() as Sample;
-    expect(firstDown!.t - lastHigh.t).toBeGreaterThanOrEqual(DOWN_WINDOW_MS - 2 * POLL_MS);
+    // The recorder sees a poll's value up to one operator poll late, and on a loaded machine the
+    // operator's polls come later than POLL_MS: the tolerance is two of the poll spacings observed
+    // (gaps between successive smoothed-lag values) around the window, never less than two POLL_MS.
+    const near = rec.samples.filter((s) => s.t >= lastHigh.t - 5_000 && s.t <= firstDown!.t);
+    const changes = near.filter((s, i) => i > 0 && s.lag?.smoothed !== near[i - 1].lag?.smoothed);
+    const spacing = Math.max(POLL_MS, ...changes.slice(1).map((s, i) => s.t - changes[i].t));
+    expect(firstDown!.t - lastHigh.t).toBeGreaterThanOrEqual(DOWN_WINDOW_MS - 2 * spacing);
     expect(firstDown!.t - drained.t).toBeLessThanOrEqual(DOWN_WINDOW_MS + 10 * POLL_MS);
     const last = rec.samples[rec.samples.length - 1];
     expect(last.lag?.lastScaleReason).toMatch(/^scaled down \d -> 1 workers/);
@@ -133,7 +139,7 @@ test('never more workers than partitions: a huge backlog is capped at the partit
       l,
       'cap',
       { minReplicas: 1, maxReplicas: 2, lagPerReplica: 100, scaleDownStabilization: '60s' },
-      { partitions: 2 },
+      { partitions: 2, adopt: true },
     );
     await rec.until('the backlog drained', (s) => s.lag?.total === 0, 180_000);
     // The recommendation asked for far more than 2 (lag / 100); the partition count held it.

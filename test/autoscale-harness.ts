@@ -118,6 +118,8 @@ export interface PipelineOptions {
   brokers?: string[];
   /** Wait for Ready (default true). */
   ready?: boolean;
+  /** The topic was made ahead of the operator (createTopic): the pipeline adopts it explicitly. */
+  adopt?: boolean;
 }
 
 /** Creates an autoscaled pipeline on the bed (3 partitions unless told) and waits until it is Ready. */
@@ -144,7 +146,9 @@ export async function createAutoscaledPipeline(
     },
     deletionPolicy: 'Delete',
   };
-  const created = await createPipeline({ ...pipeline(loop.namespace, name), spec });
+  const lp = pipeline(loop.namespace, name);
+  if (opts.adopt) lp.metadata.annotations = { 'logpipeline.io/adopt': 'true' };
+  const created = await createPipeline({ ...lp, spec });
   if (opts.ready === false) return created;
   return waitFor(
     `${name} Ready`,
@@ -172,7 +176,7 @@ export async function produce(
   await produceLines(loop.producer, `${loop.namespace}.${name}`, partitions, lines, 1);
 }
 
-/** Creates the pipeline's topic ahead of the operator (it adopts an existing topic), e.g. to pre-load a backlog. */
+/** Creates the pipeline's topic ahead of the operator, e.g. to pre-load a backlog (the pipeline then needs `adopt`). */
 export async function createTopic(loop: Loop, name: string, partitions: number): Promise<void> {
   const admin = kafkaClient(loop.bed, 'autoscale-test-admin').admin();
   await admin.connect();
