@@ -1,8 +1,8 @@
 /**
- * Backfill benchmark, `npm run bench:backfill [-- --lines 100000 --days 730 --runs 3]`: a history
+ * Backfill benchmark, `npm run bench:backfill [-- --lines 50000 --days 730 --runs 3]`: a history
  * import of FortiGate lines spread over `days` distinct days, shuffled (every batch spans them
  * all), 100 lines per Kafka message, into a table partitioned by toYYYYMMDD(ts). A real worker
- * (dist/consumer/src/main.js) drains it, splitting each batch by the partition key; its CPU time
+ * (dist/consumer/src/main.js) drains it, regrouping each batch by the partition key; its CPU time
  * (process.cpuUsage, logged at exit) gives backfill rows per worker CPU-second. The same lines on a
  * single day are the baseline. Prints JSON with medians, load average and Node version.
  */
@@ -23,7 +23,7 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { lines: 100_000, days: 730, runs: 3 };
+  const o: Options = { lines: 50_000, days: 730, runs: 3 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '') as keyof Options;
     if (!(key in o)) throw new Error(`unknown option ${argv[i]}`);

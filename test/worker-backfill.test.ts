@@ -1,9 +1,11 @@
 /**
  * A history import: two years of firewall lines (730 distinct days, one message carrying 150 of
  * them) into a table partitioned by toYYYYMMDD(ts). ClickHouse refuses any INSERT block spanning
- * more than 100 partitions; the worker must split its batches (deterministic per-split tokens)
- * instead of retrying them forever, and store every line exactly once.
+ * more than 100 partitions; the worker must regroup its batches by key (deterministic per-group
+ * tokens) instead of retrying them forever, and store every line exactly once, also when killed
+ * between the groups of a batch.
  */
+import fs from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { freePort } from './env/process';
@@ -24,6 +26,7 @@ import {
   workerConfig,
   workerGet,
   type WorkerProcess,
+  waitCaughtUp,
 } from './worker-support';
 
 jest.setTimeout(300_000);
@@ -140,6 +143,61 @@ test('without a known partition key, ClickHouse refusals split the batch (class 
       await stopWorker(w, 5_000);
     }
   } finally {
+    await dropPipeline(bed, q);
+  }
+});
+
+test('a shuffled import killed between the key groups of a batch is stored exactly once after the restart', async () => {
+  const q = newPipeline('backfill_crash', 1);
+  await createPipeline(bed, q);
+  const workers: WorkerProcess[] = [];
+  try {
+    await ch.command({ query: `DROP TABLE ${q.database}.\`${q.table}\`` });
+    const cols = REFERENCE_COLUMNS.map((c) => `\`${c.name}\` ${c.type}`).join(', ');
+    await ch.command({
+      query: `CREATE TABLE ${q.database}.\`${q.table}\` (${cols}) ENGINE = MergeTree PARTITION BY toYYYYMMDD(ts)
+              ORDER BY (kafka_partition, kafka_offset) SETTINGS non_replicated_deduplication_window = 1000`,
+    });
+    // Every batch spans all 730 days (8 key groups, each inserted separately).
+    const lines = Array.from({ length: DAYS * 10 }, (_, n) => line((n * 7919) % DAYS, n));
+    const producer = await testProducer(bed);
+    await produceLines(producer, q.topic, 1, lines, 50);
+    await producer.disconnect();
+    const cfg = workerConfig(bed, q, {
+      batch: { maxRows: 4_000, maxBytes: 4 * 1024 * 1024, maxDelayMs: 300 },
+    });
+    cfg.clickhouse.partitionBy = { column: 'ts', function: 'toYYYYMMDD' };
+    const port = await freePort();
+    workers.push(spawnWorker(bed, cfg, port, 'backfill-crash-0'));
+    // Kill as soon as the first group of the first batch is stored: its other groups are not yet.
+    await pollUntil(
+      () => storedCounts(ch, q),
+      (c) => c.rows > 0,
+      120_000,
+      25,
+    );
+    workers[0].child.kill('SIGKILL');
+    await workers[0].exited;
+    const atKill = await storedCounts(ch, q);
+    workers.push(spawnWorker(bed, cfg, port, 'backfill-crash-1'));
+    await pollUntil(
+      () => storedCounts(ch, q),
+      (c) => c.rows + c.dlq >= lines.length,
+      240_000,
+    );
+    await waitCaughtUp(bed, q);
+    // Re-cut from the journal, regrouped into the same bodies under the same tokens: no duplicate.
+    expect(await storedCounts(ch, q)).toEqual({
+      rows: lines.length,
+      distinct: lines.length,
+      dlq: 0,
+      dlqDistinct: 0,
+    });
+    expect(atKill.rows).toBeLessThan(lines.length);
+    expect(fs.readFileSync(workers[1].logFile, 'utf8')).toContain('re-cutting journaled batches');
+    expect(await stopWorker(workers[1])).toBe(0);
+  } finally {
+    for (const w of workers) await stopWorker(w, 5_000);
     await dropPipeline(bed, q);
   }
 });

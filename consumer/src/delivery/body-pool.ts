@@ -28,22 +28,24 @@ export class BodyPool {
 
   /** Copies `src` into a pooled buffer; `bytes` is exactly src.length long. */
   copy(src: Uint8Array): PooledBytes {
-    if (src.length < this.minPooledBytes) {
-      const small = Buffer.allocUnsafe(src.length);
-      small.set(src, 0);
-      return { bytes: small, release: () => undefined };
-    }
-    const size = 2 ** Math.ceil(Math.log2(src.length));
+    const pooled = this.alloc(src.length);
+    pooled.bytes.set(src, 0);
+    return pooled;
+  }
+
+  /** A pooled buffer of exactly `length` bytes (contents undefined); release() returns it. */
+  alloc(length: number): PooledBytes {
+    if (length < this.minPooledBytes) return { bytes: Buffer.allocUnsafe(length), release: () => undefined };
+    const size = 2 ** Math.ceil(Math.log2(length));
     let buf = this.free.get(size)?.pop();
     if (buf) {
       this.pooled--;
       this.pooledBytes -= size;
     } else buf = Buffer.allocUnsafeSlow(size);
-    buf.set(src, 0);
     const owned = buf;
     let released = false;
     return {
-      bytes: buf.subarray(0, src.length),
+      bytes: buf.subarray(0, length),
       release: () => {
         if (released) return;
         released = true;

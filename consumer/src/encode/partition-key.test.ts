@@ -1,5 +1,5 @@
 import { BatchEncoder } from './batch';
-import { compilePartitionKey, partitionRuns } from './partition-key';
+import { compilePartitionKey } from './partition-key';
 import { REFERENCE_COLUMNS } from './reference-columns';
 
 const cols = (type: string, source = 'timestamp') => [{ name: 'ts', type, source }];
@@ -43,15 +43,6 @@ describe('compilePartitionKey', () => {
       compilePartitionKey({ column: 'site' }, [{ name: 'site', type: 'String', source: 'static:site' }]),
     ).toBeNull();
     expect(compilePartitionKey({ column: 'nope', function: 'toDate' }, cols('DateTime'))).toBeNull();
-  });
-});
-
-describe('partitionRuns', () => {
-  it('cuts consecutive rows into runs of at most `limit` distinct keys, deterministically', () => {
-    const keys = [1, 1, 2, 3, 2, 4, 5, 5, 1];
-    expect(partitionRuns(keys, keys.length, 2)).toEqual([0, 3, 5, 8, 9]);
-    expect(partitionRuns(keys, keys.length, 100)).toEqual([0, 9]);
-    expect(partitionRuns([], 0)).toEqual([0]);
   });
 });
 

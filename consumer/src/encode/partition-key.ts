@@ -1,9 +1,9 @@
 /**
  * The table's partition key, computed in the worker for every row, so a batch spanning more
  * partitions than ClickHouse takes in one INSERT (max_partitions_per_insert_block, 100 by
- * default: a history import easily spans 730 days) is split BEFORE it is sent, into runs of
- * consecutive rows with a bounded number of distinct keys. Runs are a pure function of the batch's
- * rows, so their per-run dedup tokens are the same on every replay. Supported: the operator's key
+ * default: a history import easily spans 730 days) is regrouped by key BEFORE it is sent
+ * (sink/regroup.ts). Keys are a pure function of the batch's rows and its journaled ingest time,
+ * so the groups and their dedup tokens are the same on every replay. Supported: the operator's key
  * forms (toYYYYMMDD, toYYYYMM, toDate, toStartOfDay, toStartOfHour, toMonday, or a bare Date/DateTime
  * column) over a column fed from the line's timestamp or the ingest time, in the column's time zone.
  * Anything else yields no key function; ClickHouse's own refusal (class `split`) then bisects.
@@ -97,29 +97,4 @@ export function compilePartitionKey(
     default:
       return null;
   }
-}
-
-/**
- * Cuts rows [0, rows) into runs of consecutive rows each holding at most `limit` distinct keys;
- * returns the run boundaries [0, b1, ..., rows]. Deterministic: same keys, same runs.
- */
-export function partitionRuns(
-  keys: ArrayLike<number>,
-  rows: number,
-  limit = MAX_PARTITIONS_PER_INSERT,
-): number[] {
-  const bounds = [0];
-  let seen = new Set<number>();
-  for (let i = 0; i < rows; i++) {
-    const k = keys[i];
-    if (!seen.has(k)) {
-      if (seen.size >= limit) {
-        bounds.push(i);
-        seen = new Set<number>();
-      }
-      seen.add(k);
-    }
-  }
-  if (rows > 0) bounds.push(rows);
-  return bounds;
 }

@@ -24,9 +24,10 @@ import {
   DEFAULT_BACKOFF,
   UNKNOWN_ERROR_ATTEMPTS,
 } from './retry';
-import { partitionRuns } from '../encode/partition-key';
+import { BodyPool } from '../delivery/body-pool';
 import { rowBoundaries, rowSources } from './row-lines';
-import { deadLetterToken, rowRangeToken } from './token';
+import { planRegroup, writeRegrouped } from './regroup';
+import { deadLetterToken, keyGroupToken, rowRangeToken } from './token';
 
 /** One cut and encoded batch, immutable while it is delivered (retries send the same bytes). */
 export interface BatchJob {
@@ -44,7 +45,7 @@ export interface BatchJob {
   parseDeadLetters: readonly DeadLetter[];
   /** Blank lines skipped by the encoder (counted in a metric once the batch is stored). */
   blankLines?: number;
-  /** Each row's partition key, when known: the batch is sent in runs spanning few partitions. */
+  /** Each row's partition key, when known: a batch spanning many partitions is regrouped by key. */
   partitionKeys?: Float64Array;
 }
 
@@ -107,6 +108,8 @@ const OPEN_GATE: InsertGate = {
 /** Delivers batches through one sink, dead-letter table and dead-letter topic. */
 export class BatchDelivery {
   private readonly gates = new WeakMap<BatchJob, InsertGate>();
+  /** Buffers for regrouped bodies (held for one storeRows call). */
+  private readonly bodies = new BodyPool();
 
   /** `producer` is undefined when no dead-letter topic is configured. */
   constructor(
@@ -149,60 +152,62 @@ export class BatchDelivery {
   }
 
   /**
-   * Inserts the rows: in runs of few partitions when the batch spans more than one INSERT may
-   * (each run under a token derived from its row range), else whole under the batch token.
+   * Inserts the rows: whole under the batch token (no copy) when they span at most 100 partition
+   * keys, else regrouped by key (regroup.ts) into ceil(keys / 100) inserts, each under a token
+   * named by its key range. Returns rejected rows as indices into job.body, in ascending order.
    */
   private async storeRows(
     job: BatchJob,
     signal: AbortSignal,
   ): Promise<{ rejected: Array<{ row: number; reason: string }>; deduplicated: boolean }> {
     if (job.rows === 0) return { rejected: [], deduplicated: false };
-    const runs = job.partitionKeys ? partitionRuns(job.partitionKeys, job.rows) : [0, job.rows];
-    if (runs.length <= 2) return this.storeRange(job, 0, job.rows, job.token, signal);
-    const bounds = rowBoundaries(job.body);
-    const rejected: Array<{ row: number; reason: string }> = [];
-    let deduplicated = true;
-    for (let i = 0; i + 1 < runs.length; i++) {
-      const [from, to] = [runs[i], runs[i + 1]];
-      const run = await this.storeRange(job, from, to, rowRangeToken(job.token, from, to), signal, bounds);
-      deduplicated &&= run.deduplicated;
-      rejected.push(...run.rejected);
+    const plan = job.partitionKeys ? planRegroup(job.partitionKeys, job.rows) : null;
+    if (!plan) return this.storeRange(job, job.body, job.rows, job.token, signal);
+    const out = this.bodies.alloc(job.body.length);
+    try {
+      const at = writeRegrouped(job.body, rowBoundaries(job.body), plan.order, out.bytes);
+      const rejected: Array<{ row: number; reason: string }> = [];
+      let deduplicated = true;
+      for (let g = 0; g + 1 < plan.groups.length; g++) {
+        const [from, to] = [plan.groups[g], plan.groups[g + 1]];
+        const [lo, hi] = plan.keyRanges[g];
+        const body = out.bytes.subarray(at[from], at[to]);
+        const group = await this.storeRange(job, body, to - from, keyGroupToken(job.token, lo, hi), signal);
+        deduplicated &&= group.deduplicated;
+        // Back to the batch's own row numbers: dead letters and the digest are in (offset, line) order.
+        for (const r of group.rejected) rejected.push({ row: plan.order[from + r.row], reason: r.reason });
+      }
+      rejected.sort((a, b) => a.row - b.row);
+      return { rejected, deduplicated };
+    } finally {
+      out.release();
     }
-    return { rejected, deduplicated };
   }
 
-  /** Inserts rows [from, to) under `token`; on a data rejection isolates the culprits (retrying systemic verdicts). */
+  /**
+   * Inserts `body` (`rows` whole rows) under `token`; on a data rejection isolates the culprits
+   * (halves under tokens derived from `token`), retrying systemic verdicts. Rejected rows are
+   * indices into `body`.
+   */
   private async storeRange(
     job: BatchJob,
-    from: number,
-    to: number,
+    body: Buffer,
+    rows: number,
     token: string,
     signal: AbortSignal,
-    known?: Uint32Array,
   ): Promise<{ rejected: Array<{ row: number; reason: string }>; deduplicated: boolean }> {
-    const whole = from === 0 && to === job.rows;
-    let bounds = known;
+    let bounds: Uint32Array | undefined;
     for (let attempt = 0; ; attempt++) {
-      const body = whole ? job.body : job.body.subarray(bounds![from], bounds![to]);
       const first = await this.insertRetrying('data', body, token, job, signal);
       if (first.ok) return { rejected: [], deduplicated: first.writtenRows === 0 };
       this.observer.insertFailed?.('rejected', first.reason, job, attempt);
       try {
-        bounds ??= rowBoundaries(job.body);
+        bounds ??= rowBoundaries(body);
         const b: Uint32Array = bounds;
-        const rejected = await isolateRejectedRows(to - from, first.reason, (a, z) =>
-          this.insertRetrying(
-            'data',
-            job.body.subarray(b[from + a], b[from + z]),
-            rowRangeToken(job.token, from + a, from + z),
-            job,
-            signal,
-          ),
+        const rejected = await isolateRejectedRows(rows, first.reason, (a, z) =>
+          this.insertRetrying('data', body.subarray(b[a], b[z]), rowRangeToken(token, a, z), job, signal),
         );
-        return {
-          rejected: rejected.map((r) => ({ row: r.row + from, reason: r.reason })),
-          deduplicated: false,
-        };
+        return { rejected, deduplicated: false };
       } catch (err) {
         if (!(err instanceof SystemicRejectionError)) throw err;
         // Too many rejected rows to be bad data: a schema or config mismatch. Wait, never dead-letter it all.

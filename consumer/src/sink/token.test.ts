@@ -1,4 +1,4 @@
-import { batchToken, deadLetterToken, rowRangeToken, tokenSalt } from './token';
+import { batchToken, deadLetterToken, keyGroupToken, rowRangeToken, tokenSalt } from './token';
 
 describe('deduplication tokens', () => {
   it('are a pure function of topic, partition, range and salt', () => {
@@ -26,5 +26,8 @@ describe('deduplication tokens', () => {
   it('derive row-range and dead-letter tokens from the batch token', () => {
     expect(rowRangeToken('t/0/0-9/s', 0, 5)).toBe('t/0/0-9/s#rows0-5');
     expect(deadLetterToken('t/0/0-9/s')).toBe('t/0/0-9/s#dlq');
+    expect(keyGroupToken('t/0/0-9/s', 19000, 19099)).toBe('t/0/0-9/s#keys19000..19099');
+    // A row range bisected inside a key group stays distinct from the batch's own row ranges.
+    expect(rowRangeToken(keyGroupToken('t/0/0-9/s', -3, 5), 0, 5)).toBe('t/0/0-9/s#keys-3..5#rows0-5');
   });
 });

@@ -28,6 +28,14 @@ export function rowRangeToken(batch: string, fromRow: number, toRow: number): st
   return `${batch}#rows${fromRow}-${toRow}`;
 }
 
+/**
+ * Token of one partition-key group of a batch (rows regrouped by key, see regroup.ts), named by
+ * its smallest and largest key: the same batch always yields the same groups.
+ */
+export function keyGroupToken(batch: string, firstKey: number, lastKey: number): string {
+  return `${batch}#keys${firstKey}..${lastKey}`;
+}
+
 /** Token of a batch's dead-letter rows in the `<table>_dlq` table. */
 export function deadLetterToken(batch: string): string {
   return `${batch}#dlq`;
