@@ -89,11 +89,11 @@ test('noisy steady load does not make the workers flap', async () => {
         },
       }),
     );
-    // The load really was noisy around the target: acting on the instant lag would have flapped on
-    // at least a third of the polls. A share, not a count: on a loaded machine the operator polls
-    // less often than every second (7 polls in 2 minutes were seen), and fewer polls see fewer flips.
+    // The load really was noisy around the target: acting on the instant lag would have flapped
+    // 10 times (the original bound), or on a third of the polls when a loaded machine polled less
+    // often than every second (7 polls in 2 minutes were seen) and so saw fewer flips.
     expect(polls.length).toBeGreaterThanOrEqual(5);
-    expect(naiveChanges).toBeGreaterThanOrEqual(Math.max(2, Math.ceil(polls.length / 3)));
+    expect(naiveChanges).toBeGreaterThanOrEqual(Math.min(10, Math.max(2, Math.ceil(polls.length / 3))));
     // The autoscaler did not: no reversal sooner than the window after the previous change, few changes at all.
     for (const r of reversals) {
       const prev = changes[changes.indexOf(r) - 1];
