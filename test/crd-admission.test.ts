@@ -11,8 +11,8 @@ import {
   materialize,
   validPipeline,
   type PipelineCase,
-} from '../operator/src/api/validate-cases';
-import { INVALID_CASES } from '../operator/src/api/validate-cases-invalid';
+} from './fixtures/validate-cases';
+import { INVALID_CASES } from './fixtures/validate-cases-invalid';
 import { formatValidationError, validatePipeline } from '../operator/src/api/validate';
 import { readTestBed } from './env/testbed';
 

@@ -10,11 +10,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { CompressionTypes, Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
-import type { WorkerConfig } from '../consumer/src/config';
-import { SECRET_ENV } from '../consumer/src/config';
-import { registerKafkaCodecs } from '../consumer/src/delivery/kafka-codecs';
+import type { WorkerConfig } from '../common/src/worker-config';
+import { SECRET_ENV } from '../common/src/worker-config';
+import { registerKafkaCodecs } from '../common/src/kafka/codecs';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { generateSampleLines } from './fixtures/samples';
 import type { TestBed } from './env/testbed';
 
 /** Everything one test pipeline owns on the bed. */

@@ -6,14 +6,14 @@
  * never credentials. At exit it logs the process CPU time and counters (the benchmark reads them).
  */
 import fs from 'node:fs';
-import { createLogger, type LogLevel } from '../../operator/src/observability/log';
-import { loadWorkerConfig } from './config';
+import { createLogger, type LogLevel } from '../../common/src/log';
+import { loadWorkerConfig } from '../../common/src/worker-config';
 import { startObservabilityServer } from './observability/http';
 import { WorkerMetrics } from './observability/metrics';
 import { backoffMs, errorReason } from './sink/retry';
 import { watchFatal, writeTerminationMessage } from './termination';
 import { Worker } from './worker';
-import { readSecrets } from './worker-config';
+import { readSecrets } from './worker-tuning';
 
 /** Applies `--config <path>` to the environment loadWorkerConfig reads. */
 export function applyArgs(argv: readonly string[], env: NodeJS.ProcessEnv): void {

@@ -14,7 +14,7 @@ import { configureDefaults } from './api/defaults';
 import { Manager } from './controller/manager';
 import { registerExternalParts } from './controller/parts';
 import { startHttpServer } from './observability/http';
-import { createLogger, type LogLevel } from './observability/log';
+import { createLogger, type LogLevel } from '../../common/src/log';
 import { OperatorMetrics } from './observability/metrics';
 
 /** Parsed operator configuration. */

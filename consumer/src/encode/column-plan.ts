@@ -15,7 +15,7 @@ import {
   T_IPV4,
   T_IPV6,
   T_STRING,
-} from './column-type';
+} from '../../../common/src/columns/column-type';
 
 /** Column sources: parser outputs, enrichment, `static:<name>` and `field:<key>`. */
 export const SOURCES = [

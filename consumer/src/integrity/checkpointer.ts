@@ -9,8 +9,8 @@ import { createHash, type KeyObject } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../sink/clickhouse-sink';
-import type { CanonicalColumn } from './canonical';
-import { msText, tsvText } from './chain';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import { msText, tsvText } from '../../../common/src/integrity/chain';
 import type { ChainState } from './chain-state';
 import {
   buildCheckpointPayload,
@@ -20,9 +20,9 @@ import {
   GENESIS_CHECKPOINT,
   keyFingerprint,
   signCheckpoint,
-} from './checkpoint';
+} from '../../../common/src/integrity/checkpoint';
 import { qualified, type IntegrityTarget } from './link-store';
-import { requestTimeStamp, type TsaClientAuth } from './tsa-request';
+import { requestTimeStamp, type TsaClientAuth } from '../../../common/src/integrity/tsa-request';
 
 /** Column order of `<table>_checkpoints` inserts. */
 export const CHECKPOINT_COLUMNS = ['created_at', 'heads', 'signature', 'public_key', 'tsa_token'] as const;

@@ -9,7 +9,7 @@
  * A failed INSERT keeps the window and retries on the next one; it never touches the data path.
  */
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import type { Logger } from '../../../operator/src/observability/log';
+import type { Logger } from '../../../common/src/log';
 import { IDENTITY_FIELDS, type IdentitySnapshot, type IdentityStats } from '../encode/identity-stats';
 import { quoteIdentifier } from '../sink/clickhouse-sink';
 import type { WorkerMetrics } from './metrics';

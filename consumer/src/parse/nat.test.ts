@@ -5,7 +5,7 @@
  */
 import { REQUIRED_FIELD_SOURCES } from '../../../operator/src/api/schema-kafka';
 import { REQUIRABLE_SOURCES } from './required';
-import { parseLine } from './test-support';
+import { parseLine } from '../../../test/fixtures/parse-support';
 
 describe('NAT columns', () => {
   it('fortigate: source NAT transip/transport, destination NAT tranip/tranport', () => {

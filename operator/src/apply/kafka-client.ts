@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type KafkaConfig, type logCreator, type SASLOptions } from 'kafkajs';
-import { registerKafkaCodecs } from '../../../consumer/src/delivery/kafka-codecs';
+import { registerKafkaCodecs } from '../../../common/src/kafka/codecs';
 import type { ResolvedSpec } from '../api/defaults';
 
 /** Secret values the pipeline's Secrets hold (read by the caller). */

@@ -13,8 +13,8 @@ import { buildConfigMap, canonicalJson, type RenderedConfig } from '../desired/c
 import { buildDeployment } from '../desired/deployment';
 import { configMapName, workerName } from '../desired/labels';
 import { buildPodDisruptionBudget } from '../desired/pdb';
-import type { PodView } from './pod-view';
-import { toConfigMapView, toDeploymentView, toPdbView, type ChildView, type DeploymentView } from './views';
+import type { PodView } from '../status/pod-view';
+import { toConfigMapView, toDeploymentView, toPdbView, type ChildView, type DeploymentView } from '../status/views';
 
 /** Read access to a cache by namespace and name. */
 export interface Lookup<T> {

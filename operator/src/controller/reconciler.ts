@@ -4,7 +4,7 @@
  * "retry with this key's backoff"; a TerminalError becomes a False condition and is not retried
  * until the spec changes; timed work is returned as `requeueAfterMs`.
  */
-import type { WorkerColumn } from '../../../consumer/src/config';
+import type { WorkerColumn } from '../../../common/src/worker-config';
 import { resolveSpec, workerImageAllowlist, type ResolvedSpec } from '../api/defaults';
 import { checkWorkerPolicy } from '../api/worker-policy';
 import type { LogPipeline } from '../api/types';
@@ -14,7 +14,7 @@ import { KubeApiError, type KubeClient } from '../apply/kube-rest';
 import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
 import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
 import { workerName } from '../desired/labels';
-import { silentLogger, type Logger } from '../observability/log';
+import { silentLogger, type Logger } from '../../../common/src/log';
 import { UNGUARDED, type DestructiveGuard } from '../apply/guard';
 import { NOT_CONFIGURED, readyCondition, workersCondition, type ConditionInput } from '../status/conditions';
 import { computeStatus, conflictConditions } from '../status/compute';
@@ -33,7 +33,7 @@ import type {
 import { FINALIZER, finalizePipeline } from './finalize';
 import { referencedSecrets, secretsVersion } from './secrets';
 import { StatusWriter, type StatusObserver } from './status-writer';
-import type { DeploymentView, SecretView } from './views';
+import type { DeploymentView, SecretView } from '../status/views';
 
 /** What the work loop does after a reconcile. */
 export interface ReconcileResult {

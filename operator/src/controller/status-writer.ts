@@ -7,7 +7,7 @@ import type { Condition, LogPipeline, LogPipelineStatus } from '../api/types';
 import { patchPipelineStatus, recordEvent, type PipelineEvent } from '../apply/kube';
 import type { KubeClient } from '../apply/kube-rest';
 import { canonicalJson } from '../desired/configmap';
-import type { Logger } from '../observability/log';
+import type { Logger } from '../../../common/src/log';
 import { conditionFlips, isWarning, mergeConditions, type ConditionInput } from '../status/conditions';
 import { sanitizeMessage } from '../status/sanitize';
 

@@ -1,6 +1,6 @@
 import { resolveSpec } from '../api/defaults';
 import type { LogPipeline } from '../api/types';
-import type { WorkerConfig } from '../../../consumer/src/config';
+import type { WorkerConfig } from '../../../common/src/worker-config';
 import { buildConfigMap, canonicalJson, renderWorkerConfig } from './configmap';
 import { CONFIG_HASH_ANNOTATION, labelValue, selectorString } from './labels';
 

@@ -4,7 +4,7 @@
  * and the same hash; the Deployment's pod template carries that hash.
  */
 import { createHash } from 'node:crypto';
-import type { WorkerColumn, WorkerConfig } from '../../../consumer/src/config';
+import type { WorkerColumn, WorkerConfig } from '../../../common/src/worker-config';
 import type { ResolvedSpec } from '../api/defaults';
 import { partitionKeyOf } from './clickhouse/schema';
 import { CONFIG_HASH_ANNOTATION, childMetadata, configMapName } from './labels';

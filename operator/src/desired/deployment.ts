@@ -6,7 +6,7 @@
  * `spec.replicas` is left out of the applied object: the autoscaler owns it through the scale
  * subresource, and an applier that does not send a field does not fight over it.
  */
-import { SECRET_ENV, TSA_SECRET_KEYS } from '../../../consumer/src/config';
+import { SECRET_ENV, TSA_SECRET_KEYS } from '../../../common/src/worker-config';
 import type { ResolvedSpec } from '../api/defaults';
 import { isReservedEnv } from '../api/worker-policy';
 import {

@@ -6,7 +6,7 @@ import {
   statementSummary,
 } from '../apply/clickhouse-client';
 import { startHttpServer } from './http';
-import { createLogger } from './log';
+import { createLogger } from '../../../common/src/log';
 import { OperatorMetrics } from './metrics';
 
 const cond = (type: string, status: 'True' | 'False' | 'Unknown') => ({

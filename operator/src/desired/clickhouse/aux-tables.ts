@@ -33,7 +33,7 @@
 import type { ColumnSpec } from '../../api/types';
 import type { ResolvedSpec } from '../../api/defaults';
 import { parseDuration } from '../../api/duration';
-import { quoteIdentifier } from './identifiers';
+import { quoteIdentifier } from '../../../../common/src/sql/identifiers';
 import { resolveColumn, type TableSchema } from './schema';
 import { buildTtlRules, renderTtl, type TtlRule } from './ttl';
 

@@ -1,5 +1,5 @@
 import { validateCodecs } from './codecs';
-import { SchemaError } from './identifiers';
+import { SchemaError } from '../../../../common/src/sql/identifiers';
 import { renderDefault } from './literals';
 import { parseColumnType, type ChType } from './type-grammar';
 

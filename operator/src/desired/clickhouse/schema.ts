@@ -5,9 +5,9 @@
 import type { ColumnSpec, KeyExpression } from '../../api/types';
 import type { ResolvedSpec } from '../../api/defaults';
 import { parseDuration } from '../../api/duration';
-import type { WorkerColumn } from '../../../../consumer/src/config';
+import type { WorkerColumn } from '../../../../common/src/worker-config';
 import { renderCodecClause, validateCodecs } from './codecs';
-import { SchemaError, checkIdentifier, quoteIdentifier } from './identifiers';
+import { SchemaError, checkIdentifier, quoteIdentifier } from '../../../../common/src/sql/identifiers';
 import { renderDefault } from './literals';
 import { FIREWALL_COLUMNS, FIREWALL_ORDER_BY, FIREWALL_PARTITION_BY, FIREWALL_SKIP_INDEXES } from './presets';
 import { buildTtlRules, renderTtl, type TtlRule } from './ttl';

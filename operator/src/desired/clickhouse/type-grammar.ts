@@ -4,7 +4,7 @@
  * canonical spelling (`DateTime64(3, 'UTC')`, `Enum8('a' = 1)`, `Decimal(18, 4)`) so that a desired
  * type compares equal to what `system.columns.type` reports for it.
  */
-import { isSafeStringLiteral, type Result } from './identifiers';
+import { isSafeStringLiteral, type Result } from '../../../../common/src/sql/identifiers';
 
 /** Parameterless types, by exact (case-sensitive) name. */
 export const SIMPLE_TYPES = [

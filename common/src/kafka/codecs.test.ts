@@ -1,6 +1,6 @@
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
 import { compressSync } from 'snappy';
-import { isXerialSnappy, registerKafkaCodecs, snappyCodec, zstdCodec } from './kafka-codecs';
+import { isXerialSnappy, registerKafkaCodecs, snappyCodec, zstdCodec } from './codecs';
 import { lz4Codec } from './lz4-codec';
 
 function logLines(count: number): Buffer {

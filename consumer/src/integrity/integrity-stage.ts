@@ -5,12 +5,12 @@
  * concurrently; a ticket taken at cut time (in offset order) makes their links chain in that order.
  */
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
-import type { WorkerConfig } from '../config';
+import type { WorkerConfig } from '../../../common/src/worker-config';
 import type { PartitionState } from '../delivery/partition-state';
-import { IntegrityRecorder, type SealedBatch } from '../integrity';
-import { AbortError, type BatchJob } from './batch-delivery';
-import { backoffMs, errorReason } from './retry';
-import { deadLetterToken } from './token';
+import { IntegrityRecorder, type SealedBatch } from './';
+import { AbortError, type BatchJob } from '../sink/batch-delivery';
+import { backoffMs, errorReason } from '../sink/retry';
+import { deadLetterToken } from '../sink/token';
 
 /** A batch's place in its partition's chain; `release` lets the next batch seal (idempotent). */
 export interface IntegrityTicket {

@@ -27,7 +27,7 @@ import {
   T_IPV4,
   T_IPV6,
   T_STRING,
-} from '../encode/column-type';
+} from '../columns/column-type';
 import { writeCanonicalIp } from './canonical-ip';
 import { OffsetGroups } from './canonical-groups';
 

@@ -7,14 +7,14 @@
  */
 import fs from 'node:fs';
 import { parseAllDocuments, stringify } from 'yaml';
-import { resolveSpec } from '../api/defaults';
-import { KIND, type LogPipeline } from '../api/types';
-import { formatValidationError, validatePipeline } from '../api/validate';
-import { buildTableDDL, buildWorkerColumns, ddlStatements } from '../desired/clickhouse';
-import { renderWorkerConfig, buildConfigMap } from '../desired/configmap';
-import { buildDeployment } from '../desired/deployment';
-import { buildPodDisruptionBudget } from '../desired/pdb';
-import { buildDeadLetterTopicSpec, buildTopicSpec } from '../desired/topic';
+import { resolveSpec } from '../src/api/defaults';
+import { KIND, type LogPipeline } from '../src/api/types';
+import { formatValidationError, validatePipeline } from '../src/api/validate';
+import { buildTableDDL, buildWorkerColumns, ddlStatements } from '../src/desired/clickhouse';
+import { renderWorkerConfig, buildConfigMap } from '../src/desired/configmap';
+import { buildDeployment } from '../src/desired/deployment';
+import { buildPodDisruptionBudget } from '../src/desired/pdb';
+import { buildDeadLetterTopicSpec, buildTopicSpec } from '../src/desired/topic';
 
 /** What `plan` prints for one pipeline. */
 export interface PipelinePlan {

@@ -5,8 +5,8 @@
  */
 import fs from 'node:fs';
 import type { KafkaConfig, SASLOptions } from 'kafkajs';
-import { SECRET_ENV, type WorkerConfig } from './config';
-import { MAX_JOURNAL_ENTRIES } from './delivery/cut-journal';
+import { SECRET_ENV, type WorkerConfig } from '../../common/src/worker-config';
+import { MAX_JOURNAL_ENTRIES } from '../../common/src/cut-journal';
 
 /**
  * Most outstanding (cut, not yet folded) batches a partition may hold: one message can close two

@@ -8,15 +8,15 @@
  * as the ParserCoverage condition names them). Invalid UTF-8 in echoed lines is shown as U+FFFD so the
  * output is always valid JSON. Lines are handled as bytes, exactly as the worker sees them.
  */
-import { LineParser, ParserOptions } from '../parse/parser';
+import { LineParser, ParserOptions } from '../../consumer/src/parse/parser';
 import fs from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { resolveSpec } from '../../../operator/src/api/defaults';
-import type { LogPipeline } from '../../../operator/src/api/types';
-import { formatValidationError, validatePipeline } from '../../../operator/src/api/validate';
-import { lineShape, shapeId } from '../encode/identity-stats';
-import { FORMAT_NAMES, VENDOR_NAMES } from '../parse/record';
-import { recordToObject } from '../parse/to-json';
+import { resolveSpec } from '../src/api/defaults';
+import type { LogPipeline } from '../src/api/types';
+import { formatValidationError, validatePipeline } from '../src/api/validate';
+import { lineShape, shapeId } from '../../consumer/src/encode/identity-stats';
+import { FORMAT_NAMES, VENDOR_NAMES } from '../../consumer/src/parse/record';
+import { recordToObject } from '../../consumer/src/parse/to-json';
 
 const USAGE =
   'usage: logpipeline parse --format <auto|' +

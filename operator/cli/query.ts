@@ -16,14 +16,14 @@ import {
   required,
   UsageError,
   type ParsedArgs,
-} from '../compliance/cli-options';
+} from '../src/compliance/cli-options';
 import {
   LEGAL_QUERY_FORMATS,
   legalQueryParams,
   natQueryParams,
   runLegalQuery,
   runNatQuery,
-} from '../compliance/legal-query';
+} from '../src/compliance/legal-query';
 
 const USAGE = `usage: logpipeline query (--ip IP | --nat-ip P [--nat-port Q]) --from T1 --to T2 --database DB --table T [options]
 

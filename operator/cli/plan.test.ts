@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { stringify } from 'yaml';
-import { validPipeline } from '../api/validate-cases';
+import { validPipeline } from '../../test/fixtures/validate-cases';
 import { planPipeline, runPlan } from './plan';
 
 function collect(): { stream: PassThrough; text: () => string } {

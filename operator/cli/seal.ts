@@ -9,9 +9,9 @@ import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { loadSigningKey, loadVerifyKey } from '../../../consumer/src/integrity/checkpoint';
-import type { TsaClientAuth } from '../../../consumer/src/integrity/tsa-request';
-import { parseDuration } from '../api/duration';
+import { loadSigningKey, loadVerifyKey } from '../../common/src/integrity/checkpoint';
+import type { TsaClientAuth } from '../../common/src/integrity/tsa-request';
+import { parseDuration } from '../src/api/duration';
 import {
   connect,
   CONNECTION_OPTIONS,
@@ -19,10 +19,10 @@ import {
   required,
   UsageError,
   type ParsedArgs,
-} from '../compliance/cli-options';
-import { exportSeal, sealDay, SealRefused } from '../compliance/seal';
-import { dayWindow } from '../compliance/seal-manifest';
-import { formatSealReport, verifySealFiles } from '../compliance/seal-verify';
+} from '../src/compliance/cli-options';
+import { exportSeal, sealDay, SealRefused } from '../src/compliance/seal';
+import { dayWindow } from '../src/compliance/seal-manifest';
+import { formatSealReport, verifySealFiles } from '../src/compliance/seal-verify';
 
 const USAGE = `usage: logpipeline seal --date YYYY-MM-DD --database DB --table T --signing-key FILE --tsa-url URL [options]
        logpipeline seal export --date YYYY-MM-DD --database DB --table T --out DIR

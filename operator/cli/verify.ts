@@ -8,8 +8,8 @@
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import type { Writable } from 'node:stream';
-import { loadVerifyKey } from '../../../consumer/src/integrity/checkpoint';
-import { parseDuration } from '../api/duration';
+import { loadVerifyKey } from '../../common/src/integrity/checkpoint';
+import { parseDuration } from '../src/api/duration';
 import {
   connect,
   CONNECTION_OPTIONS,
@@ -18,9 +18,9 @@ import {
   required,
   UsageError,
   type ParsedArgs,
-} from '../compliance/cli-options';
-import { verifyTable, type VerifyOptions } from '../compliance/verify';
-import { formatReport } from '../compliance/verify-report';
+} from '../src/compliance/cli-options';
+import { verifyTable, type VerifyOptions } from '../src/compliance/verify';
+import { formatReport } from '../src/compliance/verify-report';
 
 const USAGE = `usage: logpipeline verify --database DB --table T [--from T1 --to T2 | --all] [options]
 

@@ -83,7 +83,7 @@ export interface WorkerConfig {
   };
   /** Port of /metrics, /healthz and /readyz. */
   httpPort: number;
-  /** Optional flow-control and fetch tuning; every field has a default (consumer/src/worker-config.ts). */
+  /** Optional flow-control and fetch tuning; every field has a default (consumer/src/worker-tuning.ts). */
   tuning?: WorkerTuningInput;
 }
 

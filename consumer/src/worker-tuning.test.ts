@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { WorkerConfig } from './config';
+import type { WorkerConfig } from '../../common/src/worker-config';
 import { applyArgs } from './main';
-import { kafkaClientConfig, readSecrets, resolveTuning } from './worker-config';
+import { kafkaClientConfig, readSecrets, resolveTuning } from './worker-tuning';
 
 function config(overrides: Partial<WorkerConfig> = {}): WorkerConfig {
   return {

@@ -27,7 +27,7 @@ async function main(argv: string[]): Promise<number> {
     case 'plan':
       return runPlan(rest, process.stdout, process.stderr);
     case 'parse':
-      return (await import('../../../consumer/src/cli/parse')).runParse(rest, process.stdin, process.stdout);
+      return (await import('./parse')).runParse(rest, process.stdin, process.stdout);
     case 'verify':
       return (await import('./verify')).runVerify(rest, process.stdout);
     case 'seal':

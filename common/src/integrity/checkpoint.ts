@@ -5,8 +5,14 @@
  * it would need the private key (and, with a TSA, a new timestamp from the past).
  */
 import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import type { ChainHead } from './chain-state';
 import type { CanonicalColumn } from './canonical';
+
+/** A chain head as signed into checkpoints. */
+export interface ChainHead {
+  partition: number;
+  lastOffset: number;
+  link: string;
+}
 
 /** prev of the first checkpoint of a chain (64 zeros). */
 export const GENESIS_CHECKPOINT = '0'.repeat(64);
