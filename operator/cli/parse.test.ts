@@ -82,7 +82,7 @@ describe('logpipeline parse', () => {
 });
 
 describe('logpipeline parse -f pipeline.yaml', () => {
-  const file = path.join(__dirname, '../../../examples/formats/kv.yaml');
+  const file = path.join(__dirname, '../../examples/formats/kv.yaml');
 
   it("runs the pipeline's own kv format and requiredFields, and shows shapes of rows without src_ip", async () => {
     const { code, rows } = await run(

@@ -62,7 +62,6 @@ export interface SealedBatch {
   token: string;
 }
 
-
 interface PartitionState {
   head: LinkRecord | null;
   recent: Map<string, LinkRecord>;

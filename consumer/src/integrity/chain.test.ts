@@ -1,6 +1,13 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { ChainState } from './chain-state';
-import { checkContinuity, computeLink, GENESIS_LINK, linkToken, linkTsvRow, type LinkRecord } from '../../../common/src/integrity/chain';
+import {
+  checkContinuity,
+  computeLink,
+  GENESIS_LINK,
+  linkToken,
+  linkTsvRow,
+  type LinkRecord,
+} from '../../../common/src/integrity/chain';
 import {
   buildCheckpointPayload,
   canonicalJson,

@@ -32,7 +32,12 @@ export function tsaAuthFromEnv(env: NodeJS.ProcessEnv): TsaClientAuth {
   };
 }
 
-export { BatchDigester, digestTsv, type BatchSummary, type CanonicalColumn } from '../../../common/src/integrity/canonical';
+export {
+  BatchDigester,
+  digestTsv,
+  type BatchSummary,
+  type CanonicalColumn,
+} from '../../../common/src/integrity/canonical';
 export { computeLink, GENESIS_LINK, type LinkRecord } from '../../../common/src/integrity/chain';
 export type { SealedBatch, SealInput } from './chain-state';
 export type { ChainHead } from '../../../common/src/integrity/checkpoint';

@@ -14,7 +14,13 @@ import { buildDeployment } from '../desired/deployment';
 import { configMapName, workerName } from '../desired/labels';
 import { buildPodDisruptionBudget } from '../desired/pdb';
 import type { PodView } from '../status/pod-view';
-import { toConfigMapView, toDeploymentView, toPdbView, type ChildView, type DeploymentView } from '../status/views';
+import {
+  toConfigMapView,
+  toDeploymentView,
+  toPdbView,
+  type ChildView,
+  type DeploymentView,
+} from '../status/views';
 
 /** Read access to a cache by namespace and name. */
 export interface Lookup<T> {

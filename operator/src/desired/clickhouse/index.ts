@@ -10,4 +10,10 @@ export {
 } from './plan';
 export { buildWorkerColumns, resolveTableSchema, type TableColumn, type TableSchema } from './schema';
 export { normalizeColumnType, parseColumnType, renderType, type ChType } from './type-grammar';
-export { IDENTIFIER_PATTERN, SchemaError, isIdentifier, quoteIdentifier, type Result } from '../../../../common/src/sql/identifiers';
+export {
+  IDENTIFIER_PATTERN,
+  SchemaError,
+  isIdentifier,
+  quoteIdentifier,
+  type Result,
+} from '../../../../common/src/sql/identifiers';
