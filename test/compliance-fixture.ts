@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { IntegrityRecorder, type SealedBatch } from '../consumer/src/integrity';
 import { msText } from '../common/src/integrity/chain';
-import { quoteIdentifier } from '../consumer/src/sink/clickhouse-sink';
+import { quoteIdentifier } from '../common/src/sql/identifiers';
 import { batchToken } from '../consumer/src/sink/token';
 import type { ResolvedSpec } from '../operator/src/api/defaults';
 import {

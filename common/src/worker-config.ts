@@ -28,6 +28,12 @@ export const TSA_SECRET_KEYS: ReadonlyArray<[string, string]> = [
   [SECRET_ENV.tsaServerCa, 'ca.crt'],
 ];
 
+/** SASL mechanisms the operator admits and the worker's Kafka client speaks. */
+export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
+
+/** One of SASL_MECHANISMS. */
+export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
+
 /** One column the worker fills: ClickHouse name and type, and the parser output it comes from. */
 export interface WorkerColumn {
   name: string;
@@ -43,7 +49,7 @@ export interface WorkerConfig {
     topic: string;
     groupId: string;
     clientId: string;
-    sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512' };
+    sasl?: { mechanism: SaslMechanism };
     tls?: { enabled: boolean; caFile?: string; insecureSkipVerify?: boolean };
   };
   parser: {

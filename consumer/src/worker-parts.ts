@@ -22,7 +22,8 @@ import { BatchEncoder } from './encode/batch';
 import type { DeadLetterProducer } from './sink/batch-delivery';
 import { ClickHouseSink } from './sink/clickhouse-sink';
 import { chunkDeadLetterMessages, DLQ_TABLE_COLUMNS } from './sink/dead-letter';
-import { backoffMs, errorReason } from './sink/retry';
+import { backoffMs } from '../../common/src/timing';
+import { errorReason } from './sink/retry';
 import { kafkaClientConfig, type WorkerSecrets, type WorkerTuning } from './worker-tuning';
 
 /** The Kafka side of a worker. */

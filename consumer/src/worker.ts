@@ -9,6 +9,7 @@
  */
 import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Logger } from '../../common/src/log';
+import { sleep } from '../../common/src/timing';
 import type { WorkerConfig } from '../../common/src/worker-config';
 import { ByteBudget, Slots } from './delivery/flow-control';
 import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
@@ -370,8 +371,4 @@ export class Worker {
       await this.integrity.close().catch(() => undefined);
     }
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

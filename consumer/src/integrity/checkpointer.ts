@@ -8,7 +8,7 @@
 import { createHash, type KeyObject } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { quoteIdentifier } from '../sink/clickhouse-sink';
+import { quoteIdentifier } from '../../../common/src/sql/identifiers';
 import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
 import { msText, tsvText } from '../../../common/src/integrity/chain';
 import type { ChainState } from './chain-state';

@@ -8,8 +8,9 @@ import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import type { WorkerConfig } from '../../../common/src/worker-config';
 import type { PartitionState } from '../delivery/partition-state';
 import { IntegrityRecorder, type SealedBatch } from './';
-import { AbortError, type BatchJob } from '../sink/batch-delivery';
-import { backoffMs, errorReason } from '../sink/retry';
+import type { BatchJob } from '../sink/batch-delivery';
+import { AbortError, backoffMs, sleepOrAbort as sleep } from '../../../common/src/timing';
+import { errorReason } from '../sink/retry';
 import { deadLetterToken } from '../sink/token';
 
 /** A batch's place in its partition's chain; `release` lets the next batch seal (idempotent). */
@@ -21,13 +22,6 @@ export interface IntegrityTicket {
 /** Observer for failures that are retried or skipped (metrics, logs). */
 export type IntegrityWarn = (message: string, fields: Record<string, unknown>) => void;
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new AbortError());
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), reject(new AbortError())), { once: true });
-  });
-}
 
 /** Orders, seals and stores the links of one worker's batches. */
 export class IntegrityStage {

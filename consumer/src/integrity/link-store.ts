@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { quoteIdentifier } from '../sink/clickhouse-sink';
+import { quoteIdentifier } from '../../../common/src/sql/identifiers';
 import { LINK_COLUMNS, linkTsvRow, type LinkRecord } from '../../../common/src/integrity/chain';
 import { LINK_SELECT, linkFromRow, type LinkRow } from '../../../common/src/integrity/link-rows';
 import type { ChainState, SealedBatch } from './chain-state';

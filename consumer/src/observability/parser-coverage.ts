@@ -11,7 +11,7 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../../common/src/log';
 import { IDENTITY_FIELDS, type IdentitySnapshot, type IdentityStats } from '../encode/identity-stats';
-import { quoteIdentifier } from '../sink/clickhouse-sink';
+import { quoteIdentifier } from '../../../common/src/sql/identifiers';
 import type { WorkerMetrics } from './metrics';
 
 /** Where and how often the stats rows go. */

@@ -1,4 +1,5 @@
 /** Schema of spec.clickhouse (see types.ts ClickHouseSpec). */
+import { KEY_FUNCTIONS } from '../../../common/src/sql/key-functions';
 import { DEFAULT_DELETE_AFTER, DEFAULT_FIREWALL_MINIMUM_DELETE_AFTER } from './defaults';
 import {
   CONFIG_NAME_PATTERN,
@@ -14,16 +15,6 @@ import {
   str,
   type JSONSchemaProps,
 } from './schema-dsl';
-
-/** Functions allowed around a partition/order key column. */
-export const KEY_FUNCTIONS = [
-  'toYYYYMMDD',
-  'toYYYYMM',
-  'toDate',
-  'toStartOfHour',
-  'toStartOfDay',
-  'toMonday',
-] as const;
 
 /** A column type name with optional parameters; no quotes other than single, no `;`, no backtick. */
 export const COLUMN_TYPE_PATTERN = "^[A-Za-z][A-Za-z0-9]*(\\([A-Za-z0-9_ ,'()=.:/+-]*\\))?$";

@@ -1,4 +1,5 @@
 /** Schema of spec.kafka and spec.parser (see types.ts KafkaSpec / ParserSpec). */
+import { SASL_MECHANISMS } from '../../../common/src/worker-config';
 import { DEFAULT_PARTITIONS } from './defaults';
 import { csvSchema, kvSchema, rulesSchema, sdSchema } from './schema-parser-formats';
 import {
@@ -63,11 +64,7 @@ export const PARSER_FORMATS = [
 const sasl = obj(
   'SASL authentication with credentials from a Secret. Absent means no SASL.',
   {
-    mechanism: oneOf('SASL mechanism: plain, scram-sha-256 or scram-sha-512.', [
-      'plain',
-      'scram-sha-256',
-      'scram-sha-512',
-    ]),
+    mechanism: oneOf('SASL mechanism: plain, scram-sha-256 or scram-sha-512.', SASL_MECHANISMS),
     secretRef: obj(
       'Secret with the SASL user name and password. Required whenever sasl is set.',
       {

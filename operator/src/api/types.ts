@@ -4,6 +4,9 @@
  * and `applyDefaults()` (defaults.ts) fills what the schema leaves optional.
  */
 
+import type { KeyFunction } from '../../../common/src/sql/key-functions';
+import type { SaslMechanism } from '../../../common/src/worker-config';
+
 export const GROUP = 'logpipeline.io';
 export const VERSION = 'v1alpha1';
 export const KIND = 'LogPipeline';
@@ -21,7 +24,7 @@ export interface KafkaSpec {
   bootstrapServers: string[];
   /** SASL from a Secret; absent means no SASL. */
   sasl?: {
-    mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+    mechanism: SaslMechanism;
     secretRef: { name: string; usernameKey?: string; passwordKey?: string };
   };
   /** TLS; `caSecretRef` names the CA bundle. */
@@ -133,7 +136,7 @@ export interface ColumnSpec {
 /** A structured expression: a column, optionally wrapped by one whitelisted function. */
 export interface KeyExpression {
   column: string;
-  function?: 'toYYYYMMDD' | 'toYYYYMM' | 'toDate' | 'toStartOfHour' | 'toStartOfDay' | 'toMonday';
+  function?: KeyFunction;
 }
 
 /** A retention move: after `after`, parts go to a disk or a volume. */

@@ -2,6 +2,7 @@
  * The data table's schema resolved from a ResolvedSpec: preset columns plus user columns, every
  * name, type, codec and default validated, keys and TTL rendered from structured fields only.
  */
+import { isKeyFunction } from '../../../../common/src/sql/key-functions';
 import type { ColumnSpec, KeyExpression } from '../../api/types';
 import type { ResolvedSpec } from '../../api/defaults';
 import { parseDuration } from '../../api/duration';
@@ -117,7 +118,7 @@ function renderKey(key: KeyExpression, columns: TableColumn[], what: string): st
     );
   }
   if (key.function === undefined) return quoteIdentifier(column.name);
-  if (!KEY_FUNCTIONS.has(key.function))
+  if (!isKeyFunction(key.function))
     throw new SchemaError('InvalidKey', `${what}: function ${JSON.stringify(key.function)} is not allowed`);
   if (!isTimeType(t))
     throw new SchemaError(
@@ -127,14 +128,6 @@ function renderKey(key: KeyExpression, columns: TableColumn[], what: string): st
   return `${key.function}(${quoteIdentifier(column.name)})`;
 }
 
-const KEY_FUNCTIONS = new Set([
-  'toYYYYMMDD',
-  'toYYYYMM',
-  'toDate',
-  'toStartOfHour',
-  'toStartOfDay',
-  'toMonday',
-]);
 
 /** The data table's partition key: the spec's, else the preset's, else toYYYYMMDD of the time column. */
 export function partitionKeyOf(spec: ResolvedSpec): KeyExpression {
