@@ -17,7 +17,7 @@ import {
   WORKER_HTTP_PORT,
   type RenderedConfig,
 } from './configmap';
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../../common/src/stable-json';
 import {
   CONFIG_HASH_ANNOTATION,
   SECRETS_HASH_ANNOTATION,
@@ -152,7 +152,7 @@ export function secretsHash(versions: Array<{ name: string; resourceVersion: str
     .map((v) => `${v.name}=${v.resourceVersion}`)
     .sort()
     .join('\n');
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+  return sha256Hex(text, 16);
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { LogPipeline } from '../api/types';
-import { canonicalJson } from '../desired/configmap';
+import { stableJson } from '../../../common/src/stable-json';
 import { FIELD_MANAGER } from '../desired/labels';
 
 /** Owner reference fields used to map a child to its pipeline. */
@@ -67,7 +67,7 @@ type RawMeta = {
 };
 
 function fingerprint(meta: RawMeta, body: unknown): string {
-  const basis = canonicalJson({ l: meta.labels, a: meta.annotations, o: meta.ownerReferences, b: body });
+  const basis = stableJson({ l: meta.labels, a: meta.annotations, o: meta.ownerReferences, b: body });
   return createHash('sha1').update(basis).digest('hex');
 }
 
