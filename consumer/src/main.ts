@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import { createLogger, type LogLevel } from '../../common/src/log';
 import { loadWorkerConfig } from '../../common/src/worker-config';
-import { startObservabilityServer } from './observability/http';
+import { startProbeServer } from '../../common/src/probe-server';
 import { WorkerMetrics } from './observability/metrics';
 import { backoffMs } from '../../common/src/timing';
 import { errorReason } from './sink/retry';
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => log.error('unhandled rejection', { err: errorReason(err) }));
   const metrics = new WorkerMetrics();
   const worker = new Worker(cfg, readSecrets(process.env), metrics, log);
-  const server = await startObservabilityServer(cfg.httpPort, metrics, worker);
+  const server = await startProbeServer(cfg.httpPort, metrics, worker);
   log.info('worker starting', {
     topic: cfg.kafka.topic,
     group: cfg.kafka.groupId,

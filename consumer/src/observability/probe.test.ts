@@ -1,4 +1,4 @@
-import { startObservabilityServer } from './http';
+import { startProbeServer } from '../../../common/src/probe-server';
 import { WorkerMetrics } from './metrics';
 
 describe('observability server', () => {
@@ -6,7 +6,7 @@ describe('observability server', () => {
     const metrics = new WorkerMetrics(false);
     let ready = { ready: false, reason: 'not joined to the consumer group' };
     let alive = true;
-    const server = await startObservabilityServer(
+    const server = await startProbeServer(
       0,
       metrics,
       { alive: () => alive, ready: () => ready },

@@ -1,36 +1,48 @@
 /**
- * The worker's HTTP endpoints on config.httpPort: `/metrics` (Prometheus text), `/healthz`
- * (liveness: the process answers and its event loop is not stalled, the consumer has not crashed
- * for good) and `/readyz` (readiness: joined the consumer group and ClickHouse reachable).
+ * The HTTP endpoint both processes expose: `/metrics` (Prometheus text), `/healthz` (liveness: the
+ * process answers, its event loop is not stalled, and it has not failed for good) and `/readyz`
+ * (readiness, with the reason in the body). One server so the operator's and the worker's probes
+ * mean the same thing.
  */
 import http from 'node:http';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import type { WorkerMetrics } from './metrics';
-
-/** What the probes ask the worker. */
-export interface HealthSource {
-  /** False once the consumer failed for good (kafkajs gave up restarting). */
-  alive(): boolean;
-  /** Joined the group with an assignment and ClickHouse answered recently. */
-  ready(): { ready: boolean; reason: string };
-}
+import type { Registry } from 'prom-client';
 
 /** Liveness fails when the event loop was blocked longer than this within the last probe period. */
 export const MAX_EVENT_LOOP_DELAY_MS = 10_000;
 
-/** A started HTTP server and its close function. */
-export interface ObservabilityServer {
+/** Where `/metrics` comes from. */
+export interface MetricsSource {
+  render(): Promise<string>;
+  contentType(): string;
+}
+
+/** What the probes ask the process. */
+export interface HealthSource {
+  /** False once the process failed for good (it should be restarted). */
+  alive(): boolean;
+  /** Ready to serve, or why not. */
+  ready(): { ready: boolean; reason: string };
+}
+
+/** A started probe server and its close function. */
+export interface ProbeServer {
   port: number;
   close(): Promise<void>;
 }
 
-/** Starts the server; resolves once listening (port 0 picks a free port). */
-export function startObservabilityServer(
+/** A MetricsSource over a prom-client registry. */
+export function registrySource(registry: Registry): MetricsSource {
+  return { render: () => registry.metrics(), contentType: () => registry.contentType };
+}
+
+/** Starts the server on `port` (0 picks a free port); resolves once listening. */
+export function startProbeServer(
   port: number,
-  metrics: WorkerMetrics,
+  metrics: MetricsSource,
   health: HealthSource,
   host = '0.0.0.0',
-): Promise<ObservabilityServer> {
+): Promise<ProbeServer> {
   const loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 50 });
   loop.enable();
   const server = http.createServer((req, res) => {
@@ -42,14 +54,7 @@ export function startObservabilityServer(
       );
       return;
     }
-    if (path === '/healthz') {
-      const maxMs = loop.max / 1e6;
-      loop.reset();
-      if (!health.alive()) return reply(res, 503, 'consumer stopped\n');
-      if (maxMs > MAX_EVENT_LOOP_DELAY_MS)
-        return reply(res, 503, `event loop stalled ${Math.round(maxMs)} ms\n`);
-      return reply(res, 200, 'ok\n');
-    }
+    if (path === '/healthz') return reply(res, ...liveness(loop, health));
     if (path === '/readyz') {
       const r = health.ready();
       return reply(res, r.ready ? 200 : 503, `${r.reason}\n`);
@@ -74,6 +79,14 @@ export function startObservabilityServer(
       });
     });
   });
+}
+
+function liveness(loop: IntervalHistogram, health: HealthSource): [number, string] {
+  const maxMs = loop.max / 1e6;
+  loop.reset();
+  if (!health.alive()) return [503, 'stopped\n'];
+  if (maxMs > MAX_EVENT_LOOP_DELAY_MS) return [503, `event loop stalled ${Math.round(maxMs)} ms\n`];
+  return [200, 'ok\n'];
 }
 
 function reply(
