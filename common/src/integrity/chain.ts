@@ -11,6 +11,7 @@
  * is the batch's journaled ingest time), so a retried or re-cut batch yields the identical link.
  */
 import { createHash } from 'node:crypto';
+import { columnNames, INTEGRITY_COLUMNS } from '../tables';
 
 /** prev_link of the first link of a partition's chain. */
 export const GENESIS_LINK = '0'.repeat(64);
@@ -74,21 +75,8 @@ export function msText(ms: number): string {
   return `${sec}.${String(ms - sec * 1000).padStart(3, '0')}`;
 }
 
-/** Column order of `<table>_integrity` inserts (matches the DDL's declared columns). */
-export const LINK_COLUMNS = [
-  'pipeline',
-  'table_name',
-  'partition',
-  'first_offset',
-  'last_offset',
-  'row_count',
-  'min_ts',
-  'max_ts',
-  'batch_digest',
-  'prev_link',
-  'link',
-  'inserted_at',
-] as const;
+/** Column order of `<table>_integrity` inserts (common/src/tables.ts). */
+export const LINK_COLUMNS: readonly string[] = columnNames(INTEGRITY_COLUMNS);
 
 /** TSV-escapes a text value (backslash, tab, newline, carriage return). */
 export function tsvText(text: string): string {

@@ -12,7 +12,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { SECRET_ENV, type WorkerConfig } from '../../../common/src/worker-config';
-import { DLQ_CANONICAL_COLUMNS } from '../sink/dead-letter';
+import { DLQ_COLUMNS } from '../../../common/src/tables';
 import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
 import { ChainState, type SealedBatch, type SealInput } from './chain-state';
 import { loadSigningKey } from '../../../common/src/integrity/checkpoint';
@@ -86,7 +86,7 @@ export class IntegrityRecorder {
     this.chains = [data];
     if (opts.deadLetterTable) {
       const target = { ...opts.target, table: opts.deadLetterTable };
-      this.deadLetters = this.chain(target, DLQ_CANONICAL_COLUMNS, 'ts', 'offset');
+      this.deadLetters = this.chain(target, DLQ_COLUMNS, 'ts', 'offset');
       this.chains.push(this.deadLetters);
     }
   }

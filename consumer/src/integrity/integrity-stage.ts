@@ -22,7 +22,6 @@ export interface IntegrityTicket {
 /** Observer for failures that are retried or skipped (metrics, logs). */
 export type IntegrityWarn = (message: string, fields: Record<string, unknown>) => void;
 
-
 /** Orders, seals and stores the links of one worker's batches. */
 export class IntegrityStage {
   private readonly tails = new WeakMap<PartitionState, Promise<void>>();

@@ -75,7 +75,6 @@ export interface DeliveryObserver {
   ): void;
 }
 
-
 /** No gating (unit tests, callers without slots). */
 const OPEN_GATE: InsertGate = {
   acquire: async () => () => undefined,

@@ -34,7 +34,6 @@ export interface InsertReport {
   writtenRows?: number;
 }
 
-
 /** A readable stream that yields `body` once, in raw (non-object) mode. */
 function bodyStream(body: Buffer): Readable {
   let sent = false;
@@ -58,7 +57,10 @@ export class ClickHouseSink {
   constructor(opts: ClickHouseSinkOptions) {
     const db = quoteIdentifier(opts.database);
     this.targets = {
-      data: { table: `${db}.${quoteIdentifier(opts.table)}`, columns: opts.columns.map((c) => quoteIdentifier(c, 'column')) },
+      data: {
+        table: `${db}.${quoteIdentifier(opts.table)}`,
+        columns: opts.columns.map((c) => quoteIdentifier(c, 'column')),
+      },
       deadLetter: opts.deadLetterTable
         ? {
             table: `${db}.${quoteIdentifier(opts.deadLetterTable)}`,

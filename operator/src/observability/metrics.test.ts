@@ -51,3 +51,44 @@ describe('OperatorMetrics', () => {
     expect(await m.registry.metrics()).not.toContain('name="fw"');
   });
 });
+describe('logger', () => {
+  it('writes one JSON object per line with child fields and level filtering', () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: 'info', base: { component: 'operator' }, write: (l) => lines.push(l) });
+    log.debug('hidden');
+    log.child({ namespace: 'ns' }).warn('reconcile failed', { err: new Error('boom') });
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toMatchObject({
+      level: 'warn',
+      msg: 'reconcile failed',
+      component: 'operator',
+      namespace: 'ns',
+      err: 'boom',
+    });
+  });
+});
+
+describe('ClickHouse statement counter', () => {
+  it('counts statements by leading keyword and exports them', async () => {
+    const client = { command: async () => undefined } as unknown as ClickHouseClient;
+    const grants = clickhouseStatementCounts().get('GRANT') ?? 0;
+    await runStatement(client, 'GRANT SELECT ON db.* TO `r`');
+    await runStatement(client, '  grant `r` TO `u`');
+    expect(clickhouseStatementCounts().get('GRANT')).toBe(grants + 2);
+    const text = await new OperatorMetrics().registry.metrics();
+    expect(text).toContain(`logpipeline_operator_clickhouse_statements_total{kind="GRANT"} ${grants + 2}`);
+  });
+
+  it('labels CREATE/ALTER/DROP with the object kind', () => {
+    expect(statementKind('CREATE TABLE IF NOT EXISTS x')).toBe('CREATE TABLE');
+    expect(statementKind('drop role if exists `a`')).toBe('DROP ROLE');
+    expect(statementKind('GRANT `r` TO `u`')).toBe('GRANT');
+    expect(statementKind('')).toBe('OTHER');
+  });
+
+  it('masks password hashes in statement summaries', () => {
+    expect(statementSummary("ALTER USER `w` IDENTIFIED WITH sha256_hash BY 'abc123' SETTINGS x")).toBe(
+      "ALTER USER `w` IDENTIFIED WITH sha256_hash BY '***' SETTINGS x",
+    );
+  });
+});

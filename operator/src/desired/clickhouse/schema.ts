@@ -128,7 +128,6 @@ function renderKey(key: KeyExpression, columns: TableColumn[], what: string): st
   return `${key.function}(${quoteIdentifier(column.name)})`;
 }
 
-
 /** The data table's partition key: the spec's, else the preset's, else toYYYYMMDD of the time column. */
 export function partitionKeyOf(spec: ResolvedSpec): KeyExpression {
   const ch = spec.clickhouse;
