@@ -131,7 +131,7 @@ function workerContainer(spec: ResolvedSpec, mounts: Array<Record<string, unknow
     readinessProbe: probe('/readyz', 5, 3),
     securityContext: restrictedContainerSecurity,
     volumeMounts: mounts,
-    // A worker that exits on a fatal error writes why here (consumer/src/termination.ts); when it
+    // A worker that exits on a fatal error writes why here (the worker's termination.ts); when it
     // could not (OOM kill), the kubelet takes the tail of the log instead. The operator reads it.
     terminationMessagePath: '/dev/termination-log',
     terminationMessagePolicy: 'FallbackToLogsOnError',

@@ -1,7 +1,7 @@
 /**
  * The worker Pods as the operator caches them: only what explains a worker that does not run —
  * readiness, restarts, the waiting reason and the last termination (exit code, reason and the
- * first line of the termination message the worker wrote, consumer/src/termination.ts). A few
+ * first line of the termination message the worker wrote: the worker image's termination.ts). A few
  * hundred bytes per pod whatever the pod spec holds.
  */
 import { PIPELINE_LABEL } from '../desired/labels';
