@@ -9,7 +9,7 @@ export {
   type TablePlan,
 } from './plan';
 export { buildWorkerColumns, resolveTableSchema, type TableColumn, type TableSchema } from './schema';
-export { normalizeColumnType, parseColumnType, renderType, type ChType } from './type-grammar';
+export { normalizeColumnType, parseTypeGrammar, renderType, type ChType } from './type-grammar';
 export {
   IDENTIFIER_PATTERN,
   SchemaError,

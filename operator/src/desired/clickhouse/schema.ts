@@ -12,7 +12,7 @@ import { SchemaError, checkIdentifier, quoteIdentifier } from '../../../../commo
 import { renderDefault } from './literals';
 import { FIREWALL_COLUMNS, FIREWALL_ORDER_BY, FIREWALL_PARTITION_BY, FIREWALL_SKIP_INDEXES } from './presets';
 import { buildTtlRules, renderTtl, type TtlRule } from './ttl';
-import { isTimeType, parseColumnType, renderType, type ChType } from './type-grammar';
+import { isTimeType, parseTypeGrammar, renderType, type ChType } from './type-grammar';
 
 /** A validated column: canonical type, rendered codecs/default, and the worker source if any. */
 export interface TableColumn {
@@ -59,7 +59,7 @@ const SOURCE_RE = /^(?:(?:static|field):)?[A-Za-z0-9_.\-]{1,128}$/;
 /** Validates one declared column into a TableColumn (throws SchemaError). */
 export function resolveColumn(spec: ColumnSpec, staticFields: Record<string, string>): TableColumn {
   const name = checkIdentifier(spec.name, 'column name');
-  const parsed = parseColumnType(spec.type);
+  const parsed = parseTypeGrammar(spec.type);
   if (!parsed.ok) throw new SchemaError(parsed.reason, `column ${name}: ${parsed.message}`);
   const column: TableColumn = {
     name,

@@ -219,7 +219,7 @@ function isMapKey(t: ChType): boolean {
 }
 
 /** Parses a type declared in a CR; on success the value is the parsed type. */
-export function parseColumnType(text: unknown): Result<ChType> {
+export function parseTypeGrammar(text: unknown): Result<ChType> {
   if (typeof text !== 'string' || text.length === 0 || text.length > MAX_TYPE_LENGTH) {
     return {
       ok: false,
@@ -244,7 +244,7 @@ export function parseColumnType(text: unknown): Result<ChType> {
 
 /** Parses and re-renders a type in ClickHouse's canonical spelling. */
 export function normalizeColumnType(text: unknown): Result<string> {
-  const parsed = parseColumnType(text);
+  const parsed = parseTypeGrammar(text);
   return parsed.ok ? { ok: true, value: renderType(parsed.value) } : parsed;
 }
 
