@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { ChainState } from '../common/src/integrity/chain-state';
+import { ChainState } from '../consumer/src/integrity/chain-state';
 import { msText } from '../common/src/integrity/chain';
 import { insertLink } from '../consumer/src/integrity/link-store';
 import { verifyTable } from '../operator/src/compliance/verify';
