@@ -169,8 +169,6 @@ export function workerConfig(bed: TestBed, p: Pipeline, overrides: Partial<Worke
       database: p.database,
       table: p.table,
       columns: REFERENCE_COLUMNS.map((c) => ({ name: c.name, type: c.type, source: c.source! })),
-      // The partition key of the operator's table (pipelineSpec): batches split the way it does.
-      partitionBy: { column: 'ts', function: 'toYYYYMMDD' },
     },
     batch: { maxRows: 5_000, maxBytes: 4 * 1024 * 1024, maxDelayMs: 200 },
     deadLetter: { enabled: true, topic: p.dlqTopic, table: p.dlqTable },
