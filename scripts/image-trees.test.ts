@@ -68,3 +68,22 @@ describe('common/src', () => {
     expect(loadedFiles(roots, config.options).filter((f) => !within(f, ['common/src']))).toEqual([]);
   });
 });
+
+describe('npm package (how the logpipeline CLI ships)', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+    files: string[];
+    bin: Record<string, string>;
+    scripts: Record<string, string>;
+  };
+
+  it('packs the compiled sources of tsconfig.build.json and the CRD, never tests or fixtures', () => {
+    expect(pkg.scripts.prepack).toBe('tsc -p tsconfig.build.json');
+    const included = pkg.files.filter((f) => !f.startsWith('!'));
+    expect(included.sort()).toEqual(
+      ['crds', 'dist/common/src', 'dist/consumer/src', 'dist/operator/cli', 'dist/operator/src'].sort(),
+    );
+    expect(pkg.files).toContain('!dist/**/*.test.js');
+    expect(Object.values(pkg.bin)).toEqual(['dist/operator/cli/main.js']);
+    expect(sources).toContain('operator/cli/main.ts');
+  });
+});
