@@ -40,7 +40,7 @@ ENV NODE_ENV=production
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /src/package.json ./package.json
 # The contract both sides obey (worker config, column types, integrity forms, logging); the operator
-# and the worker import each other's code never, only this layer (scripts/image-trees.test.ts).
+# and the worker never import each other's code, only this layer (scripts/image-trees.test.ts).
 COPY --from=build /src/dist/common/src ./dist/common/src
 USER 65532:65532
 LABEL org.opencontainers.image.version="${VERSION}" \
