@@ -18,6 +18,7 @@ import {
 } from './normalize';
 import { INVALID_IP, INVALID_PORT } from './reasons';
 import { ParsedRecord, Span } from './record';
+import type { MappableColumn } from '../../../common/src/parser-contract';
 
 /** Column targets a vendor key can map to. */
 export const T = {
@@ -36,10 +37,7 @@ export const T = {
   device: 13,
   message: 14,
   severity: 15,
-} as const;
-
-/** Names of the mappable column targets (declarative parsers validate their maps against this). */
-export const TARGET_NAMES = Object.keys(T) as Array<keyof typeof T>;
+} as const satisfies Record<Exclude<MappableColumn, 'timestamp'>, number>;
 
 function setSpan(span: Span, s: number, e: number, scratch: boolean): void {
   if (e <= s) return;
