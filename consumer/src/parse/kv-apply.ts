@@ -20,7 +20,7 @@ import { INVALID_IP, INVALID_PORT } from './reasons';
 import { ParsedRecord, Span } from './record';
 import type { MappableColumn } from '../../../common/src/parser-contract';
 
-/** Column targets a vendor key can map to. */
+/** Column targets a vendor key can map to (src_ip..nat_dst_port stay contiguous: endpoints). */
 export const T = {
   src_ip: 1,
   dst_ip: 2,
@@ -57,23 +57,8 @@ export function applyTarget(
   ve: number,
   scratch: boolean,
 ): string | null {
+  if (target >= T.src_ip && target <= T.nat_dst_port) return setEndpoint(target, rec, vb, vs, ve, scratch);
   switch (target) {
-    case T.src_ip:
-      return setIp(rec, SRC, vb, vs, ve, scratch) ? null : INVALID_IP;
-    case T.dst_ip:
-      return setIp(rec, DST, vb, vs, ve, scratch) ? null : INVALID_IP;
-    case T.nat_src_ip:
-      return setIp(rec, NAT_SRC, vb, vs, ve, scratch) ? null : INVALID_IP;
-    case T.nat_dst_ip:
-      return setIp(rec, NAT_DST, vb, vs, ve, scratch) ? null : INVALID_IP;
-    case T.src_port:
-      return setPort(rec, SRC, vb, vs, ve) ? null : INVALID_PORT;
-    case T.dst_port:
-      return setPort(rec, DST, vb, vs, ve) ? null : INVALID_PORT;
-    case T.nat_src_port:
-      return setPort(rec, NAT_SRC, vb, vs, ve) ? null : INVALID_PORT;
-    case T.nat_dst_port:
-      return setPort(rec, NAT_DST, vb, vs, ve) ? null : INVALID_PORT;
     case T.proto:
       if (rec.protoName === '') setProto(rec, vb, vs, ve);
       return null;
@@ -94,6 +79,74 @@ export function applyTarget(
     default:
       return applySpanTarget(target, rec, vs, ve, scratch);
   }
+}
+
+/** Stores an address or port target (ids src_ip..nat_dst_port); `invalid_ip`/`invalid_port` when malformed. */
+function setEndpoint(
+  target: number,
+  rec: ParsedRecord,
+  vb: Buffer,
+  vs: number,
+  ve: number,
+  scratch: boolean,
+): string | null {
+  switch (target) {
+    case T.src_ip:
+      return setIp(rec, SRC, vb, vs, ve, scratch) ? null : INVALID_IP;
+    case T.dst_ip:
+      return setIp(rec, DST, vb, vs, ve, scratch) ? null : INVALID_IP;
+    case T.nat_src_ip:
+      return setIp(rec, NAT_SRC, vb, vs, ve, scratch) ? null : INVALID_IP;
+    case T.nat_dst_ip:
+      return setIp(rec, NAT_DST, vb, vs, ve, scratch) ? null : INVALID_IP;
+    case T.src_port:
+      return setPort(rec, SRC, vb, vs, ve) ? null : INVALID_PORT;
+    case T.dst_port:
+      return setPort(rec, DST, vb, vs, ve) ? null : INVALID_PORT;
+    case T.nat_src_port:
+      return setPort(rec, NAT_SRC, vb, vs, ve) ? null : INVALID_PORT;
+    default:
+      return setPort(rec, NAT_DST, vb, vs, ve) ? null : INVALID_PORT;
+  }
+}
+
+/**
+ * The standard-field store of the native vendor parsers (one definition instead of a switch per
+ * parser): addresses and ports validated, protocol and action set by the latest value, bytes added,
+ * severity read as a keyword. Span targets (rule, device, message) are the caller's: their
+ * precedence differs per vendor. Returns `invalid_ip` / `invalid_port` for malformed values.
+ */
+export function setStandardField(
+  target: number,
+  rec: ParsedRecord,
+  vb: Buffer,
+  vs: number,
+  ve: number,
+  scratch: boolean,
+): string | null {
+  if (target >= T.src_ip && target <= T.nat_dst_port) return setEndpoint(target, rec, vb, vs, ve, scratch);
+  switch (target) {
+    case T.proto:
+      setProto(rec, vb, vs, ve);
+      break;
+    case T.action:
+      rec.action = actionOf(vb, vs, ve);
+      break;
+    case T.bytes:
+      addBytes(rec, vb, vs, ve);
+      break;
+    case T.severity:
+      rec.severity = severityOfWord(vb, vs, ve);
+      break;
+  }
+  return null;
+}
+
+/** A lookup from a parser's own key ids to standard targets (0: not a standard field). */
+export function targetTable(pairs: ReadonlyArray<readonly [number, number]>): Uint8Array {
+  const table = new Uint8Array(Math.max(...pairs.map(([k]) => k)) + 1);
+  for (const [key, target] of pairs) table[key] = target;
+  return table;
 }
 
 function applySpanTarget(target: number, rec: ParsedRecord, vs: number, ve: number, scratch: boolean): null {
