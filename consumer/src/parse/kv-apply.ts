@@ -57,7 +57,8 @@ export function applyTarget(
   ve: number,
   scratch: boolean,
 ): string | null {
-  if (target >= T.src_ip && target <= T.nat_dst_port) return setEndpoint(target, rec, vb, vs, ve, scratch);
+  if (target >= T.src_ip && target <= T.nat_dst_port)
+    return setStandardField(target, rec, vb, vs, ve, scratch);
   switch (target) {
     case T.proto:
       if (rec.protoName === '') setProto(rec, vb, vs, ve);
@@ -81,8 +82,13 @@ export function applyTarget(
   }
 }
 
-/** Stores an address or port target (ids src_ip..nat_dst_port); `invalid_ip`/`invalid_port` when malformed. */
-function setEndpoint(
+/**
+ * The standard-field store of the native vendor parsers (one definition instead of a switch per
+ * parser): addresses and ports validated, protocol and action set by the latest value, bytes added,
+ * severity read as a keyword. Span targets (rule, device, message) are the caller's: their
+ * precedence differs per vendor. Returns `invalid_ip` / `invalid_port` for malformed values.
+ */
+export function setStandardField(
   target: number,
   rec: ParsedRecord,
   vb: Buffer,
@@ -105,27 +111,8 @@ function setEndpoint(
       return setPort(rec, DST, vb, vs, ve) ? null : INVALID_PORT;
     case T.nat_src_port:
       return setPort(rec, NAT_SRC, vb, vs, ve) ? null : INVALID_PORT;
-    default:
+    case T.nat_dst_port:
       return setPort(rec, NAT_DST, vb, vs, ve) ? null : INVALID_PORT;
-  }
-}
-
-/**
- * The standard-field store of the native vendor parsers (one definition instead of a switch per
- * parser): addresses and ports validated, protocol and action set by the latest value, bytes added,
- * severity read as a keyword. Span targets (rule, device, message) are the caller's: their
- * precedence differs per vendor. Returns `invalid_ip` / `invalid_port` for malformed values.
- */
-export function setStandardField(
-  target: number,
-  rec: ParsedRecord,
-  vb: Buffer,
-  vs: number,
-  ve: number,
-  scratch: boolean,
-): string | null {
-  if (target >= T.src_ip && target <= T.nat_dst_port) return setEndpoint(target, rec, vb, vs, ve, scratch);
-  switch (target) {
     case T.proto:
       setProto(rec, vb, vs, ve);
       break;
