@@ -15,6 +15,7 @@ import { KvDialect, scanKv } from './kv-scan';
 import { KeywordTable } from './keywords';
 import { BAD_CSV, BAD_KV, BAD_TIMESTAMP } from './reasons';
 import {
+  ACTION_NAMES,
   F_CSV,
   F_KV,
   F_SD,
@@ -55,15 +56,8 @@ function targetOf(column: string): number {
   return t;
 }
 
-const ACTION_IDS: Record<string, number> = {
-  unknown: 0,
-  allow: 1,
-  deny: 2,
-  drop: 3,
-  reset: 4,
-  close: 5,
-  alert: 6,
-};
+/** Our action names -> action numbers (the numbers are the names' positions). */
+const ACTION_IDS: Record<string, number> = Object.fromEntries(ACTION_NAMES.map((name, id) => [name, id]));
 
 /** Vendor action words -> action numbers (case-insensitive); null when none configured. */
 function actionTable(actions: Record<string, string> | undefined): KeywordTable | null {
