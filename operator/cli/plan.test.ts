@@ -89,3 +89,31 @@ describe('runPlan', () => {
     expect(err.text()).toMatch(/-f <file>/);
   });
 });
+
+describe('planPipeline: the worker column plan', () => {
+  it('refuses a source the column type cannot hold, naming the field', async () => {
+    const lp = validPipeline();
+    lp.spec.clickhouse.columns = [{ name: 'sport_ip', type: 'IPv4', source: 'src_port' }];
+    const plan = planPipeline(lp);
+    expect(plan.valid).toBe(false);
+    expect(plan.errors).toEqual([
+      'InvalidColumns: spec.clickhouse.columns[0].source: column sport_ip: source src_port cannot be written as IPv4: numbers need an integer or String',
+    ]);
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plan-cols-')), 'lp.yaml');
+    fs.writeFileSync(file, stringify(lp));
+    const out = collect();
+    expect(await runPlan(['-f', file], out.stream, collect().stream)).toBe(1);
+    expect(out.text()).toMatch(/columns\[0\]\.source.*cannot be written as IPv4/);
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  });
+
+  it('refuses an unknown source as admission does', () => {
+    const lp = validPipeline();
+    lp.spec.clickhouse.columns = [{ name: 'site', type: 'LowCardinality(String)', source: 'srcaddr' }];
+    const plan = planPipeline(lp);
+    expect(plan.valid).toBe(false);
+    expect(plan.errors.join('\n')).toMatch(
+      /spec\.clickhouse\.columns\[0\]\.source: Invalid value.*must be one of/,
+    );
+  });
+});

@@ -15,6 +15,7 @@ import { renderWorkerConfig, buildConfigMap } from '../src/desired/configmap';
 import { buildDeployment } from '../src/desired/deployment';
 import { buildPodDisruptionBudget } from '../src/desired/pdb';
 import { buildDeadLetterTopicSpec, buildTopicSpec } from '../src/desired/topic';
+import { INVALID_COLUMNS, workerColumnProblems } from '../src/desired/worker-columns';
 
 /** What `plan` prints for one pipeline. */
 export interface PipelinePlan {
@@ -43,7 +44,11 @@ export function planPipeline(doc: unknown, previous?: LogPipeline): PipelinePlan
   const problems = [ddl, topic].filter((r) => !r.ok).map((r) => (r.ok ? '' : `${r.reason}: ${r.message}`));
   if (!ddl.ok || !topic.ok) return { pipeline: id, valid: false, errors: problems };
   const dlq = buildDeadLetterTopicSpec(spec);
-  const config = renderWorkerConfig(spec, buildWorkerColumns(ddl.value.tables[0].schema));
+  const columns = buildWorkerColumns(ddl.value.tables[0].schema);
+  // The worker's own column check, so plan refuses what the worker would refuse at startup.
+  const columnErrors = workerColumnProblems(spec, columns).map((e) => `${INVALID_COLUMNS}: ${e}`);
+  if (columnErrors.length > 0) return { pipeline: id, valid: false, errors: columnErrors };
+  const config = renderWorkerConfig(spec, columns);
   return {
     pipeline: id,
     valid: true,

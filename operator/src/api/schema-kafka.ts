@@ -17,26 +17,10 @@ import {
   str,
   type JSONSchemaProps,
 } from './schema-dsl';
+import { REQUIRABLE_SOURCES } from '../../../common/src/parser-contract';
 
-/** Column sources `parser.requiredFields` may name (the parser's REQUIRABLE_SOURCES). */
-export const REQUIRED_FIELD_SOURCES = [
-  'timestamp',
-  'device',
-  'src_ip',
-  'dst_ip',
-  'src_port',
-  'dst_port',
-  'nat_src_ip',
-  'nat_dst_ip',
-  'nat_src_port',
-  'nat_dst_port',
-  'proto',
-  'action',
-  'bytes',
-  'rule',
-  'severity',
-  'message',
-] as const;
+/** Column sources `parser.requiredFields` may name (the worker's contract). */
+export const REQUIRED_FIELD_SOURCES = REQUIRABLE_SOURCES;
 
 /** Supported parser formats, in the order the docs list them. */
 export const PARSER_FORMATS = [

@@ -3,6 +3,7 @@
  * crds/logpipeline.io_logpipelines.yaml is the source of truth for admission; these types mirror it
  * and `applyDefaults()` (defaults.ts) fills what the schema leaves optional.
  */
+import type { CsvFormat, KvFormat, SdFormat } from '../../../common/src/parser-contract';
 
 import type { KeyFunction } from '../../../common/src/sql/key-functions';
 import type { SaslMechanism } from '../../../common/src/worker-config';
@@ -86,31 +87,14 @@ export interface ParserSpec {
   rules?: ParserRuleSpec[];
 }
 
-/** spec.parser.kv */
-export interface KvFormatSpec {
-  pairDelimiter?: string;
-  keyValueDelimiter?: string;
-  quote?: string;
-  fields: Record<string, string[]>;
-  actions?: Record<string, string>;
-}
+/** spec.parser.kv (the worker's contract). */
+export type KvFormatSpec = KvFormat;
 
-/** spec.parser.csv */
-export interface CsvFormatSpec {
-  delimiter?: string;
-  quote?: string;
-  fields?: Record<string, number>;
-  layoutField?: number;
-  layouts?: Record<string, Record<string, number>>;
-  actions?: Record<string, string>;
-}
+/** spec.parser.csv (the worker's contract). */
+export type CsvFormatSpec = CsvFormat;
 
-/** spec.parser.structuredData */
-export interface SdFormatSpec {
-  sdId: string;
-  fields: Record<string, string[]>;
-  actions?: Record<string, string>;
-}
+/** spec.parser.structuredData (the worker's contract). */
+export type SdFormatSpec = SdFormat;
 
 /** One entry of spec.parser.rules. */
 export interface ParserRuleSpec {

@@ -13,6 +13,7 @@ import { applyReplicasAsAutoscaler, patchFinalizers, readSecretKey } from '../ap
 import { KubeApiError, type KubeClient } from '../apply/kube-rest';
 import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
 import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
+import { checkWorkerColumns, INVALID_COLUMNS } from '../desired/worker-columns';
 import { workerName } from '../desired/labels';
 import { silentLogger, type Logger } from '../../../common/src/log';
 import { UNGUARDED, type DestructiveGuard } from '../apply/guard';
@@ -155,6 +156,8 @@ export class Reconciler {
         throw new TerminalError('CredentialsInURL', URL_RULE.explain(spec.clickhouse.url, undefined));
       checkWorkerPolicy(spec, workerImageAllowlist());
       const columns = (this.opts.workerColumns ?? defaultColumns)(spec);
+      // The worker would refuse these columns at startup: say so before deploying it.
+      checkWorkerColumns(spec, columns);
       return { spec, config: renderWorkerConfig(spec, columns) };
     } catch (err) {
       const reason = (err as { reason?: unknown }).reason;
@@ -169,8 +172,10 @@ export class Reconciler {
     } catch (err) {
       const e = err as TerminalError;
       const ready: ConditionInput = { type: 'Ready', status: 'False', reason: e.reason, message: e.message };
+      // A column the worker cannot write is the table's problem: TableReady names it too.
+      const table: ConditionInput[] = e.reason === INVALID_COLUMNS ? [{ ...ready, type: 'TableReady' }] : [];
       // Terminal: nothing will happen until the spec changes, so GitOps tools must see a failure.
-      await this.status.write(lp, [ready, ...progressConditions(ready, e)], {});
+      await this.status.write(lp, [ready, ...table, ...progressConditions(ready, e)], {});
       return {};
     }
     const { spec, config } = prepared;
