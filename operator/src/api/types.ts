@@ -158,7 +158,7 @@ export interface ClickHouseSpec {
     allowShortening?: boolean;
   };
   storagePolicy?: string;
-  /** Window of recent insert tokens the table remembers for exactly-once retries. Default 1000. */
+  /** Window of recent insert tokens the table remembers for exactly-once retries. Default 10000. */
   dedupWindow?: number;
 }
 
