@@ -4,10 +4,8 @@
  * The operator enumerates these in the CRD (admission); the worker compiles them into parsers.
  */
 
-/** Column sources `parser.requiredFields` may name (the worker checks each one per line). */
-export const REQUIRABLE_SOURCES = [
-  'timestamp',
-  'device',
+/** The connection fields (addresses, ports, NAT, protocol, verdict, volume, rule) every parser may fill. */
+const CONNECTION_FIELDS = [
   'src_ip',
   'dst_ip',
   'src_port',
@@ -20,6 +18,13 @@ export const REQUIRABLE_SOURCES = [
   'action',
   'bytes',
   'rule',
+] as const;
+
+/** Column sources `parser.requiredFields` may name (the worker checks each one per line). */
+export const REQUIRABLE_SOURCES = [
+  'timestamp',
+  'device',
+  ...CONNECTION_FIELDS,
   'severity',
   'message',
 ] as const;
@@ -27,24 +32,7 @@ export const REQUIRABLE_SOURCES = [
 export type RequirableSource = (typeof REQUIRABLE_SOURCES)[number];
 
 /** Columns a declarative mapping (kv, csv, structured data) may fill. */
-export const MAPPABLE_COLUMNS = [
-  'timestamp',
-  'src_ip',
-  'dst_ip',
-  'src_port',
-  'dst_port',
-  'nat_src_ip',
-  'nat_dst_ip',
-  'nat_src_port',
-  'nat_dst_port',
-  'proto',
-  'action',
-  'bytes',
-  'rule',
-  'device',
-  'message',
-  'severity',
-] as const;
+export const MAPPABLE_COLUMNS = ['timestamp', ...CONNECTION_FIELDS, 'device', 'message', 'severity'] as const;
 /** A column a declarative mapping may fill. */
 export type MappableColumn = (typeof MAPPABLE_COLUMNS)[number];
 

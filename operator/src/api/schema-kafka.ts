@@ -17,33 +17,14 @@ import {
   str,
   type JSONSchemaProps,
 } from './schema-dsl';
+import { DECLARATIVE_FORMAT_NAMES, FORMAT_NAMES } from '../../../common/src/columns/sources';
 import { REQUIRABLE_SOURCES } from '../../../common/src/parser-contract';
 
 /** Column sources `parser.requiredFields` may name (the worker's contract). */
 export const REQUIRED_FIELD_SOURCES = REQUIRABLE_SOURCES;
 
 /** Supported parser formats, in the order the docs list them. */
-export const PARSER_FORMATS = [
-  'auto',
-  'rfc5424',
-  'rfc3164',
-  'fortigate',
-  'paloalto',
-  'cisco-asa',
-  'iptables',
-  'cef',
-  'json',
-  'pfsense',
-  'juniper-srx',
-  'huawei-usg',
-  'sophos',
-  'sonicwall',
-  'checkpoint',
-  'mikrotik',
-  'kv',
-  'csv',
-  'structured-data',
-] as const;
+export const PARSER_FORMATS = ['auto', ...FORMAT_NAMES, ...DECLARATIVE_FORMAT_NAMES] as const;
 
 const sasl = obj(
   'SASL authentication with credentials from a Secret. Absent means no SASL.',
