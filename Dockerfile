@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# Both images from one context; they differ only in their entry point:
+# Both images from one context; each ships only its own compiled tree plus the shared layer
+# (common/src), never tests or fixtures (tsconfig.build.json compiles the sources without them):
 #   docker build --target operator -t ghcr.io/logpipeline/logpipeline-operator:0.1.0 .
 #   docker build --target worker   -t ghcr.io/logpipeline/logpipeline-worker:0.1.0 .
 # The chart (charts/logpipeline-operator) defaults to exactly these names and the appVersion tag;
@@ -18,10 +19,12 @@ COPY package.json package-lock.json ./
 # platform binary (--omit=optional). `npm install` honours the lockfile; `npm ci` refuses it
 # because the lock lacks chdb's other-platform optional packages (see scripts/setup.sh).
 RUN npm install --omit=optional --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.build.json ./
+COPY common/src common/src
 COPY operator/src operator/src
+COPY operator/cli operator/cli
 COPY consumer/src consumer/src
-RUN npm run build
+RUN npx tsc -p tsconfig.build.json
 
 # --- prod-deps: production node_modules only (chdb and every other devDependency stay out) ---
 FROM ${NODE_IMAGE} AS prod-deps
@@ -36,9 +39,9 @@ WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /src/package.json ./package.json
-# The operator imports the worker's config types/constants and vice versa, so both trees ship.
-COPY --from=build /src/dist/operator/src ./dist/operator/src
-COPY --from=build /src/dist/consumer/src ./dist/consumer/src
+# The contract both sides obey (worker config, column types, integrity forms, logging); the operator
+# and the worker never import each other's code, only this layer (scripts/image-trees.test.ts).
+COPY --from=build /src/dist/common/src ./dist/common/src
 USER 65532:65532
 LABEL org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0" \
@@ -49,6 +52,7 @@ FROM runtime AS worker
 LABEL org.opencontainers.image.title="logpipeline-worker" \
       org.opencontainers.image.ref.name="ghcr.io/logpipeline/logpipeline-worker" \
       org.opencontainers.image.description="logpipeline consumer worker: Kafka to ClickHouse, exactly once"
+COPY --from=build /src/dist/consumer/src ./dist/consumer/src
 EXPOSE 8080
 # Exec form with the script in ENTRYPOINT: the operator passes `--config <path>` as container
 # args, which Kubernetes appends to the entrypoint (args would replace a CMD instead).
@@ -59,5 +63,9 @@ FROM runtime AS operator
 LABEL org.opencontainers.image.title="logpipeline-operator" \
       org.opencontainers.image.ref.name="ghcr.io/logpipeline/logpipeline-operator" \
       org.opencontainers.image.description="logpipeline operator: reconciles LogPipeline resources"
+# The `logpipeline` CLI (operator/cli) is not shipped: it also loads the worker's parsers, and an
+# auditor runs `verify` with their own credentials, not from the operator's pod. It is the
+# package's bin (docs/operations.md).
+COPY --from=build /src/dist/operator/src ./dist/operator/src
 EXPOSE 8080
 ENTRYPOINT ["/nodejs/bin/node", "dist/operator/src/main.js"]

@@ -23,7 +23,9 @@ module.exports = {
       transformIgnorePatterns,
       testEnvironment: 'node',
       roots: [
+        '<rootDir>/common/src',
         '<rootDir>/operator/src',
+        '<rootDir>/operator/cli',
         '<rootDir>/consumer/src',
         '<rootDir>/bench',
         '<rootDir>/scripts',

@@ -25,7 +25,7 @@ import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import { durationMs } from '../operator/src/api/duration';
 import { GROUP, PLURAL, VERSION, type LogPipelineSpec } from '../operator/src/api/types';
 import { workerName } from '../operator/src/desired/labels';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { generateSampleLines } from '../test/fixtures/samples';
 import { startTestBed, stopTestBed } from '../test/env/bed';
 import { PodRunner } from '../test/env/pod-runner';
 import { readTestBed, type TestBed } from '../test/env/testbed';

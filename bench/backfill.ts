@@ -9,7 +9,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { startTestBed, stopTestBed } from '../test/env/bed';
 import { freePort } from '../test/env/process';
 import { readTestBed, type TestBed } from '../test/env/testbed';
@@ -65,15 +64,9 @@ async function run(
   lines: Buffer[],
 ): Promise<{ rows: number; cpuSeconds: number; wallSeconds: number; rowsPerCpuSecond: number }> {
   const p = s.newPipeline('bench_backfill', 1);
-  await s.createPipeline(bed, p);
+  await s.createPipeline(bed, p); // the operator's DDL: partitioned by toYYYYMMDD(ts)
   const ch = s.chClient(bed);
   try {
-    await ch.command({ query: `DROP TABLE ${p.database}.\`${p.table}\`` });
-    const cols = REFERENCE_COLUMNS.map((c) => `\`${c.name}\` ${c.type}`).join(', ');
-    await ch.command({
-      query: `CREATE TABLE ${p.database}.\`${p.table}\` (${cols}) ENGINE = MergeTree PARTITION BY toYYYYMMDD(ts)
-              ORDER BY (kafka_partition, kafka_offset) SETTINGS non_replicated_deduplication_window = 1000`,
-    });
     const producer = await s.testProducer(bed);
     await s.produceLines(producer, p.topic, 1, lines, 100);
     await producer.disconnect();

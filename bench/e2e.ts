@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { generateSampleLines } from '../test/fixtures/samples';
 import { startTestBed, stopTestBed } from '../test/env/bed';
 import { freePort } from '../test/env/process';
 import { readTestBed, type TestBed } from '../test/env/testbed';

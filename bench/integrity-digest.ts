@@ -8,10 +8,10 @@
  */
 import { createHash } from 'node:crypto';
 import { BatchEncoder, type MessageInput } from '../consumer/src/encode/batch';
-import { BatchDigester } from '../consumer/src/integrity/canonical';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { BatchDigester } from '../common/src/integrity/canonical';
+import { generateSampleLines } from '../test/fixtures/samples';
 import { buildTableDDL, buildWorkerColumns } from '../operator/src/desired/clickhouse';
-import { resolved } from '../operator/src/desired/clickhouse/testing';
+import { resolved } from '../test/fixtures/clickhouse-testing';
 
 function cpu(since: NodeJS.CpuUsage): number {
   const u = process.cpuUsage(since);

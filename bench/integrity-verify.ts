@@ -12,12 +12,12 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { ChainState } from '../consumer/src/integrity/chain-state';
-import { msText } from '../consumer/src/integrity/chain';
+import { msText } from '../common/src/integrity/chain';
 import { insertLink } from '../consumer/src/integrity/link-store';
 import { verifyTable } from '../operator/src/compliance/verify';
 import { buildTableDDL, buildWorkerColumns, ddlStatements } from '../operator/src/desired/clickhouse';
 import { FIREWALL_COLUMNS } from '../operator/src/desired/clickhouse/presets';
-import { resolved } from '../operator/src/desired/clickhouse/testing';
+import { resolved } from '../test/fixtures/clickhouse-testing';
 import { startClickHouse, stopClickHouse } from '../test/env/clickhouse';
 import { readTestBed, stateFile, type ClickHouseBed } from '../test/env/testbed';
 

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { buildLegalQuery, buildNatQuery } from '../operator/src/compliance/legal-query';
 import { buildTableDDL, ddlStatements } from '../operator/src/desired/clickhouse';
-import { resolved } from '../operator/src/desired/clickhouse/testing';
+import { resolved } from '../test/fixtures/clickhouse-testing';
 import { startClickHouse, stopClickHouse } from '../test/env/clickhouse';
 import { readTestBed, stateFile, type ClickHouseBed } from '../test/env/testbed';
 

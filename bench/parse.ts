@@ -12,7 +12,7 @@ import { BatchEncoder, MessageInput } from '../consumer/src/encode/batch';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { LINE_NO_SPECIALS, LINE_UTF8_VALID, LineParser } from '../consumer/src/parse/parser';
 import { FORMAT_NAMES, FormatName } from '../consumer/src/parse/record';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { generateSampleLines } from '../test/fixtures/samples';
 
 /** Benchmark settings (all have CLI flags of the same name in kebab-case). */
 export interface ParseBenchOptions {

@@ -129,3 +129,18 @@ export function labels(df: Dockerfile, s: Stage): Record<string, string> {
   }
   return out;
 }
+
+/**
+ * The source trees whose compiled output stage `target` ships: every `COPY --from=<build>
+ * <workdir>/dist/<tree>` along its ancestry, mapped back to `<tree>` (tsc's rootDir ".", outDir "dist").
+ */
+export function shippedTrees(df: Dockerfile, target: string, build = 'build'): string[] {
+  const workdir = effective(df, stage(df, build), 'WORKDIR')?.args[0] ?? '';
+  const prefix = `${workdir}/dist/`;
+  return ancestry(df, stage(df, target))
+    .flatMap((s) => s.instructions)
+    .filter((i) => i.keyword === 'COPY' && i.flags.from === build)
+    .flatMap((i) => i.args.slice(0, -1))
+    .filter((src) => src.startsWith(prefix))
+    .map((src) => src.slice(prefix.length));
+}

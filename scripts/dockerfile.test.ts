@@ -14,6 +14,7 @@ import {
   labels,
   parseAssignments,
   parseDockerfile,
+  shippedTrees,
   stage,
   type Stage,
 } from './dockerfile-parse';
@@ -40,8 +41,18 @@ const values = parse(fs.readFileSync(path.join(CHART_DIR, 'values.yaml'), 'utf8'
 };
 
 const IMAGES = [
-  { target: 'operator', repository: values.image.repository, entry: 'dist/operator/src/main.js' },
-  { target: 'worker', repository: values.worker.image.repository, entry: 'dist/consumer/src/main.js' },
+  {
+    target: 'operator',
+    repository: values.image.repository,
+    entry: 'dist/operator/src/main.js',
+    trees: ['common/src', 'operator/src'],
+  },
+  {
+    target: 'worker',
+    repository: values.worker.image.repository,
+    entry: 'dist/consumer/src/main.js',
+    trees: ['common/src', 'consumer/src'],
+  },
 ];
 
 /** A file tsc emits under dist/ maps back to its source (rootDir ".", outDir "dist"). */
@@ -135,6 +146,19 @@ describe('Dockerfile', () => {
     },
   );
 
+  it.each(IMAGES)('$target image: ships only its own tree and the shared layer', ({ target, trees }) => {
+    const shipped = shippedTrees(df, target);
+    expect([...shipped].sort()).toEqual(trees);
+    // Spelled out: the worker carries no operator code, the operator no worker code, neither the CLI.
+    const other = target === 'worker' ? 'operator/' : 'consumer/';
+    expect(shipped.filter((t) => t.startsWith(other) || t === 'operator/cli')).toEqual([]);
+  });
+
+  it('compiles the images with tsconfig.build.json (no tests, no fixtures)', () => {
+    const runs = stage(df, 'build').instructions.filter((i) => i.keyword === 'RUN' && /\btsc\b/.test(i.raw));
+    expect(runs.map((i) => i.raw)).toEqual(['npx tsc -p tsconfig.build.json']);
+  });
+
   it.each(IMAGES)(
     '$target image: labels name the chart default image and version',
     ({ target, repository }) => {
@@ -166,29 +190,31 @@ describe('production dependencies', () => {
     expect(lock.packages['node_modules/chdb']?.dev).toBe(true);
   });
 
-  it('cover every runtime import of the operator and worker sources (no dev-only or out-of-image imports)', () => {
-    const roots = ['operator/src', 'consumer/src'];
-    const allowed = new Set([...Object.keys(pkg.dependencies), ...builtinModules]);
-    const problems: string[] = [];
-    let scanned = 0;
-    for (const root of roots) {
-      for (const file of listSources(path.join(REPO_ROOT, root))) {
-        for (const spec of runtimeImports(fs.readFileSync(file, 'utf8'))) {
-          const rel = path.relative(REPO_ROOT, file);
-          scanned += 1;
-          if (spec.startsWith('.')) {
-            const target = path.relative(REPO_ROOT, path.resolve(path.dirname(file), spec));
-            if (!roots.some((r) => target.startsWith(`${r}/`)))
-              problems.push(`${rel} imports ${spec} (outside the image)`);
-          } else if (!allowed.has(packageName(spec))) {
-            problems.push(`${rel} imports ${spec} (not a production dependency)`);
+  it.each(IMAGES)(
+    'cover every runtime import of the $target image (no dev-only or out-of-image imports)',
+    ({ trees }) => {
+      const allowed = new Set([...Object.keys(pkg.dependencies), ...builtinModules]);
+      const problems: string[] = [];
+      let scanned = 0;
+      for (const root of trees) {
+        for (const file of listSources(path.join(REPO_ROOT, root))) {
+          for (const spec of runtimeImports(fs.readFileSync(file, 'utf8'))) {
+            const rel = path.relative(REPO_ROOT, file);
+            scanned += 1;
+            if (spec.startsWith('.')) {
+              const target = path.relative(REPO_ROOT, path.resolve(path.dirname(file), spec));
+              if (!trees.some((r) => target.startsWith(`${r}/`)))
+                problems.push(`${rel} imports ${spec} (outside the image)`);
+            } else if (!allowed.has(packageName(spec))) {
+              problems.push(`${rel} imports ${spec} (not a production dependency)`);
+            }
           }
         }
       }
-    }
-    expect(problems).toEqual([]);
-    expect(scanned).toBeGreaterThan(20);
-  });
+      expect(problems).toEqual([]);
+      expect(scanned).toBeGreaterThan(20);
+    },
+  );
 });
 
 function listSources(dir: string): string[] {

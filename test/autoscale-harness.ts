@@ -27,7 +27,7 @@ import {
   startManager,
   waitFor,
 } from './operator-harness';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { generateSampleLines } from './fixtures/samples';
 import { chClient, kafkaClient, produceLines, testProducer } from './worker-support';
 
 /** One observation of a pipeline. */

@@ -7,9 +7,9 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { BatchEncoder, type MessageInput } from '../consumer/src/encode/batch';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { generateSampleLines } from './fixtures/samples';
 import { verifyTable } from '../operator/src/compliance/verify';
-import { loadVerifyKey } from '../consumer/src/integrity/checkpoint';
+import { loadVerifyKey } from '../common/src/integrity/checkpoint';
 import { bedClient, CompliancePipeline } from './compliance-fixture';
 
 const DB = `ce_${process.pid}_${Date.now() % 1e6}`;

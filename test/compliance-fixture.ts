@@ -8,8 +8,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { IntegrityRecorder, type SealedBatch } from '../consumer/src/integrity';
-import { msText } from '../consumer/src/integrity/chain';
-import { quoteIdentifier } from '../consumer/src/sink/clickhouse-sink';
+import { msText } from '../common/src/integrity/chain';
+import { quoteIdentifier } from '../common/src/sql/identifiers';
 import { batchToken } from '../consumer/src/sink/token';
 import type { ResolvedSpec } from '../operator/src/api/defaults';
 import {
@@ -19,7 +19,7 @@ import {
   type TableDDL,
 } from '../operator/src/desired/clickhouse';
 import { FIREWALL_COLUMNS } from '../operator/src/desired/clickhouse/presets';
-import { resolved } from '../operator/src/desired/clickhouse/testing';
+import { resolved } from './fixtures/clickhouse-testing';
 import { readTestBed, type ClickHouseBed } from './env/testbed';
 
 /** The bed's ClickHouse (throws when the bed has none: integration tests need a real engine). */

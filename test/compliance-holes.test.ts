@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { IntegrityRecorder } from '../consumer/src/integrity';
-import { runVerify } from '../operator/src/cli/verify';
+import { runVerify } from '../operator/cli/verify';
 import type { VerifyReport } from '../operator/src/compliance/verify-report';
 import { bedClient, clickhouseBed, CompliancePipeline, type BatchPlan } from './compliance-fixture';
 import { startTsa, type TsaServer } from './env/tsa';

@@ -8,7 +8,7 @@
  */
 import { Writable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { runQuery } from '../operator/src/cli/query';
+import { runQuery } from '../operator/cli/query';
 import { buildAccessStatements, ensureAccessUsers, pipelineRoles } from '../operator/src/compliance/access';
 import { buildLegalQuery } from '../operator/src/compliance/legal-query';
 import { bedClient, clickhouseBed, CompliancePipeline } from './compliance-fixture';

@@ -11,10 +11,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { digestTsv } from '../consumer/src/integrity/canonical';
-import { computeLink, type LinkRecord } from '../consumer/src/integrity/chain';
+import { digestTsv } from '../common/src/integrity/canonical';
+import { computeLink, type LinkRecord } from '../common/src/integrity/chain';
 import type { IntegrityRecorder } from '../consumer/src/integrity';
-import { runVerify } from '../operator/src/cli/verify';
+import { runVerify } from '../operator/cli/verify';
 import type { Finding, VerifyReport } from '../operator/src/compliance/verify-report';
 import { bedClient, clickhouseBed, CompliancePipeline, type BatchPlan } from './compliance-fixture';
 import { startTsa, type TsaServer } from './env/tsa';
@@ -277,8 +277,8 @@ test('forged and mismatched timestamp tokens fail; tokenless checkpoints are fin
     `ALTER TABLE ${p.database}.fw_checkpoints UPDATE tsa_token = '${tok}' WHERE created_at = '${first.t}'`,
   );
   // Forged: a genuine token for the right digest, but from a TSA the auditor does not trust.
-  const { requestTimeStamp } = await import('../consumer/src/integrity/tsa-request');
-  const { checkpointDigest } = await import('../consumer/src/integrity/checkpoint');
+  const { requestTimeStamp } = await import('../common/src/integrity/tsa-request');
+  const { checkpointDigest } = await import('../common/src/integrity/checkpoint');
   const rogue = await requestTimeStamp(otherTsa.url, checkpointDigest(second.h));
   await p.sql(
     `ALTER TABLE ${p.database}.fw_checkpoints UPDATE tsa_token = '${rogue.token.toString('base64')}' WHERE created_at = '${second.t}'`,

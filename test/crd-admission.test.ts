@@ -6,13 +6,8 @@
  */
 import { ApiException, ApiextensionsV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type LogPipeline } from '../operator/src/api/types';
-import {
-  VALID_CASES,
-  materialize,
-  validPipeline,
-  type PipelineCase,
-} from '../operator/src/api/validate-cases';
-import { INVALID_CASES } from '../operator/src/api/validate-cases-invalid';
+import { VALID_CASES, materialize, validPipeline, type PipelineCase } from './fixtures/validate-cases';
+import { INVALID_CASES } from './fixtures/validate-cases-invalid';
 import { formatValidationError, validatePipeline } from '../operator/src/api/validate';
 import { readTestBed } from './env/testbed';
 

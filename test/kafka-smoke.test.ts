@@ -15,7 +15,7 @@ import {
   type Consumer,
   type Producer,
 } from 'kafkajs';
-import { LZ4_ASYNC_THRESHOLD_BYTES, lz4Codec, registerLz4Codec } from '../consumer/src/delivery/lz4-codec';
+import { LZ4_ASYNC_THRESHOLD_BYTES, lz4Codec, registerLz4Codec } from '../common/src/kafka/lz4-codec';
 import { restartKafka } from './env/kafka';
 import { readTestBed, writeTestBed } from './env/testbed';
 

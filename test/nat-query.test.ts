@@ -9,10 +9,10 @@ import { Readable, Writable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { BatchEncoder } from '../consumer/src/encode/batch';
 import { ensureTable } from '../operator/src/apply/clickhouse';
-import { runQuery } from '../operator/src/cli/query';
+import { runQuery } from '../operator/cli/query';
 import { buildNatQuery } from '../operator/src/compliance/legal-query';
 import { buildTableDDL, buildWorkerColumns, resolveTableSchema } from '../operator/src/desired/clickhouse';
-import { resolved } from '../operator/src/desired/clickhouse/testing';
+import { resolved } from './fixtures/clickhouse-testing';
 import { bedClient, clickhouseBed } from './compliance-fixture';
 
 const DB = `natq_${process.pid}_${Date.now() % 1e6}`;

@@ -2,7 +2,8 @@
  * The operator end to end on its external parts: a LogPipeline on the real apiserver becomes a
  * real Kafka topic (and dead-letter topic) and real ClickHouse tables; a second pipeline claiming
  * the same topic gets a conflict; deletionPolicy Delete removes topic and tables on the recorded
- * cluster; an unreachable broker is a False condition, not a crash.
+ * cluster; an unreachable broker is a False condition, not a crash; retention below Law 5651's
+ * minimum stays Ready with a reason that says so.
  */
 import { createClient } from '@clickhouse/client';
 import { Kafka, logLevel } from 'kafkajs';
@@ -129,6 +130,29 @@ it('reports an unreachable broker as a False condition', async () => {
   expect(condition(lp, 'TopicReady')?.status).toBe('False');
   expect(condition(lp, 'TableReady')?.status).toBe('True');
   await deletePipeline(namespace, 'nobroker');
+});
+
+it('keeps a table with retention below the legal minimum Ready, and says so', async () => {
+  await createPipeline({
+    ...pipeline(namespace, 'short'),
+    spec: spec('fw_short', 'opext.short', {
+      clickhouse: {
+        ...spec('fw_short', 'opext.short').clickhouse,
+        retention: { deleteAfter: '30d', minimumDeleteAfter: '1d' },
+      },
+    }) as never,
+  });
+  const lp = await waitFor(
+    'RetentionBelowMinimum',
+    async () => {
+      const p = await getPipeline(namespace, 'short');
+      return condition(p, 'TableReady')?.reason === 'RetentionBelowMinimum' ? p : undefined;
+    },
+    60_000,
+  );
+  expect(condition(lp, 'TableReady')?.status).toBe('True');
+  expect(condition(lp, 'TableReady')?.message).toMatch(/^table ready, but .*30d.*Law 5651.*180d/);
+  await deletePipeline(namespace, 'short');
 });
 
 it('deletes topic and tables for deletionPolicy Delete on the recorded cluster', async () => {

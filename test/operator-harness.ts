@@ -16,7 +16,7 @@ import {
 } from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type LogPipeline, type LogPipelineSpec } from '../operator/src/api/types';
 import { Manager, type ManagerOptions } from '../operator/src/controller/manager';
-import { createLogger } from '../operator/src/observability/log';
+import { createLogger } from '../common/src/log';
 import { readTestBed } from './env/testbed';
 
 /** Admin kubeconfig of the running bed. */

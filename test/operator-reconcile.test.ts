@@ -258,6 +258,46 @@ describe('LogPipeline reconcile', () => {
     );
   });
 
+  it('reports columns the worker cannot write as InvalidColumns, deploys no worker, recovers when fixed', async () => {
+    // Admission cannot parse types, so an IPv4 column fed from a port is stored; the operator's
+    // compile of the worker's column plan must refuse it before any worker crash-loops on it.
+    const columns = [{ name: 'sport_ip', type: 'IPv4', source: 'src_port' }];
+    await createPipeline(
+      pipeline(ns, 'badcols', { clickhouse: { ...pipeline(ns, 'badcols').spec.clickhouse, columns } }),
+    );
+    const lp = await waitFor('InvalidColumns', async () => {
+      const p = await getPipeline(ns, 'badcols');
+      return condition(p, 'Ready')?.reason === 'InvalidColumns' ? p : undefined;
+    });
+    expect(condition(lp, 'Ready')).toMatchObject({ status: 'False' });
+    expect(condition(lp, 'Ready')!.message).toContain('spec.clickhouse.columns[0].source');
+    expect(condition(lp, 'Ready')!.message).toContain('cannot be written as IPv4');
+    expect(condition(lp, 'TableReady')).toMatchObject({ status: 'False', reason: 'InvalidColumns' });
+    expect(condition(lp, 'Stalled')).toMatchObject({ status: 'True', reason: 'InvalidColumns' });
+    const events = await waitFor('an InvalidColumns event', async () => {
+      const list = await apis().core.listNamespacedEvent({
+        namespace: ns,
+        fieldSelector: 'involvedObject.name=badcols',
+      });
+      return list.items.find((e) => e.reason === 'InvalidColumns') ? list.items : undefined;
+    });
+    expect(events.find((e) => e.reason === 'InvalidColumns')?.type).toBe('Warning');
+    expect(
+      await maybe(apis().apps.readNamespacedDeployment({ namespace: ns, name: 'badcols-worker' })),
+    ).toBeUndefined();
+
+    await patchPipelineSpec(ns, 'badcols', {
+      clickhouse: { columns: [{ name: 'sport', type: 'UInt16', source: 'src_port' }] },
+    });
+    await waitFor('Deployment after the columns were fixed', () =>
+      maybe(apis().apps.readNamespacedDeployment({ namespace: ns, name: 'badcols-worker' })),
+    );
+    await waitFor(
+      'InvalidColumns cleared',
+      async () => condition(await getPipeline(ns, 'badcols'), 'Ready')?.reason !== 'InvalidColumns',
+    );
+  });
+
   it('hands spec.replicas to the autoscaler when autoscaling is turned on, without a reset to 1', async () => {
     const { apps } = apis();
     await createPipeline(pipeline(ns, 'auto', { workers: { replicas: 3 } }));

@@ -14,7 +14,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { IntegrityRecorder } from '../consumer/src/integrity';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
-import { runSeal } from '../operator/src/cli/seal';
+import { runSeal } from '../operator/cli/seal';
 import { bedClient, clickhouseBed, CompliancePipeline, type BatchPlan } from './compliance-fixture';
 import { startTsa, type TsaServer } from './env/tsa';
 import { readTestBed } from './env/testbed';

@@ -13,7 +13,7 @@ import type { Producer } from 'kafkajs';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
 import { SECRETS_HASH_ANNOTATION } from '../operator/src/desired/labels';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { generateSampleLines } from './fixtures/samples';
 import { setClickHousePassword } from './env/clickhouse';
 import { PodRunner } from './env/pod-runner';
 import { readTestBed, writeTestBed } from './env/testbed';

@@ -8,7 +8,7 @@
 import { createClient } from '@clickhouse/client';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
-import { createLogger } from '../operator/src/observability/log';
+import { createLogger } from '../common/src/log';
 import { readTestBed } from './env/testbed';
 import {
   apis,

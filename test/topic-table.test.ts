@@ -13,7 +13,7 @@ import { observeTable } from '../operator/src/apply/clickhouse-observe';
 import { KafkaAdminPool, KafkaApplyError, kafkaConnection } from '../operator/src/apply/kafka-client';
 import { deleteTopic, ensureTopic } from '../operator/src/apply/kafka-topic';
 import { buildTableDDL, planTableChanges } from '../operator/src/desired/clickhouse';
-import { resolved } from '../operator/src/desired/clickhouse/testing';
+import { resolved } from './fixtures/clickhouse-testing';
 import { buildTopicSpec, type TopicSpec } from '../operator/src/desired/topic';
 import { readTestBed } from './env/testbed';
 

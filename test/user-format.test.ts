@@ -8,7 +8,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { readParserCoverage } from '../operator/src/apply/parser-coverage';
 import { buildTableDDL } from '../operator/src/desired/clickhouse';
-import { resolved } from '../operator/src/desired/clickhouse/testing';
+import { resolved } from './fixtures/clickhouse-testing';
 import { parserCoverageCondition } from '../operator/src/status/conditions';
 import { freePort } from './env/process';
 import { readTestBed } from './env/testbed';

@@ -11,11 +11,11 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { resolveSpec } from '../operator/src/api/defaults';
 import type { LogPipeline } from '../operator/src/api/types';
-import { runVerify } from '../operator/src/cli/verify';
+import { runVerify } from '../operator/cli/verify';
 import { buildTableDDL, buildWorkerColumns, ddlStatements } from '../operator/src/desired/clickhouse';
 import { buildWorkerConfig } from '../operator/src/desired/configmap';
-import { SECRET_ENV } from '../consumer/src/config';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { SECRET_ENV } from '../common/src/worker-config';
+import { generateSampleLines } from './fixtures/samples';
 import { readTestBed } from './env/testbed';
 import { freePort } from './env/process';
 import {

@@ -7,7 +7,6 @@
  */
 import fs from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { freePort } from './env/process';
 import { readTestBed } from './env/testbed';
 import {
@@ -50,14 +49,8 @@ function line(day: number, n: number): Buffer {
 
 beforeAll(async () => {
   ch = chClient(bed);
+  // The operator's table is partitioned by day (toYYYYMMDD(ts)), like the firewall preset's.
   await createPipeline(bed, p);
-  // The firewall preset's partitioning (the test helper's table has none).
-  await ch.command({ query: `DROP TABLE ${p.database}.\`${p.table}\`` });
-  const cols = REFERENCE_COLUMNS.map((c) => `\`${c.name}\` ${c.type}`).join(', ');
-  await ch.command({
-    query: `CREATE TABLE ${p.database}.\`${p.table}\` (${cols}) ENGINE = MergeTree PARTITION BY toYYYYMMDD(ts)
-            ORDER BY (kafka_partition, kafka_offset) SETTINGS non_replicated_deduplication_window = 1000`,
-  });
 });
 
 afterAll(async () => {
@@ -121,12 +114,6 @@ test('without a known partition key, ClickHouse refusals split the batch (class 
   const q = newPipeline('backfill_nokey', 1);
   await createPipeline(bed, q);
   try {
-    await ch.command({ query: `DROP TABLE ${q.database}.\`${q.table}\`` });
-    const cols = REFERENCE_COLUMNS.map((c) => `\`${c.name}\` ${c.type}`).join(', ');
-    await ch.command({
-      query: `CREATE TABLE ${q.database}.\`${q.table}\` (${cols}) ENGINE = MergeTree PARTITION BY toYYYYMMDD(ts)
-              ORDER BY (kafka_partition, kafka_offset) SETTINGS non_replicated_deduplication_window = 1000`,
-    });
     const lines = Array.from({ length: 300 }, (_, day) => line(day, day));
     const producer = await testProducer(bed);
     await produceLines(producer, q.topic, 1, lines, 150);
@@ -152,12 +139,6 @@ test('a shuffled import killed between the key groups of a batch is stored exact
   await createPipeline(bed, q);
   const workers: WorkerProcess[] = [];
   try {
-    await ch.command({ query: `DROP TABLE ${q.database}.\`${q.table}\`` });
-    const cols = REFERENCE_COLUMNS.map((c) => `\`${c.name}\` ${c.type}`).join(', ');
-    await ch.command({
-      query: `CREATE TABLE ${q.database}.\`${q.table}\` (${cols}) ENGINE = MergeTree PARTITION BY toYYYYMMDD(ts)
-              ORDER BY (kafka_partition, kafka_offset) SETTINGS non_replicated_deduplication_window = 1000`,
-    });
     // Every batch spans all 730 days (8 key groups, each inserted separately).
     const lines = Array.from({ length: DAYS * 10 }, (_, n) => line((n * 7919) % DAYS, n));
     const producer = await testProducer(bed);

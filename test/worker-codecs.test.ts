@@ -8,7 +8,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { CompressionTypes } from 'kafkajs';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { generateSampleLines } from './fixtures/samples';
 import { freePort } from './env/process';
 import { readTestBed } from './env/testbed';
 import {

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { generateSampleLines } from './fixtures/samples';
 import { freePort } from './env/process';
 import { readTestBed } from './env/testbed';
 import {

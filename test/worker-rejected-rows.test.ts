@@ -5,7 +5,7 @@
  * is stored exactly once, and the rejections are counted in the metrics.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { generateSampleLines } from './fixtures/samples';
 import { freePort } from './env/process';
 import { readTestBed } from './env/testbed';
 import {

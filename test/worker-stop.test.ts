@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SECRET_ENV } from '../consumer/src/config';
+import { SECRET_ENV } from '../common/src/worker-config';
 import { restartClickHouse, stopClickHouse } from './env/clickhouse';
 import { restartKafka, stopKafka } from './env/kafka';
 import { freePort } from './env/process';

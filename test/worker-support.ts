@@ -1,7 +1,7 @@
 /**
  * Shared fixtures of the worker integration tests and the end-to-end benchmark: a pipeline's
- * topic, tables (with non_replicated_deduplication_window, as the operator's DDL sets it) and
- * worker config on the test bed; line generation with known garbage; spawning the real worker
+ * topic, tables (built by the operator's DDL builders, so with its deduplication window and keys)
+ * and worker config on the test bed; line generation with known garbage; spawning the real worker
  * process; and content checks run in ClickHouse.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,11 +10,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { CompressionTypes, Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
-import type { WorkerConfig } from '../consumer/src/config';
-import { SECRET_ENV } from '../consumer/src/config';
-import { registerKafkaCodecs } from '../consumer/src/delivery/kafka-codecs';
+import type { WorkerConfig } from '../common/src/worker-config';
+import { SECRET_ENV } from '../common/src/worker-config';
+import { registerKafkaCodecs } from '../common/src/kafka/codecs';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
-import { generateSampleLines } from '../consumer/src/parse/samples';
+import { resolveSpec, type ResolvedSpec } from '../operator/src/api/defaults';
+import { buildTableDDL } from '../operator/src/desired/clickhouse';
+import { generateSampleLines } from './fixtures/samples';
 import type { TestBed } from './env/testbed';
 
 /** Everything one test pipeline owns on the bed. */
@@ -64,7 +66,39 @@ export function kafkaClient(bed: TestBed, clientId = 'worker-test'): Kafka {
   return new Kafka({ clientId, brokers: [bed.kafka.bootstrap], logLevel: logLevel.NOTHING });
 }
 
-const DEDUP_WINDOW = 1000;
+/**
+ * The operator's view of `p`: the reference columns as a custom schema, ordered by Kafka position
+ * like the worker's delivery order; retention long enough that the samples' 2024 clock never expires.
+ */
+export function pipelineSpec(bed: TestBed, p: Pipeline): ResolvedSpec {
+  return resolveSpec({
+    apiVersion: 'logpipeline.io/v1alpha1',
+    kind: 'LogPipeline',
+    metadata: { name: p.name.replace(/_/g, '-').toLowerCase(), namespace: 'test', uid: `uid-${p.name}` },
+    spec: {
+      kafka: { bootstrapServers: [bed.kafka?.bootstrap ?? '127.0.0.1:9092'], topic: { name: p.topic } },
+      clickhouse: {
+        url: bed.clickhouse?.url ?? 'http://127.0.0.1:8123',
+        database: p.database,
+        table: p.table,
+        preset: 'custom',
+        columns: REFERENCE_COLUMNS.map((c) => ({ name: c.name, type: c.type, source: c.source })),
+        orderBy: [{ column: 'kafka_partition' }, { column: 'kafka_offset' }],
+        retention: { deleteAfter: '3650d' },
+      },
+      deadLetter: { enabled: true, topic: p.dlqTopic, table: p.dlqTable },
+    },
+  });
+}
+
+/** The operator's CREATE statements for the data and dead-letter tables of `p`. */
+function tableStatements(bed: TestBed, p: Pipeline): string[] {
+  const ddl = buildTableDDL(pipelineSpec(bed, p));
+  if (!ddl.ok) throw new Error(`test pipeline ${p.name}: ${ddl.message}`);
+  return ddl.value.tables
+    .filter((t) => t.role === 'data' || t.role === 'deadLetter')
+    .flatMap((t) => t.create);
+}
 
 /**
  * Creates the topics and the data + dead-letter tables of `p`; `dataConstraint` adds a CHECK to the data
@@ -95,18 +129,12 @@ export async function createPipeline(
   }
   const ch = chClient(bed);
   try {
-    const cols = REFERENCE_COLUMNS.map((c) => `\`${c.name}\` ${c.type}`)
-      .concat(dataConstraint ? [`CONSTRAINT test_check CHECK ${dataConstraint}`] : [])
-      .join(', ');
-    await ch.command({
-      query: `CREATE TABLE ${p.database}.\`${p.table}\` (${cols}) ENGINE = MergeTree ORDER BY (kafka_partition, kafka_offset)
-              SETTINGS non_replicated_deduplication_window = ${DEDUP_WINDOW}`,
-    });
-    await ch.command({
-      query: `CREATE TABLE ${p.database}.\`${p.dlqTable}\` (ts DateTime64(3, 'UTC'), reason LowCardinality(String), raw String,
-              topic LowCardinality(String), \`partition\` UInt32, \`offset\` UInt64) ENGINE = MergeTree ORDER BY (\`partition\`, \`offset\`)
-              SETTINGS non_replicated_deduplication_window = ${DEDUP_WINDOW}`,
-    });
+    for (const query of tableStatements(bed, p)) await ch.command({ query });
+    if (dataConstraint) {
+      await ch.command({
+        query: `ALTER TABLE ${p.database}.\`${p.table}\` ADD CONSTRAINT test_check CHECK ${dataConstraint}`,
+      });
+    }
   } finally {
     await ch.close();
   }

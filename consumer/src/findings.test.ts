@@ -4,11 +4,11 @@
  * behaviour and the comments say what the unfixed code did.
  */
 import { BatchCutter, PLAN_STALL_MS } from './delivery/batch-cutter';
-import { encodeJournal, MAX_JOURNAL_ENTRIES, MAX_METADATA_BYTES } from './delivery/cut-journal';
+import { encodeJournal, MAX_JOURNAL_ENTRIES, MAX_METADATA_BYTES } from '../../common/src/cut-journal';
 import { OffsetTracker } from './delivery/offset-tracker';
 import { BatchEncoder } from './encode/batch';
 import { REFERENCE_COLUMNS } from './encode/reference-columns';
-import { MAX_OUTSTANDING_BATCHES, resolveTuning } from './worker-config';
+import { MAX_OUTSTANDING_BATCHES, resolveTuning } from './worker-tuning';
 
 describe('finding: stored batches waiting behind an unfinished one are not counted', () => {
   it('pending() counts acked-but-unfolded batches (the cap used unacknowledged(), which said 1)', () => {

@@ -6,14 +6,15 @@
  * never credentials. At exit it logs the process CPU time and counters (the benchmark reads them).
  */
 import fs from 'node:fs';
-import { createLogger, type LogLevel } from '../../operator/src/observability/log';
-import { loadWorkerConfig } from './config';
-import { startObservabilityServer } from './observability/http';
+import { createLogger, type LogLevel } from '../../common/src/log';
+import { loadWorkerConfig } from '../../common/src/worker-config';
+import { startProbeServer } from '../../common/src/probe-server';
 import { WorkerMetrics } from './observability/metrics';
-import { backoffMs, errorReason } from './sink/retry';
+import { backoffMs } from '../../common/src/timing';
+import { errorReason } from './sink/retry';
 import { watchFatal, writeTerminationMessage } from './termination';
 import { Worker } from './worker';
-import { readSecrets } from './worker-config';
+import { readSecrets } from './worker-tuning';
 
 /** Applies `--config <path>` to the environment loadWorkerConfig reads. */
 export function applyArgs(argv: readonly string[], env: NodeJS.ProcessEnv): void {
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => log.error('unhandled rejection', { err: errorReason(err) }));
   const metrics = new WorkerMetrics();
   const worker = new Worker(cfg, readSecrets(process.env), metrics, log);
-  const server = await startObservabilityServer(cfg.httpPort, metrics, worker);
+  const server = await startProbeServer(cfg.httpPort, metrics, worker);
   log.info('worker starting', {
     topic: cfg.kafka.topic,
     group: cfg.kafka.groupId,

@@ -5,17 +5,18 @@
  * next watermark commit. Memory is accounted in the shared byte budget from the moment a message
  * is taken until its batch is stored or abandoned.
  */
-import type { Logger } from '../../operator/src/observability/log';
+import type { Logger } from '../../common/src/log';
 import type { BatchEncoder, MessageInput } from './encode/batch';
 import type { CutBatch } from './delivery/batch-cutter';
 import { BodyPool } from './delivery/body-pool';
 import { PartitionGate, type ByteBudget, type Slots } from './delivery/flow-control';
 import type { OffsetCommitter } from './delivery/offset-committer';
 import type { PartitionState } from './delivery/partition-state';
-import { AbortError, type BatchDelivery, type BatchJob } from './sink/batch-delivery';
+import { AbortError, backoffMs } from '../../common/src/timing';
+import type { BatchDelivery, BatchJob } from './sink/batch-delivery';
 import { reasonLabel } from './sink/dead-letter';
-import { backoffMs, errorReason } from './sink/retry';
-import type { IntegrityStage, IntegrityTicket } from './sink/integrity-stage';
+import { errorReason } from './sink/retry';
+import type { IntegrityStage, IntegrityTicket } from './integrity/integrity-stage';
 import { batchToken } from './sink/token';
 import type { WorkerMetrics } from './observability/metrics';
 

@@ -4,7 +4,7 @@
  * runner is not running), and the delivery observer that feeds metrics and rate-limited logs.
  */
 import type { Consumer } from 'kafkajs';
-import type { Logger } from '../../operator/src/observability/log';
+import type { Logger } from '../../common/src/log';
 import type { CommitSender } from './delivery/offset-committer';
 import type { WorkerMetrics } from './observability/metrics';
 import type { DeliveryObserver } from './sink/batch-delivery';

@@ -13,17 +13,18 @@ import {
   type Consumer,
   type Producer,
 } from 'kafkajs';
-import type { Logger } from '../../operator/src/observability/log';
-import type { WorkerConfig } from './config';
-import { decodeJournal } from './delivery/cut-journal';
+import type { Logger } from '../../common/src/log';
+import type { WorkerConfig } from '../../common/src/worker-config';
+import { decodeJournal } from '../../common/src/cut-journal';
 import type { PartitionState } from './delivery/partition-state';
 import type { IdentityStats } from './encode/identity-stats';
 import { BatchEncoder } from './encode/batch';
 import type { DeadLetterProducer } from './sink/batch-delivery';
 import { ClickHouseSink } from './sink/clickhouse-sink';
 import { chunkDeadLetterMessages, DLQ_TABLE_COLUMNS } from './sink/dead-letter';
-import { backoffMs, errorReason } from './sink/retry';
-import { kafkaClientConfig, type WorkerSecrets, type WorkerTuning } from './worker-config';
+import { backoffMs } from '../../common/src/timing';
+import { errorReason } from './sink/retry';
+import { kafkaClientConfig, type WorkerSecrets, type WorkerTuning } from './worker-tuning';
 
 /** The Kafka side of a worker. */
 export interface KafkaParts {

@@ -8,21 +8,22 @@
  * the committed offsets and cut journals; the previous ones are killed, never committed again.
  */
 import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
-import type { Logger } from '../../operator/src/observability/log';
-import type { WorkerConfig } from './config';
+import type { Logger } from '../../common/src/log';
+import { sleep } from '../../common/src/timing';
+import type { WorkerConfig } from '../../common/src/worker-config';
 import { ByteBudget, Slots } from './delivery/flow-control';
-import { registerKafkaCodecs } from './delivery/kafka-codecs';
+import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
 import { OffsetCommitter } from './delivery/offset-committer';
 import { PartitionState } from './delivery/partition-state';
 import type { WorkerMetrics } from './observability/metrics';
 import { BatchDelivery } from './sink/batch-delivery';
-import { createIntegrityStage } from './sink/integrity-stage';
+import { createIntegrityStage } from './integrity/integrity-stage';
 import type { ClickHouseSink } from './sink/clickhouse-sink';
 import { errorReason } from './sink/retry';
 import { countLines } from './sink/row-lines';
 import { tokenSalt } from './sink/token';
 import { BatchPipeline } from './worker-batches';
-import { resolveTuning, type WorkerSecrets, type WorkerTuning } from './worker-config';
+import { resolveTuning, type WorkerSecrets, type WorkerTuning } from './worker-tuning';
 import { makeCommitSender, observeDelivery } from './worker-hooks';
 import { createEncoder, createKafkaParts, createSink, loadJournals } from './worker-parts';
 import { IdentityStats } from './encode/identity-stats';
@@ -370,8 +371,4 @@ export class Worker {
       await this.integrity.close().catch(() => undefined);
     }
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

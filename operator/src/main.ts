@@ -13,8 +13,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { configureDefaults } from './api/defaults';
 import { Manager } from './controller/manager';
 import { registerExternalParts } from './controller/parts';
-import { startHttpServer } from './observability/http';
-import { createLogger, type LogLevel } from './observability/log';
+import { registrySource, startProbeServer } from '../../common/src/probe-server';
+import { createLogger, type LogLevel } from '../../common/src/log';
 import { OperatorMetrics } from './observability/metrics';
 
 /** Parsed operator configuration. */
@@ -94,10 +94,11 @@ async function main(): Promise<void> {
     metrics,
   });
   const external = registerExternalParts(manager, { registry: metrics.registry });
-  const server = await startHttpServer(cfg.metricsPort, {
-    registry: metrics.registry,
-    healthy: () => true,
-    ready: () => manager.isReady(),
+  const server = await startProbeServer(cfg.metricsPort, registrySource(metrics.registry), {
+    // Alive while the process answers and its event loop is not stalled (checked by the server).
+    alive: () => true,
+    ready: () =>
+      manager.isReady() ? { ready: true, reason: 'ok' } : { ready: false, reason: 'caches not synced' },
   });
   manager.start();
   log.info('operator started', {

@@ -6,7 +6,7 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
-import { qualifiedName } from '../../operator/src/desired/clickhouse/identifiers';
+import { qualifiedName } from '../../common/src/sql/identifiers';
 import { readPipeline } from './stack';
 import type { Sample } from './stats';
 

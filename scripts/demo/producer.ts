@@ -4,7 +4,7 @@
  * twice, so "produced" stays exact). Falls behind rather than bursting when Kafka cannot keep up.
  */
 import { CompressionTypes, Kafka, logLevel, type Producer } from 'kafkajs';
-import { registerKafkaCodecs } from '../../consumer/src/delivery/kafka-codecs';
+import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
 import type { TrafficGenerator } from './traffic';
 
 /** How fast and where to produce. */

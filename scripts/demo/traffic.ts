@@ -4,7 +4,7 @@
  * with the current time, a share of them mutated into malformed lines. Pure and deterministic
  * from the seed and the clock it is given; it also picks the IP the closing legal query asks for.
  */
-import { generateSampleLines, mutateLine, Rng } from '../../consumer/src/parse/samples';
+import { generateSampleLines, mutateLine, Rng } from '../../test/fixtures/samples';
 
 /** How traffic is shaped. */
 export interface TrafficOptions {

@@ -13,9 +13,9 @@ import {
   buildTimeStampRequest,
   parseTimeStampResponse,
   requestTimeStamp,
-} from '../../consumer/src/integrity/tsa-request';
-import { parseTimeStampToken, verifyTimeStampToken } from '../../consumer/src/integrity/timestamp-token';
-import { OID } from '../../consumer/src/integrity/oids';
+} from '../../common/src/integrity/tsa-request';
+import { parseTimeStampToken, verifyTimeStampToken } from '../../common/src/integrity/timestamp-token';
+import { OID } from '../../common/src/integrity/oids';
 import { makeTsaCertificates, startTsa, type TsaServer } from './tsa';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();

@@ -5,7 +5,7 @@
  * planned ingest time instead, so a re-read reproduces the previous owner's batches. Pure: the
  * caller supplies the clock.
  */
-import type { JournalEntry } from './cut-journal';
+import type { JournalEntry } from '../../../common/src/cut-journal';
 
 /** Limits of one batch (the worker config's batch section). */
 export interface BatchLimits {

@@ -1,4 +1,4 @@
-import { AbortError } from '../sink/batch-delivery';
+import { AbortError } from '../../../common/src/timing';
 import { OffsetCommitter } from './offset-committer';
 import type { PartitionCommit } from './partition-state';
 import { PartitionState } from './partition-state';

@@ -5,8 +5,7 @@
  * rebalances the committer is fenced: nothing is sent until the new assignment is installed, so
  * a revoked partition's stale state can never overwrite its new owner's journal.
  */
-import { AbortError } from '../sink/batch-delivery';
-import { backoffMs } from '../sink/retry';
+import { AbortError, backoffMs } from '../../../common/src/timing';
 import type { PartitionCommit, PartitionState } from './partition-state';
 
 /** Sends one commit; must throw unless the broker accepted it. */

@@ -6,7 +6,7 @@
  * of it is ever committed again.
  */
 import { BatchCutter, type BatchLimits } from './batch-cutter';
-import { encodeJournal, type JournalEntry } from './cut-journal';
+import { encodeJournal, type JournalEntry } from '../../../common/src/cut-journal';
 import { OffsetTracker } from './offset-tracker';
 
 /** The commit a partition wants: watermark plus cut journal. */

@@ -1,5 +1,5 @@
 import { BatchEncoder } from './batch';
-import { parseColumnType, T_DATETIME64, T_ENUM, T_INT } from './column-type';
+import { parseColumnType, T_DATETIME64, T_ENUM, T_INT } from '../../../common/src/columns/column-type';
 import { ACTION_ENUM } from './reference-columns';
 
 describe('parseColumnType', () => {

@@ -4,59 +4,20 @@
  * are validated and pre-encoded, `field:` keys become byte strings. Configuration errors throw
  * here (at startup), never while encoding data.
  */
-import { ACTION_NAMES, VENDOR_NAMES, SEVERITY_NAMES } from '../parse/record';
-import {
-  ColumnType,
-  parseColumnType,
-  T_DATETIME,
-  T_DATETIME64,
-  T_ENUM,
-  T_INT,
-  T_IPV4,
-  T_IPV6,
-  T_STRING,
-} from './column-type';
+import { ColumnType, parseColumnType, T_ENUM, T_INT } from '../../../common/src/columns/column-type';
+import { checkColumns, type ColumnInput } from '../../../common/src/columns/column-check';
+import { FIELD_PREFIX, SOURCES, STATIC_PREFIX, VENDOR_NAMES } from '../../../common/src/columns/sources';
 
-/** Column sources: parser outputs, enrichment, `static:<name>` and `field:<key>`. */
-export const SOURCES = [
-  'timestamp',
-  'vendor',
-  'device',
-  'src_ip',
-  'dst_ip',
-  'src_port',
-  'dst_port',
-  'proto',
-  'action',
-  'bytes',
-  'rule',
-  'severity',
-  'message',
-  'raw',
-  'ingest_time',
-  'kafka_topic',
-  'kafka_partition',
-  'kafka_offset',
-  'kafka_line',
-  'nat_src_ip',
-  'nat_dst_ip',
-  'nat_src_port',
-  'nat_dst_port',
-] as const;
+export { SOURCES } from '../../../common/src/columns/sources';
+export type { ColumnInput } from '../../../common/src/columns/column-check';
+
+/** Standard source name -> the small int the row writer switches on. */
 export const S = Object.fromEntries(SOURCES.map((s, i) => [s, i])) as Record<
   (typeof SOURCES)[number],
   number
 >;
 export const S_STATIC = 100;
 export const S_FIELD = 101;
-
-/** One configured column (mirrors WorkerColumn / the CRD's ColumnSpec). */
-export interface ColumnInput {
-  name: string;
-  type: string;
-  /** Absent for columns ClickHouse fills by DEFAULT: they are left out of the INSERT. */
-  source?: string;
-}
 
 /** A column ready for the row writer. */
 export interface PlannedColumn {
@@ -92,67 +53,10 @@ export interface ColumnPlan {
   needsFields: boolean;
 }
 
-const NUMERIC_SOURCES = new Set([
-  S.src_port,
-  S.dst_port,
-  S.bytes,
-  S.kafka_partition,
-  S.kafka_offset,
-  S.kafka_line,
-  S.nat_src_port,
-  S.nat_dst_port,
-]);
-const ADDRESS_SOURCES = new Set([S.src_ip, S.dst_ip, S.nat_src_ip, S.nat_dst_ip]);
-const TIME_SOURCES = new Set([S.timestamp, S.ingest_time]);
-
-function sourceId(source: string, name: string): number {
-  if (source.startsWith('static:')) return S_STATIC;
-  if (source.startsWith('field:')) {
-    if (source.length === 6) throw new RangeError(`column ${name}: empty field key`);
-    return S_FIELD;
-  }
-  const id = (S as Record<string, number>)[source];
-  if (id === undefined) throw new RangeError(`column ${name}: unknown source "${source}"`);
-  return id;
-}
-
-/** Throws when a standard source cannot be written into the column type. */
-function checkCompatible(col: PlannedColumn): void {
-  const { kind, enumNames, bits } = col.type;
-  const src = col.source;
-  const fail = (why: string): never => {
-    throw new RangeError(
-      `column ${col.name}: source ${col.sourceText} cannot be written as ${col.type.text}: ${why}`,
-    );
-  };
-  if (src === S_STATIC && (kind === T_DATETIME || kind === T_DATETIME64))
-    fail('static values are not clocks');
-  if (src === S_STATIC || src === S_FIELD) return;
-  if (TIME_SOURCES.has(src)) {
-    if (kind === T_INT && bits !== 64) fail('epoch milliseconds need a 64-bit integer');
-    if (kind !== T_DATETIME && kind !== T_DATETIME64 && kind !== T_INT && kind !== T_STRING)
-      fail('not a time');
-    return;
-  }
-  if (kind === T_DATETIME || kind === T_DATETIME64) fail('not a time');
-  if (NUMERIC_SOURCES.has(src) && kind !== T_INT && kind !== T_STRING)
-    fail('numbers need an integer or String');
-  if (ADDRESS_SOURCES.has(src) && kind !== T_IPV4 && kind !== T_IPV6 && kind !== T_STRING) {
-    fail('addresses need IPv4, IPv6 or String');
-  }
-  if (src === S.action && kind === T_ENUM) {
-    for (const a of ACTION_NAMES) if (!enumNames.includes(a)) fail(`enum lacks '${a}'`);
-  }
-  if (src === S.severity && kind === T_ENUM) {
-    for (const a of SEVERITY_NAMES) if (!enumNames.includes(a)) fail(`enum lacks '${a}'`);
-  }
-  if (
-    (kind === T_IPV4 || kind === T_IPV6) &&
-    !ADDRESS_SOURCES.has(src) &&
-    ![S.device, S.message, S.rule].includes(src)
-  ) {
-    fail('not an address');
-  }
+function sourceId(source: string): number {
+  if (source.startsWith(STATIC_PREFIX)) return S_STATIC;
+  if (source.startsWith(FIELD_PREFIX)) return S_FIELD;
+  return (S as Record<string, number>)[source];
 }
 
 function intBoundsText(t: ColumnType): [string, string] {
@@ -172,14 +76,13 @@ export function compileColumnPlan(
   staticFields: Readonly<Record<string, string>>,
   encodeStatic: (col: PlannedColumn, value: string) => Buffer,
 ): ColumnPlan {
+  const problems = checkColumns(columns, staticFields);
+  if (problems.length > 0) throw new RangeError(problems[0].message);
   const planned: PlannedColumn[] = [];
-  const seen = new Set<string>();
   for (const c of columns) {
     if (c.source === undefined || c.source === '') continue;
-    if (seen.has(c.name)) throw new RangeError(`duplicate column ${c.name}`);
-    seen.add(c.name);
     const type = parseColumnType(c.type);
-    const source = sourceId(c.source, c.name);
+    const source = sourceId(c.source);
     const [intMaxText, intMinText] = intBoundsText(type);
     const enumNames = type.enumNames.map((n) => Buffer.from(n, 'utf8'));
     const col: PlannedColumn = {
@@ -187,7 +90,7 @@ export function compileColumnPlan(
       type,
       source,
       sourceText: c.source,
-      fieldKey: source === S_FIELD ? Buffer.from(c.source.slice(6), 'utf8') : null,
+      fieldKey: source === S_FIELD ? Buffer.from(c.source.slice(FIELD_PREFIX.length), 'utf8') : null,
       staticValue: null,
       enumNames,
       enumDefault: enumNames[Math.max(0, type.enumNames.indexOf('unknown'))] ?? Buffer.alloc(0),
@@ -198,13 +101,8 @@ export function compileColumnPlan(
       intMax: type.kind === T_INT ? Number(intMaxText) : 0,
       intMin: type.kind === T_INT ? Number(intMinText) : 0,
     };
-    checkCompatible(col);
-    if (source === S_STATIC) {
-      const key = c.source.slice(7);
-      const value = staticFields[key];
-      if (value === undefined) throw new RangeError(`column ${c.name}: no static field "${key}"`);
-      col.staticValue = encodeStatic(col, value);
-    }
+    if (source === S_STATIC)
+      col.staticValue = encodeStatic(col, staticFields[c.source.slice(STATIC_PREFIX.length)]);
     planned.push(col);
   }
   if (planned.length === 0) throw new RangeError('column plan has no columns with a source');

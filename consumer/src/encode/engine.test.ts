@@ -6,7 +6,7 @@
 import { Session } from 'chdb';
 import { isIpv4 } from '../parse/ip';
 import { LineParser } from '../parse/parser';
-import { generateSampleLines } from '../parse/samples';
+import { generateSampleLines } from '../../../test/fixtures/samples';
 import { recordToObject, RowObject } from '../parse/to-json';
 import { BatchEncoder, MessageInput } from './batch';
 import { ColumnInput } from './column-plan';

@@ -10,7 +10,7 @@
  */
 import type { ColumnInput } from './column-plan';
 
-/** A partition key expression as the operator renders it (see operator/src/desired/clickhouse/schema.ts). */
+/** A partition key expression as the operator renders it (the operator's desired/clickhouse/schema.ts; functions: common/src/sql/key-functions.ts). */
 export interface PartitionKeyInput {
   column: string;
   function?: string;

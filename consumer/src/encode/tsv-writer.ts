@@ -12,7 +12,15 @@ import { ACTION_NAMES, VENDOR_NAMES, ParsedRecord, SEVERITY_NAMES, Span } from '
 import { isPlausibleTimestamp } from '../parse/time';
 import type { TimeZone } from '../parse/timezone';
 import { ColumnPlan, PlannedColumn, S, S_FIELD, S_STATIC } from './column-plan';
-import { T_DATETIME, T_DATETIME64, T_ENUM, T_INT, T_IPV4, T_IPV6, T_STRING } from './column-type';
+import {
+  T_DATETIME,
+  T_DATETIME64,
+  T_ENUM,
+  T_INT,
+  T_IPV4,
+  T_IPV6,
+  T_STRING,
+} from '../../../common/src/columns/column-type';
 import { TsvOutput } from './tsv-output';
 
 const bytesOf = (names: readonly string[]): Buffer[] => names.map((n) => Buffer.from(n, 'utf8'));

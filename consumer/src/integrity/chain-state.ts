@@ -8,8 +8,9 @@
  * link gets that stored link back (its re-insert is deduplicated) instead of a new one chained
  * after it — which would fork the chain.
  */
-import { BatchDigester, rowOrderFor, type CanonicalColumn } from './canonical';
-import { GENESIS_LINK, linkToken, makeLink, type LinkRecord } from './chain';
+import { BatchDigester, rowOrderFor, type CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { ChainHead } from '../../../common/src/integrity/checkpoint';
+import { GENESIS_LINK, linkToken, makeLink, type LinkRecord } from '../../../common/src/integrity/chain';
 
 /** Static settings of one pipeline's chain. */
 export interface ChainOptions {
@@ -59,13 +60,6 @@ export interface SealedBatch {
   record: LinkRecord | null;
   /** insert_deduplication_token for the link insert. */
   token: string;
-}
-
-/** A chain head as signed into checkpoints. */
-export interface ChainHead {
-  partition: number;
-  lastOffset: number;
-  link: string;
 }
 
 interface PartitionState {

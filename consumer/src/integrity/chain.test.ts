@@ -1,6 +1,13 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { ChainState } from './chain-state';
-import { checkContinuity, computeLink, GENESIS_LINK, linkToken, linkTsvRow, type LinkRecord } from './chain';
+import {
+  checkContinuity,
+  computeLink,
+  GENESIS_LINK,
+  linkToken,
+  linkTsvRow,
+  type LinkRecord,
+} from '../../../common/src/integrity/chain';
 import {
   buildCheckpointPayload,
   canonicalJson,
@@ -9,7 +16,7 @@ import {
   keyFingerprint,
   signCheckpoint,
   verifyCheckpoint,
-} from './checkpoint';
+} from '../../../common/src/integrity/checkpoint';
 
 const COLUMNS = [
   { name: 'ts', type: "DateTime64(3, 'UTC')" },

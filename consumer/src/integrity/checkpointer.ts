@@ -5,12 +5,13 @@
  * skipped. A TSA outage never blocks the pipeline: the checkpoint is stored without a token and the
  * failure is counted (verify reports checkpoints without tokens when asked to check them).
  */
+import { CHECKPOINT_COLUMNS } from '../../../common/src/tables';
 import { createHash, type KeyObject } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { quoteIdentifier } from '../sink/clickhouse-sink';
-import type { CanonicalColumn } from './canonical';
-import { msText, tsvText } from './chain';
+import { quoteIdentifier } from '../../../common/src/sql/identifiers';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import { msText, tsvText } from '../../../common/src/integrity/chain';
 import type { ChainState } from './chain-state';
 import {
   buildCheckpointPayload,
@@ -20,12 +21,9 @@ import {
   GENESIS_CHECKPOINT,
   keyFingerprint,
   signCheckpoint,
-} from './checkpoint';
+} from '../../../common/src/integrity/checkpoint';
 import { qualified, type IntegrityTarget } from './link-store';
-import { requestTimeStamp, type TsaClientAuth } from './tsa-request';
-
-/** Column order of `<table>_checkpoints` inserts. */
-export const CHECKPOINT_COLUMNS = ['created_at', 'heads', 'signature', 'public_key', 'tsa_token'] as const;
+import { requestTimeStamp, type TsaClientAuth } from '../../../common/src/integrity/tsa-request';
 
 /** Settings of the checkpoint writer. */
 export interface CheckpointerOptions {
@@ -129,7 +127,7 @@ export class Checkpointer {
     try {
       await o.client.insert({
         table: qualified(o.target, 'checkpointTable'),
-        columns: CHECKPOINT_COLUMNS.map((c) => quoteIdentifier(c)) as [string, ...string[]],
+        columns: CHECKPOINT_COLUMNS.map((c) => quoteIdentifier(c.name)) as [string, ...string[]],
         values: Readable.from([Buffer.from(row.map(tsvText).join('\t') + '\n', 'utf8')], {
           objectMode: false,
         }),

@@ -11,14 +11,14 @@
  *   await integrity.revoke(partitions);          // on revocation;  await integrity.stop() on shutdown
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { SECRET_ENV, type WorkerConfig } from '../config';
-import { DLQ_CANONICAL_COLUMNS } from '../sink/dead-letter';
-import type { CanonicalColumn } from './canonical';
+import { SECRET_ENV, type WorkerConfig } from '../../../common/src/worker-config';
+import { DLQ_COLUMNS } from '../../../common/src/tables';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
 import { ChainState, type SealedBatch, type SealInput } from './chain-state';
-import { loadSigningKey } from './checkpoint';
+import { loadSigningKey } from '../../../common/src/integrity/checkpoint';
 import { Checkpointer, type CheckpointResult } from './checkpointer';
 import { insertLink, restorePartitions, type IntegrityTarget } from './link-store';
-import type { TsaClientAuth } from './tsa-request';
+import type { TsaClientAuth } from '../../../common/src/integrity/tsa-request';
 
 /** TSA credentials from the worker's LP_TSA_* env (set from the TSA Secret); empty values count as absent. */
 export function tsaAuthFromEnv(env: NodeJS.ProcessEnv): TsaClientAuth {
@@ -32,9 +32,15 @@ export function tsaAuthFromEnv(env: NodeJS.ProcessEnv): TsaClientAuth {
   };
 }
 
-export { BatchDigester, digestTsv, type BatchSummary, type CanonicalColumn } from './canonical';
-export { computeLink, GENESIS_LINK, type LinkRecord } from './chain';
-export type { ChainHead, SealedBatch, SealInput } from './chain-state';
+export {
+  BatchDigester,
+  digestTsv,
+  type BatchSummary,
+  type CanonicalColumn,
+} from '../../../common/src/integrity/canonical';
+export { computeLink, GENESIS_LINK, type LinkRecord } from '../../../common/src/integrity/chain';
+export type { SealedBatch, SealInput } from './chain-state';
+export type { ChainHead } from '../../../common/src/integrity/checkpoint';
 export type { IntegrityTarget } from './link-store';
 
 /** Everything the recorder needs; `signingKeyPem` absent means chain only, no checkpoints. */
@@ -80,7 +86,7 @@ export class IntegrityRecorder {
     this.chains = [data];
     if (opts.deadLetterTable) {
       const target = { ...opts.target, table: opts.deadLetterTable };
-      this.deadLetters = this.chain(target, DLQ_CANONICAL_COLUMNS, 'ts', 'offset');
+      this.deadLetters = this.chain(target, DLQ_COLUMNS, 'ts', 'offset');
       this.chains.push(this.deadLetters);
     }
   }

@@ -6,8 +6,9 @@
  */
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { quoteIdentifier } from '../sink/clickhouse-sink';
-import { LINK_COLUMNS, linkTsvRow, type LinkRecord } from './chain';
+import { quoteIdentifier } from '../../../common/src/sql/identifiers';
+import { LINK_COLUMNS, linkTsvRow, type LinkRecord } from '../../../common/src/integrity/chain';
+import { LINK_SELECT, linkFromRow, type LinkRow } from '../../../common/src/integrity/link-rows';
 import type { ChainState, SealedBatch } from './chain-state';
 
 /** Where one pipeline's integrity rows live, and which chain they belong to. */
@@ -26,45 +27,6 @@ export interface IntegrityTarget {
 /** Backticked `db`.`table` of the integrity or checkpoint table. */
 export function qualified(target: IntegrityTarget, which: 'integrityTable' | 'checkpointTable'): string {
   return `${quoteIdentifier(target.database)}.${quoteIdentifier(target[which])}`;
-}
-
-/** SELECT list turning an integrity row into LinkRecord fields (timestamps as epoch ms). */
-export const LINK_SELECT =
-  'pipeline, table_name, `partition`, first_offset, last_offset, row_count, toUnixTimestamp64Milli(min_ts) AS min_ts_ms, ' +
-  'toUnixTimestamp64Milli(max_ts) AS max_ts_ms, batch_digest, prev_link, link, toUnixTimestamp64Milli(inserted_at) AS inserted_at_ms';
-
-/** A row of LINK_SELECT in JSONEachRow form (64-bit integers arrive as strings). */
-export interface LinkRow {
-  pipeline: string;
-  table_name: string;
-  partition: number | string;
-  first_offset: number | string;
-  last_offset: number | string;
-  row_count: number | string;
-  min_ts_ms: number | string;
-  max_ts_ms: number | string;
-  batch_digest: string;
-  prev_link: string;
-  link: string;
-  inserted_at_ms: number | string;
-}
-
-/** Converts a LINK_SELECT row into a LinkRecord. */
-export function linkFromRow(r: LinkRow): LinkRecord {
-  return {
-    pipeline: r.pipeline,
-    table: r.table_name,
-    partition: Number(r.partition),
-    firstOffset: Number(r.first_offset),
-    lastOffset: Number(r.last_offset),
-    rowCount: Number(r.row_count),
-    minTsMs: Number(r.min_ts_ms),
-    maxTsMs: Number(r.max_ts_ms),
-    batchDigest: r.batch_digest,
-    prevLink: r.prev_link,
-    link: r.link,
-    insertedAtMs: Number(r.inserted_at_ms),
-  };
 }
 
 /**

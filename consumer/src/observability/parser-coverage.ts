@@ -8,10 +8,11 @@
  * addressing the operator otherwise does not have), and workers need no Kubernetes write access.
  * A failed INSERT keeps the window and retries on the next one; it never touches the data path.
  */
+import { columnNames, PARSER_STATS_COLUMNS } from '../../../common/src/tables';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import type { Logger } from '../../../operator/src/observability/log';
+import type { Logger } from '../../../common/src/log';
 import { IDENTITY_FIELDS, type IdentitySnapshot, type IdentityStats } from '../encode/identity-stats';
-import { quoteIdentifier } from '../sink/clickhouse-sink';
+import { quoteIdentifier } from '../../../common/src/sql/identifiers';
 import type { WorkerMetrics } from './metrics';
 
 /** Where and how often the stats rows go. */
@@ -27,18 +28,6 @@ export interface CoverageReporterOptions {
   windowMs: number;
   tickMs?: number;
 }
-
-/** Columns of `<table>_parser_stats` (a contract with operator/src/desired/clickhouse/aux-tables.ts). */
-export const PARSER_STATS_COLUMNS = [
-  'window_start',
-  'window_end',
-  'worker',
-  'rows',
-  'missing_src_ip',
-  'missing_dst_ip',
-  'by_vendor',
-  'shapes',
-] as const;
 
 function emptyWindow(): IdentitySnapshot {
   return { rows: 0, byVendor: {}, missing: { src_ip: 0, dst_ip: 0, src_port: 0, dst_port: 0 }, shapes: {} };
@@ -107,7 +96,7 @@ export class CoverageReporter {
     try {
       await this.client.insert({
         table: `${quoteIdentifier(this.opts.database)}.${quoteIdentifier(this.opts.table)}`,
-        columns: [...PARSER_STATS_COLUMNS],
+        columns: columnNames(PARSER_STATS_COLUMNS) as [string, ...string[]],
         values: [
           {
             window_start: new Date(this.windowStart).toISOString(),

@@ -1,6 +1,6 @@
 import { LineParser } from './parser';
-import { generateSampleLines } from './samples';
-import { parseLine } from './test-support';
+import { generateSampleLines } from '../../../test/fixtures/samples';
+import { parseLine } from '../../../test/fixtures/parse-support';
 import { FORMAT_NAMES } from './record';
 
 describe('auto detection', () => {

@@ -3,36 +3,6 @@
  * hot path never converts a line to a JS string; helpers return sentinels instead of throwing.
  */
 
-/** ASCII codes the parsers compare against (named so the scanners read like the grammar). */
-export const CH = {
-  TAB: 9,
-  LF: 10,
-  CR: 13,
-  SPACE: 32,
-  QUOTE: 34,
-  HASH: 35,
-  PERCENT: 37,
-  APOS: 39,
-  LPAREN: 40,
-  RPAREN: 41,
-  PLUS: 43,
-  COMMA: 44,
-  MINUS: 45,
-  DOT: 46,
-  SLASH: 47,
-  D0: 48,
-  D9: 57,
-  COLON: 58,
-  LT: 60,
-  EQ: 61,
-  GT: 62,
-  LBRACKET: 91,
-  BACKSLASH: 92,
-  RBRACKET: 93,
-  LBRACE: 123,
-  PIPE: 124,
-} as const;
-
 /** Encodes an ASCII literal once at module load, for byte comparisons against spans. */
 export function ascii(text: string): Buffer {
   return Buffer.from(text, 'latin1');
@@ -135,11 +105,4 @@ export function fixedDigits(buf: Uint8Array, pos: number, n: number, end: number
     v = v * 10 + d;
   }
   return v;
-}
-
-/** Port number of the span if it is 0..65535, else -1. */
-export function parsePort(buf: Uint8Array, s: number, e: number): number {
-  if (e - s > 5) return -1;
-  const v = parseUint(buf, s, e);
-  return v > 65535 ? -1 : v;
 }

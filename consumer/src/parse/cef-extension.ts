@@ -6,8 +6,9 @@
 import type { ParseContext } from './context';
 import { ascii, spanEqualsIgnoreCase } from './bytes';
 import { KeywordTable } from './keywords';
-import { actionOf, addBytes, setIp, setPort, setProto } from './normalize';
-import { BAD_TIMESTAMP, INVALID_IP, INVALID_PORT } from './reasons';
+import { setStandardField, T, targetTable } from './kv-apply';
+import { setIp } from './normalize';
+import { BAD_TIMESTAMP, INVALID_IP } from './reasons';
 import type { ParsedRecord } from './record';
 import { parseFlexibleTimestamp } from './flex-time';
 
@@ -94,6 +95,17 @@ export function resetCefState(): void {
   st.csBuf.length = 0;
 }
 
+/** CEF keys that feed a standard field. */
+const STANDARD = targetTable([
+  [X.SRC, T.src_ip],
+  [X.DST, T.dst_ip],
+  [X.SPT, T.src_port],
+  [X.DPT, T.dst_port],
+  [X.PROTO, T.proto],
+  [X.ACT, T.action],
+  [X.BYTES, T.bytes],
+]);
+
 /** Applies one extension pair (value in `vb`, which is the scratch buffer when `escaped`). */
 export function applyCefExtension(
   kb: Buffer,
@@ -107,32 +119,13 @@ export function applyCefExtension(
 ): string | null {
   const key = KEYS.lookup(kb, ks, ke);
   if (key < 0) return null;
-  switch (key) {
-    case X.SRC:
-      return setIp(rec, 0, vb, vs, ve, escaped) ? null : INVALID_IP;
-    case X.DST:
-      return setIp(rec, 1, vb, vs, ve, escaped) ? null : INVALID_IP;
-    case X.SRC6: // IPv6 custom addresses only fill in when src/dst are absent
-      return rec.srcIpVersion !== 0 || setIp(rec, 0, vb, vs, ve, escaped) ? null : INVALID_IP;
-    case X.DST6:
-      return rec.dstIpVersion !== 0 || setIp(rec, 1, vb, vs, ve, escaped) ? null : INVALID_IP;
-    case X.SPT:
-      return setPort(rec, 0, vb, vs, ve) ? null : INVALID_PORT;
-    case X.DPT:
-      return setPort(rec, 1, vb, vs, ve) ? null : INVALID_PORT;
-    case X.PROTO:
-      setProto(rec, vb, vs, ve);
-      return null;
-    case X.ACT:
-      rec.action = actionOf(vb, vs, ve);
-      return null;
-    case X.BYTES:
-      addBytes(rec, vb, vs, ve);
-      return null;
-    default:
-      applyTextKey(key, vb, vs, ve, escaped, rec);
-      return null;
-  }
+  // IPv6 custom addresses only fill in when src/dst are absent.
+  if (key === X.SRC6) return rec.srcIpVersion !== 0 || setIp(rec, 0, vb, vs, ve, escaped) ? null : INVALID_IP;
+  if (key === X.DST6) return rec.dstIpVersion !== 0 || setIp(rec, 1, vb, vs, ve, escaped) ? null : INVALID_IP;
+  const target = key < STANDARD.length ? STANDARD[key] : 0;
+  if (target !== 0) return setStandardField(target, rec, vb, vs, ve, escaped);
+  applyTextKey(key, vb, vs, ve, escaped, rec);
+  return null;
 }
 
 /** Keys whose values are kept as text: host, message, clocks and custom strings. */

@@ -1,4 +1,4 @@
-import { ms, parseLine } from './test-support';
+import { ms, parseLine } from '../../../test/fixtures/parse-support';
 
 describe('cef', () => {
   it('parses header fields and common extension keys', () => {

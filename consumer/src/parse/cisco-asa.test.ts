@@ -1,4 +1,4 @@
-import { ms, parseLine } from './test-support';
+import { ms, parseLine } from '../../../test/fixtures/parse-support';
 
 describe('cisco-asa', () => {
   it('302013 outbound: the "to" side is the initiator', () => {

@@ -1,6 +1,6 @@
 /** User-defined formats: kv, csv (with layouts) and RFC 5424 structured data, alone and as auto rules. */
 import { LineParser } from './parser';
-import { ms, parseLine } from './test-support';
+import { ms, parseLine } from '../../../test/fixtures/parse-support';
 
 const KV = {
   pairDelimiter: ';',

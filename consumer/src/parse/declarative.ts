@@ -10,11 +10,12 @@
  * admission and by `logpipeline plan`); parsing never throws.
  */
 import type { ParseContext, PayloadParser } from './context';
-import { applyTarget, T, TARGET_NAMES } from './kv-apply';
+import { applyTarget, T } from './kv-apply';
 import { KvDialect, scanKv } from './kv-scan';
 import { KeywordTable } from './keywords';
 import { BAD_CSV, BAD_KV, BAD_TIMESTAMP } from './reasons';
 import {
+  ACTION_NAMES,
   F_CSV,
   F_KV,
   F_SD,
@@ -29,37 +30,16 @@ import { isDigit } from './bytes';
 import { parseEpochDigits } from './time';
 import { isoValueMs } from './vendor-clock';
 
-/** Column names a declarative mapping may target. */
-export const MAPPABLE_COLUMNS = [...TARGET_NAMES, 'timestamp'] as const;
+import {
+  MAPPABLE_COLUMNS,
+  type CsvFormat,
+  type KvFormat,
+  type SdFormat,
+} from '../../../common/src/parser-contract';
+
+export { MAPPABLE_COLUMNS } from '../../../common/src/parser-contract';
+export type { CsvFormat, KvFormat, SdFormat } from '../../../common/src/parser-contract';
 const T_TIMESTAMP = 99;
-
-/** `kv` format settings (spec.parser.kv). */
-export interface KvFormat {
-  pairDelimiter?: string;
-  keyValueDelimiter?: string;
-  /** Quote character; '' for none. Default `"`. */
-  quote?: string;
-  fields: Record<string, string[]>;
-  actions?: Record<string, string>;
-}
-
-/** `csv` format settings (spec.parser.csv). */
-export interface CsvFormat {
-  delimiter?: string;
-  quote?: string;
-  fields?: Record<string, number>;
-  /** Position whose value selects one of `layouts` (which then replaces `fields`). */
-  layoutField?: number;
-  layouts?: Record<string, Record<string, number>>;
-  actions?: Record<string, string>;
-}
-
-/** `structuredData` format settings (spec.parser.structuredData). */
-export interface SdFormat {
-  sdId: string;
-  fields: Record<string, string[]>;
-  actions?: Record<string, string>;
-}
 
 function byte(text: string | undefined, fallback: string, what: string): number {
   const t = text ?? fallback;
@@ -76,15 +56,8 @@ function targetOf(column: string): number {
   return t;
 }
 
-const ACTION_IDS: Record<string, number> = {
-  unknown: 0,
-  allow: 1,
-  deny: 2,
-  drop: 3,
-  reset: 4,
-  close: 5,
-  alert: 6,
-};
+/** Our action names -> action numbers (the numbers are the names' positions). */
+const ACTION_IDS: Record<string, number> = Object.fromEntries(ACTION_NAMES.map((name, id) => [name, id]));
 
 /** Vendor action words -> action numbers (case-insensitive); null when none configured. */
 function actionTable(actions: Record<string, string> | undefined): KeywordTable | null {

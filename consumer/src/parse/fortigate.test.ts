@@ -1,4 +1,4 @@
-import { ms, parseLine } from './test-support';
+import { ms, parseLine } from '../../../test/fixtures/parse-support';
 
 const TRAFFIC =
   'date=2024-01-15 time=10:23:45 devname="FG100F-HQ" devid="FG100FTK19000000" eventtime=1705303425123456789 ' +

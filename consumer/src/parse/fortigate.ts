@@ -8,8 +8,8 @@
 import type { ParseContext } from './context';
 import { fixedDigits } from './bytes';
 import { KeywordTable } from './keywords';
-import { actionOf, addBytes, NAT_DST, NAT_SRC, setIp, setPort, setProto, severityOfWord } from './normalize';
-import { BAD_KV, BAD_TIMESTAMP, INVALID_IP, INVALID_PORT } from './reasons';
+import { setStandardField, T, targetTable } from './kv-apply';
+import { BAD_KV, BAD_TIMESTAMP } from './reasons';
 import { F_FORTIGATE, ParsedRecord, UNESCAPE_BACKSLASH, VAL_SCRATCH } from './record';
 import { civilToMs, parseEpochDigits, parseOffset } from './time';
 import { fixedOffsetZone } from './timezone';
@@ -124,6 +124,23 @@ export function parseFortigate(
   return pairs === 0 ? BAD_KV : applyClock(buf, rec, ctx);
 }
 
+/** Fortigate keys that feed a standard field. */
+const STANDARD = targetTable([
+  [K.srcip, T.src_ip],
+  [K.dstip, T.dst_ip],
+  [K.srcport, T.src_port],
+  [K.dstport, T.dst_port],
+  [K.transip, T.nat_src_ip],
+  [K.transport, T.nat_src_port],
+  [K.tranip, T.nat_dst_ip],
+  [K.tranport, T.nat_dst_port],
+  [K.proto, T.proto],
+  [K.action, T.action],
+  [K.sentbyte, T.bytes],
+  [K.rcvdbyte, T.bytes],
+  [K.level, T.severity],
+]);
+
 function applyKey(
   key: number,
   rec: ParsedRecord,
@@ -132,39 +149,9 @@ function applyKey(
   ve: number,
   inScratch: boolean,
 ): string | null {
-  switch (key) {
-    case K.srcip:
-      return setIp(rec, 0, b, vs, ve, inScratch) ? null : INVALID_IP;
-    case K.dstip:
-      return setIp(rec, 1, b, vs, ve, inScratch) ? null : INVALID_IP;
-    case K.srcport:
-      return setPort(rec, 0, b, vs, ve) ? null : INVALID_PORT;
-    case K.dstport:
-      return setPort(rec, 1, b, vs, ve) ? null : INVALID_PORT;
-    case K.transip:
-      return setIp(rec, NAT_SRC, b, vs, ve, inScratch) ? null : INVALID_IP;
-    case K.transport:
-      return setPort(rec, NAT_SRC, b, vs, ve) ? null : INVALID_PORT;
-    case K.tranip:
-      return setIp(rec, NAT_DST, b, vs, ve, inScratch) ? null : INVALID_IP;
-    case K.tranport:
-      return setPort(rec, NAT_DST, b, vs, ve) ? null : INVALID_PORT;
-    case K.proto:
-      setProto(rec, b, vs, ve);
-      break;
-    case K.action:
-      rec.action = actionOf(b, vs, ve);
-      break;
-    case K.sentbyte:
-    case K.rcvdbyte:
-      addBytes(rec, b, vs, ve);
-      break;
-    case K.level:
-      rec.severity = severityOfWord(b, vs, ve);
-      break;
-    default:
-      applySpanKey(key, rec, vs, ve, inScratch);
-  }
+  const target = key > 0 && key < STANDARD.length ? STANDARD[key] : 0;
+  if (target !== 0) return setStandardField(target, rec, b, vs, ve, inScratch);
+  applySpanKey(key, rec, vs, ve, inScratch);
   return null;
 }
 

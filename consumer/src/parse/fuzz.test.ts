@@ -8,7 +8,7 @@ import { BatchEncoder, MessageInput } from '../encode/batch';
 import { REFERENCE_COLUMNS } from '../encode/reference-columns';
 import { LineParser } from './parser';
 import { FORMAT_NAMES, ParsedRecord } from './record';
-import { generateSampleLines, mutateLine, randomBytes, Rng } from './samples';
+import { generateSampleLines, mutateLine, randomBytes, Rng } from '../../../test/fixtures/samples';
 import { isPlausibleTimestamp } from './time';
 
 const TOTAL_LINES = 1_000_000;

@@ -1,4 +1,4 @@
-import { ms, parseLine } from './test-support';
+import { ms, parseLine } from '../../../test/fixtures/parse-support';
 
 const UFW =
   '<4>Jan 15 10:23:45 ubuntu kernel: [12345.678901] [UFW BLOCK] IN=eth0 OUT= MAC=00:11:22:33:44:55:66:77:88:99:aa:bb:08:00 ' +

@@ -7,8 +7,8 @@
 import type { ParseContext } from './context';
 import { ascii, containsIgnoreCase, isDigit, skipSpaces, startsWith, trimEnd } from './bytes';
 import { KeywordTable } from './keywords';
-import { setIp, setPort, setProto } from './normalize';
-import { BAD_KV, INVALID_IP, INVALID_PORT, UNKNOWN_FORMAT } from './reasons';
+import { setStandardField, T, targetTable } from './kv-apply';
+import { BAD_KV, UNKNOWN_FORMAT } from './reasons';
 import {
   ACTION_ALERT,
   ACTION_ALLOW,
@@ -80,27 +80,23 @@ export function parseIptables(
   return null;
 }
 
+/** Netfilter keys that feed a standard field (LEN is the packet length, stored as is). */
+const STANDARD = targetTable([
+  [K.SRC, T.src_ip],
+  [K.DST, T.dst_ip],
+  [K.SPT, T.src_port],
+  [K.DPT, T.dst_port],
+  [K.PROTO, T.proto],
+]);
+
 function applyKey(key: number, rec: ParsedRecord, buf: Buffer, vs: number, ve: number): string | null {
-  switch (key) {
-    case K.SRC:
-      return setIp(rec, 0, buf, vs, ve, false) ? null : INVALID_IP;
-    case K.DST:
-      return setIp(rec, 1, buf, vs, ve, false) ? null : INVALID_IP;
-    case K.SPT:
-      return setPort(rec, 0, buf, vs, ve) ? null : INVALID_PORT;
-    case K.DPT:
-      return setPort(rec, 1, buf, vs, ve) ? null : INVALID_PORT;
-    case K.PROTO:
-      setProto(rec, buf, vs, ve);
-      return null;
-    case K.LEN: {
-      const n = parseUint(buf, vs, ve);
-      if (n >= 0) rec.bytes = n;
-      return null;
-    }
-    default:
-      return null;
+  if (key === K.LEN) {
+    const n = parseUint(buf, vs, ve);
+    if (n >= 0) rec.bytes = n;
+    return null;
   }
+  const target = key > 0 && key < STANDARD.length ? STANDARD[key] : 0;
+  return target === 0 ? null : setStandardField(target, rec, buf, vs, ve, false);
 }
 
 /** The text between the kernel uptime stamp and `IN=`: `[UFW BLOCK]` -> rule "UFW BLOCK". */

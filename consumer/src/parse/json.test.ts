@@ -1,4 +1,4 @@
-import { ms, parseLine } from './test-support';
+import { ms, parseLine } from '../../../test/fixtures/parse-support';
 
 describe('json', () => {
   it('maps ECS nested keys and flattens them into dotted field names', () => {

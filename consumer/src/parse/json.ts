@@ -5,8 +5,9 @@
  */
 import type { ParseContext } from './context';
 import { isDigit } from './bytes';
-import { actionOf, setIp, setPort, setProto, severityOfWord } from './normalize';
-import { BAD_JSON, BAD_TIMESTAMP, INVALID_IP, INVALID_PORT, JSON_NOT_OBJECT } from './reasons';
+import { setStandardField, T, targetTable } from './kv-apply';
+import { severityOfWord } from './normalize';
+import { BAD_JSON, BAD_TIMESTAMP, JSON_NOT_OBJECT } from './reasons';
 import { F_JSON, KEY_SCRATCH, ParsedRecord, VAL_SCRATCH } from './record';
 import { parseFlexibleTimestamp } from './flex-time';
 
@@ -194,6 +195,16 @@ function walk(
   return null;
 }
 
+/** JSON columns that feed a standard field (values are unescaped into the scratch buffer). */
+const STANDARD = targetTable([
+  [C.SRC, T.src_ip],
+  [C.DST, T.dst_ip],
+  [C.SPORT, T.src_port],
+  [C.DPORT, T.dst_port],
+  [C.PROTO, T.proto],
+  [C.ACTION, T.action],
+]);
+
 function apply(
   column: number,
   rec: ParsedRecord,
@@ -203,30 +214,14 @@ function apply(
   ctx: ParseContext,
 ): string | null {
   const b = rec.scratch;
-  switch (column) {
-    case C.TS: {
-      const ms = typeof v === 'number' ? epochOfNumber(v) : parseFlexibleTimestamp(b, vs, ve, ctx);
-      if (ms !== ms) return BAD_TIMESTAMP;
-      rec.timestamp = ms;
-      return null;
-    }
-    case C.SRC:
-      return setIp(rec, 0, b, vs, ve, true) ? null : INVALID_IP;
-    case C.DST:
-      return setIp(rec, 1, b, vs, ve, true) ? null : INVALID_IP;
-    case C.SPORT:
-      return setPort(rec, 0, b, vs, ve) ? null : INVALID_PORT;
-    case C.DPORT:
-      return setPort(rec, 1, b, vs, ve) ? null : INVALID_PORT;
-    case C.PROTO:
-      setProto(rec, b, vs, ve);
-      return null;
-    case C.ACTION:
-      rec.action = actionOf(b, vs, ve);
-      return null;
-    default:
-      return applyText(column, rec, vs, ve, v);
+  if (column === C.TS) {
+    const ms = typeof v === 'number' ? epochOfNumber(v) : parseFlexibleTimestamp(b, vs, ve, ctx);
+    if (ms !== ms) return BAD_TIMESTAMP;
+    rec.timestamp = ms;
+    return null;
   }
+  const target = column < STANDARD.length ? STANDARD[column] : 0;
+  return target !== 0 ? setStandardField(target, rec, b, vs, ve, true) : applyText(column, rec, vs, ve, v);
 }
 
 function applyText(column: number, rec: ParsedRecord, vs: number, ve: number, v: unknown): string | null {

@@ -18,8 +18,9 @@ import {
 } from './normalize';
 import { INVALID_IP, INVALID_PORT } from './reasons';
 import { ParsedRecord, Span } from './record';
+import type { MappableColumn } from '../../../common/src/parser-contract';
 
-/** Column targets a vendor key can map to. */
+/** Column targets a vendor key can map to (src_ip..nat_dst_port stay contiguous: endpoints). */
 export const T = {
   src_ip: 1,
   dst_ip: 2,
@@ -36,10 +37,7 @@ export const T = {
   device: 13,
   message: 14,
   severity: 15,
-} as const;
-
-/** Names of the mappable column targets (declarative parsers validate their maps against this). */
-export const TARGET_NAMES = Object.keys(T) as Array<keyof typeof T>;
+} as const satisfies Record<Exclude<MappableColumn, 'timestamp'>, number>;
 
 function setSpan(span: Span, s: number, e: number, scratch: boolean): void {
   if (e <= s) return;
@@ -52,6 +50,45 @@ function setSpan(span: Span, s: number, e: number, scratch: boolean): void {
  * values that are present but malformed, else null. Span targets keep the first value seen.
  */
 export function applyTarget(
+  target: number,
+  rec: ParsedRecord,
+  vb: Buffer,
+  vs: number,
+  ve: number,
+  scratch: boolean,
+): string | null {
+  if (target >= T.src_ip && target <= T.nat_dst_port)
+    return setStandardField(target, rec, vb, vs, ve, scratch);
+  switch (target) {
+    case T.proto:
+      if (rec.protoName === '') setProto(rec, vb, vs, ve);
+      return null;
+    case T.action: {
+      const a = actionOf(vb, vs, ve);
+      if (a !== 0) rec.action = a;
+      return null;
+    }
+    case T.bytes:
+      addBytes(rec, vb, vs, ve);
+      return null;
+    case T.severity: {
+      const n = parseUint(vb, vs, ve);
+      const sev = n >= 0 ? (n <= 7 ? n : -1) : severityOfWord(vb, vs, ve);
+      if (sev >= 0) rec.severity = sev;
+      return null;
+    }
+    default:
+      return applySpanTarget(target, rec, vs, ve, scratch);
+  }
+}
+
+/**
+ * The standard-field store of the native vendor parsers (one definition instead of a switch per
+ * parser): addresses and ports validated, protocol and action set by the latest value, bytes added,
+ * severity read as a keyword. Span targets (rule, device, message) are the caller's: their
+ * precedence differs per vendor. Returns `invalid_ip` / `invalid_port` for malformed values.
+ */
+export function setStandardField(
   target: number,
   rec: ParsedRecord,
   vb: Buffer,
@@ -77,25 +114,26 @@ export function applyTarget(
     case T.nat_dst_port:
       return setPort(rec, NAT_DST, vb, vs, ve) ? null : INVALID_PORT;
     case T.proto:
-      if (rec.protoName === '') setProto(rec, vb, vs, ve);
-      return null;
-    case T.action: {
-      const a = actionOf(vb, vs, ve);
-      if (a !== 0) rec.action = a;
-      return null;
-    }
+      setProto(rec, vb, vs, ve);
+      break;
+    case T.action:
+      rec.action = actionOf(vb, vs, ve);
+      break;
     case T.bytes:
       addBytes(rec, vb, vs, ve);
-      return null;
-    case T.severity: {
-      const n = parseUint(vb, vs, ve);
-      const sev = n >= 0 ? (n <= 7 ? n : -1) : severityOfWord(vb, vs, ve);
-      if (sev >= 0) rec.severity = sev;
-      return null;
-    }
-    default:
-      return applySpanTarget(target, rec, vs, ve, scratch);
+      break;
+    case T.severity:
+      rec.severity = severityOfWord(vb, vs, ve);
+      break;
   }
+  return null;
+}
+
+/** A lookup from a parser's own key ids to standard targets (0: not a standard field). */
+export function targetTable(pairs: ReadonlyArray<readonly [number, number]>): Uint8Array {
+  const table = new Uint8Array(Math.max(...pairs.map(([k]) => k)) + 1);
+  for (const [key, target] of pairs) table[key] = target;
+  return table;
 }
 
 function applySpanTarget(target: number, rec: ParsedRecord, vs: number, ve: number, scratch: boolean): null {

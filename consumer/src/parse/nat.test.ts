@@ -3,9 +3,9 @@
  * FortiGate transip/transport (and tranip/tranport), PAN-OS natsrc/natdst/natsport/natdport, Cisco
  * ASA Built mapped addresses and 305011/305012 translation messages.
  */
-import { REQUIRED_FIELD_SOURCES } from '../../../operator/src/api/schema-kafka';
+import { REQUIRABLE_SOURCES as REQUIRED_FIELD_SOURCES } from '../../../common/src/parser-contract';
 import { REQUIRABLE_SOURCES } from './required';
-import { parseLine } from './test-support';
+import { parseLine } from '../../../test/fixtures/parse-support';
 
 describe('NAT columns', () => {
   it('fortigate: source NAT transip/transport, destination NAT tranip/tranport', () => {

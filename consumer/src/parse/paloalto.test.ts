@@ -1,4 +1,4 @@
-import { ms, parseLine } from './test-support';
+import { ms, parseLine } from '../../../test/fixtures/parse-support';
 
 /** PAN-OS 10.x TRAFFIC, positions as in the syslog field description (FUTURE_USE columns included). */
 const TRAFFIC =

@@ -6,8 +6,8 @@
  */
 import type { ParseContext } from './context';
 import { fixedDigits, spanEquals, ascii } from './bytes';
-import { actionOf, addBytes, NAT_DST, NAT_SRC, setIp, setPort, setProto, severityOfWord } from './normalize';
-import { BAD_CSV, BAD_TIMESTAMP, INVALID_IP, INVALID_PORT } from './reasons';
+import { setStandardField, T, targetTable } from './kv-apply';
+import { BAD_CSV, BAD_TIMESTAMP } from './reasons';
 import { F_PALOALTO, KEY_STATIC, ParsedRecord, Span, UNESCAPE_DOUBLED_QUOTE, VAL_SCRATCH } from './record';
 import { civilToMs } from './time';
 import { PAN_COMMON, PAN_THREAT, PAN_TRAFFIC, PanLayout, R } from './paloalto-fields';
@@ -105,6 +105,22 @@ function onField(
   return role === R.NONE ? null : applyRole(role, rec, b, vs, ve, inScratch);
 }
 
+/** Roles that feed a standard field. */
+const STANDARD = targetTable([
+  [R.SRC, T.src_ip],
+  [R.DST, T.dst_ip],
+  [R.SPORT, T.src_port],
+  [R.DPORT, T.dst_port],
+  [R.NAT_SRC, T.nat_src_ip],
+  [R.NAT_DST, T.nat_dst_ip],
+  [R.NAT_SPORT, T.nat_src_port],
+  [R.NAT_DPORT, T.nat_dst_port],
+  [R.PROTO, T.proto],
+  [R.ACTION, T.action],
+  [R.BYTES, T.bytes],
+  [R.SEVERITY, T.severity],
+]);
+
 /** Stores a column that feeds a standard column according to its role. */
 function applyRole(
   role: number,
@@ -114,39 +130,10 @@ function applyRole(
   ve: number,
   inScratch: boolean,
 ): string | null {
-  switch (role) {
-    case R.SRC:
-      return setIp(rec, 0, b, vs, ve, inScratch) ? null : INVALID_IP;
-    case R.DST:
-      return setIp(rec, 1, b, vs, ve, inScratch) ? null : INVALID_IP;
-    case R.SPORT:
-      return setPort(rec, 0, b, vs, ve) ? null : INVALID_PORT;
-    case R.DPORT:
-      return setPort(rec, 1, b, vs, ve) ? null : INVALID_PORT;
-    case R.NAT_SRC:
-      return setIp(rec, NAT_SRC, b, vs, ve, inScratch) ? null : INVALID_IP;
-    case R.NAT_DST:
-      return setIp(rec, NAT_DST, b, vs, ve, inScratch) ? null : INVALID_IP;
-    case R.NAT_SPORT:
-      return setPort(rec, NAT_SRC, b, vs, ve) ? null : INVALID_PORT;
-    case R.NAT_DPORT:
-      return setPort(rec, NAT_DST, b, vs, ve) ? null : INVALID_PORT;
-    case R.PROTO:
-      setProto(rec, b, vs, ve);
-      return null;
-    case R.ACTION:
-      rec.action = actionOf(b, vs, ve);
-      return null;
-    case R.BYTES:
-      addBytes(rec, b, vs, ve);
-      return null;
-    case R.SEVERITY:
-      rec.severity = severityOfWord(b, vs, ve);
-      return null;
-    default:
-      applySpanRole(role, rec, vs, ve, inScratch);
-      return null;
-  }
+  const target = role < STANDARD.length ? STANDARD[role] : 0;
+  if (target !== 0) return setStandardField(target, rec, b, vs, ve, inScratch);
+  applySpanRole(role, rec, vs, ve, inScratch);
+  return null;
 }
 
 function applySpanRole(role: number, rec: ParsedRecord, vs: number, ve: number, inScratch: boolean): void {

@@ -13,43 +13,16 @@ export const ACTION_DROP = 3;
 export const ACTION_RESET = 4;
 export const ACTION_CLOSE = 5;
 export const ACTION_ALERT = 6;
-/** Action names indexed by action number, as written into String and Enum columns. */
-export const ACTION_NAMES = ['unknown', 'allow', 'deny', 'drop', 'reset', 'close', 'alert'] as const;
+// The name lists are part of the column contract the operator checks columns against.
+import { FORMAT_NAMES } from '../../../common/src/columns/sources';
+export {
+  ACTION_NAMES,
+  DECLARATIVE_FORMAT_NAMES,
+  FORMAT_NAMES,
+  SEVERITY_NAMES,
+  VENDOR_NAMES,
+} from '../../../common/src/columns/sources';
 
-/** Syslog severity keywords (RFC 5424 table 2) indexed by severity number 0..7. */
-export const SEVERITY_NAMES = [
-  'emergency',
-  'alert',
-  'critical',
-  'error',
-  'warning',
-  'notice',
-  'informational',
-  'debug',
-] as const;
-
-/** Format ids; the `vendor` column is the name of the format that parsed the payload. */
-export const FORMAT_NAMES = [
-  'rfc5424',
-  'rfc3164',
-  'fortigate',
-  'paloalto',
-  'cisco-asa',
-  'iptables',
-  'cef',
-  'json',
-  'pfsense',
-  'juniper-srx',
-  'huawei-usg',
-  'sophos',
-  'sonicwall',
-  'checkpoint',
-  'mikrotik',
-] as const;
-/** User-defined (declarative) formats; their ids follow the native ones. */
-export const DECLARATIVE_FORMAT_NAMES = ['kv', 'csv', 'structured-data'] as const;
-/** Every name the `vendor` column can hold, indexed by format id. */
-export const VENDOR_NAMES: readonly string[] = [...FORMAT_NAMES, ...DECLARATIVE_FORMAT_NAMES];
 /** A format name accepted by the parser (plus `auto`). */
 export type FormatName = (typeof FORMAT_NAMES)[number];
 export const F_RFC5424 = 0;

@@ -4,11 +4,12 @@
  */
 import { missingField } from './reasons';
 import { ACTION_UNKNOWN, ParsedRecord } from './record';
+import type { RequirableSource } from '../../../common/src/parser-contract';
 
 /** Returns a dead-letter reason for the first missing required source, or null. */
 export type RequiredCheck = (rec: ParsedRecord) => string | null;
 
-const PRESENT: Record<string, (r: ParsedRecord) => boolean> = {
+const PRESENT: Record<RequirableSource, (r: ParsedRecord) => boolean> = {
   timestamp: (r) => r.timestamp === r.timestamp,
   device: (r) => r.device.start >= 0,
   src_ip: (r) => r.srcIpVersion !== 0,
@@ -33,7 +34,7 @@ export const REQUIRABLE_SOURCES = Object.keys(PRESENT);
 /** Compiles the required list; throws on a source that cannot be required (config error). */
 export function requiredCheck(sources: readonly string[]): RequiredCheck {
   const checks = sources.map((source) => {
-    const present = PRESENT[source];
+    const present = (PRESENT as Record<string, (r: ParsedRecord) => boolean>)[source];
     if (!present) throw new RangeError(`cannot require column source "${source}"`);
     return { present, reason: missingField(source) };
   });

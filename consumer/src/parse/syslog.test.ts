@@ -1,5 +1,5 @@
 import { LineParser } from './parser';
-import { ms, parseLine } from './test-support';
+import { ms, parseLine } from '../../../test/fixtures/parse-support';
 import { recordToObject } from './to-json';
 
 describe('rfc5424', () => {

@@ -3,7 +3,7 @@
  * published layouts (Netgate "Raw Filter Log Format", Junos RT_FLOW system log reference, Huawei
  * USG log reference), IPv4 and IPv6, and the NAT translations where the vendor logs them.
  */
-import { ms, parseLine } from './test-support';
+import { ms, parseLine } from '../../../test/fixtures/parse-support';
 
 describe('pfsense (filterlog)', () => {
   const v4tcp =

@@ -2,7 +2,7 @@
  * Sophos SFOS, SonicWall SonicOS, Check Point Log Exporter and MikroTik RouterOS: lines written
  * from the vendors' published log field references, IPv4 and IPv6, with NAT translations.
  */
-import { ms, parseLine } from './test-support';
+import { ms, parseLine } from '../../../test/fixtures/parse-support';
 
 describe('sophos', () => {
   it('reads the SFOS 19 layout (date/time/timezone, tran_*)', () => {

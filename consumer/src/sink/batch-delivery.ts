@@ -16,14 +16,14 @@ import {
   type DeadLetterMessage,
 } from './dead-letter';
 import { isolateRejectedRows, SystemicRejectionError, type RangeOutcome } from './isolate';
+import { errorClass, errorReason, UNKNOWN_ERROR_ATTEMPTS } from './retry';
 import {
+  AbortError,
   backoffMs,
-  errorClass,
-  errorReason,
-  type BackoffPolicy,
   DEFAULT_BACKOFF,
-  UNKNOWN_ERROR_ATTEMPTS,
-} from './retry';
+  sleepOrAbort as sleep,
+  type BackoffPolicy,
+} from '../../../common/src/timing';
 import { BodyPool } from '../delivery/body-pool';
 import { rowBoundaries, rowSources } from './row-lines';
 import { planRegroup, writeRegrouped } from './regroup';
@@ -73,29 +73,6 @@ export interface DeliveryObserver {
     job: BatchJob,
     attempt: number,
   ): void;
-}
-
-/** Thrown when delivery stopped because the batch was abandoned. */
-export class AbortError extends Error {
-  constructor() {
-    super('batch delivery aborted');
-    this.name = 'AbortError';
-  }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new AbortError());
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new AbortError());
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** No gating (unit tests, callers without slots). */

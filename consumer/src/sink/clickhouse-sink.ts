@@ -4,6 +4,7 @@
  * stream the client passes through untouched), with the batch's `insert_deduplication_token`.
  * Identifiers come from the config and are validated and quoted here, never concatenated raw.
  */
+import { quoteIdentifier } from '../../../common/src/sql/identifiers';
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 
@@ -33,14 +34,6 @@ export interface InsertReport {
   writtenRows?: number;
 }
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** Backtick-quotes a validated ClickHouse identifier; throws on anything else. */
-export function quoteIdentifier(name: string): string {
-  if (!IDENTIFIER.test(name)) throw new RangeError(`invalid ClickHouse identifier: ${JSON.stringify(name)}`);
-  return `\`${name}\``;
-}
-
 /** A readable stream that yields `body` once, in raw (non-object) mode. */
 function bodyStream(body: Buffer): Readable {
   let sent = false;
@@ -64,11 +57,14 @@ export class ClickHouseSink {
   constructor(opts: ClickHouseSinkOptions) {
     const db = quoteIdentifier(opts.database);
     this.targets = {
-      data: { table: `${db}.${quoteIdentifier(opts.table)}`, columns: opts.columns.map(quoteIdentifier) },
+      data: {
+        table: `${db}.${quoteIdentifier(opts.table)}`,
+        columns: opts.columns.map((c) => quoteIdentifier(c, 'column')),
+      },
       deadLetter: opts.deadLetterTable
         ? {
             table: `${db}.${quoteIdentifier(opts.deadLetterTable)}`,
-            columns: (opts.deadLetterColumns ?? []).map(quoteIdentifier),
+            columns: (opts.deadLetterColumns ?? []).map((c) => quoteIdentifier(c, 'column')),
           }
         : undefined,
     };

@@ -5,6 +5,7 @@
  * and/or to a Kafka topic (key `<partition>:<offset>`, reason and source in headers, value = the
  * original line). Encoding here is pure; the writers live in the batch delivery.
  */
+import { columnNames, DLQ_COLUMNS } from '../../../common/src/tables';
 import { TsvOutput } from '../encode/tsv-output';
 
 /** One dead-lettered line. */
@@ -18,18 +19,8 @@ export interface DeadLetterRecord {
   lineIndex: number;
 }
 
-/** Column list of the `<table>_dlq` contract (see operator/src/desired/clickhouse/aux-tables.ts). */
-export const DLQ_TABLE_COLUMNS = ['ts', 'reason', 'raw', 'topic', 'partition', 'offset'] as const;
-
-/** The DLQ columns with their ClickHouse types: the canonical columns of the dead-letter chain. */
-export const DLQ_CANONICAL_COLUMNS: ReadonlyArray<{ name: string; type: string; source?: string }> = [
-  { name: 'ts', type: "DateTime64(3, 'UTC')" },
-  { name: 'reason', type: 'LowCardinality(String)' },
-  { name: 'raw', type: 'String' },
-  { name: 'topic', type: 'LowCardinality(String)' },
-  { name: 'partition', type: 'UInt32' },
-  { name: 'offset', type: 'UInt64' },
-];
+/** Column list of the `<table>_dlq` contract (common/src/tables.ts), in insert order. */
+export const DLQ_TABLE_COLUMNS: readonly string[] = columnNames(DLQ_COLUMNS);
 
 /**
  * Encodes dead letters as TabSeparated rows for the DLQ table; `ts` is the batch's ingest time

@@ -1,6 +1,6 @@
 import { ClickHouseError } from '@clickhouse/client';
+import { backoffMs } from '../../../common/src/timing';
 import {
-  backoffMs,
   classifyInsertError,
   CLICKHOUSE_ERROR_CLASSES,
   errorClass,

@@ -92,30 +92,6 @@ export function classifyInsertError(err: unknown): FailureKind {
   return cls === 'data' || cls === 'split' ? 'rejected' : 'retriable';
 }
 
-/** Capped exponential backoff policy. */
-export interface BackoffPolicy {
-  initialMs: number;
-  maxMs: number;
-  factor: number;
-}
-
-/** Default: 200 ms doubling up to 10 s — quick recovery from blips, gentle on a down server. */
-export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 200, maxMs: 10_000, factor: 2 };
-
-/**
- * Delay before retry number `attempt` (0-based): capped exponential with "equal jitter" (half
- * fixed, half random) so many workers do not hammer a recovering server in lockstep.
- * `random` is injectable for tests.
- */
-export function backoffMs(
-  attempt: number,
-  policy: BackoffPolicy = DEFAULT_BACKOFF,
-  random: () => number = Math.random,
-): number {
-  const exp = Math.min(policy.maxMs, policy.initialMs * Math.pow(policy.factor, Math.max(0, attempt)));
-  return Math.round(exp / 2 + (random() * exp) / 2);
-}
-
 /** A short, single-line reason for logs, metrics and dead-letter rows (no stack, bounded length). */
 export function errorReason(err: unknown, maxLength = 1000): string {
   const msg = err instanceof Error ? err.message : String(err);

@@ -1,6 +1,6 @@
 import { BatchEncoder } from '../encode/batch';
 import { REFERENCE_COLUMNS } from '../encode/reference-columns';
-import { generateSampleLines } from '../parse/samples';
+import { generateSampleLines } from '../../../test/fixtures/samples';
 import { countLines, rowBoundaries, rowSources } from './row-lines';
 
 const unescapeTsv = (s: string) =>

@@ -2,6 +2,7 @@
  * Defaults for every optional LogPipeline field, in one place, so the operator, the `plan` CLI and
  * the docs agree. `resolveSpec` never mutates its input.
  */
+import type { SaslMechanism } from '../../../common/src/worker-config';
 import type {
   AutoscalingSpec,
   ColumnSpec,
@@ -69,7 +70,7 @@ export interface ResolvedSpec {
   kafka: {
     bootstrapServers: string[];
     sasl?: {
-      mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+      mechanism: SaslMechanism;
       secretName: string;
       usernameKey: string;
       passwordKey: string;

@@ -1,4 +1,5 @@
 /** Schema of spec.clickhouse (see types.ts ClickHouseSpec). */
+import { KEY_FUNCTIONS } from '../../../common/src/sql/key-functions';
 import { DEFAULT_DELETE_AFTER, DEFAULT_FIREWALL_MINIMUM_DELETE_AFTER } from './defaults';
 import {
   CONFIG_NAME_PATTERN,
@@ -14,16 +15,7 @@ import {
   str,
   type JSONSchemaProps,
 } from './schema-dsl';
-
-/** Functions allowed around a partition/order key column. */
-export const KEY_FUNCTIONS = [
-  'toYYYYMMDD',
-  'toYYYYMM',
-  'toDate',
-  'toStartOfHour',
-  'toStartOfDay',
-  'toMonday',
-] as const;
+import { SOURCES } from '../../../common/src/columns/sources';
 
 /** A column type name with optional parameters; no quotes other than single, no `;`, no backtick. */
 export const COLUMN_TYPE_PATTERN = "^[A-Za-z][A-Za-z0-9]*(\\([A-Za-z0-9_ ,'()=.:/+-]*\\))?$";
@@ -59,7 +51,7 @@ const column = obj(
       },
     ),
     source: str(
-      'Where the value comes from: a parser output (e.g. `timestamp`, `src_ip`), `static:<name>` (spec.parser.staticFields) or `field:<vendorKey>`. Absent means the column only gets its default.',
+      `Where the value comes from: a standard source (${SOURCES.map((x) => `\`${x}\``).join(', ')}), \`static:<name>\` (spec.parser.staticFields) or \`field:<vendorKey>\`; anything else is refused at admission. The type must hold the value (e.g. ports need an integer or String, addresses IPv4/IPv6/String); the operator checks that with the worker's rules before deploying workers (condition reason InvalidColumns). Absent means the column only gets its default.`,
       { pattern: COLUMN_SOURCE_PATTERN, maxLength: 140 },
     ),
     codec: list(

@@ -41,7 +41,7 @@ export interface JSONSchemaProps {
 }
 
 /** ClickHouse database/table/column names: plain identifiers, so quoting is never ambiguous. */
-export const IDENTIFIER_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,62}$';
+export { IDENTIFIER_PATTERN } from '../../../common/src/sql/identifiers';
 /** Kafka topic names as Kafka itself accepts them. */
 export const TOPIC_PATTERN = '^[A-Za-z0-9._-]{1,249}$';
 /** Names of Kubernetes objects in the same namespace (DNS-1123 subdomain). */

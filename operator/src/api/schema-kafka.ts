@@ -1,4 +1,5 @@
 /** Schema of spec.kafka and spec.parser (see types.ts KafkaSpec / ParserSpec). */
+import { SASL_MECHANISMS } from '../../../common/src/worker-config';
 import { DEFAULT_PARTITIONS } from './defaults';
 import { csvSchema, kvSchema, rulesSchema, sdSchema } from './schema-parser-formats';
 import {
@@ -16,58 +17,19 @@ import {
   str,
   type JSONSchemaProps,
 } from './schema-dsl';
+import { DECLARATIVE_FORMAT_NAMES, FORMAT_NAMES } from '../../../common/src/columns/sources';
+import { REQUIRABLE_SOURCES } from '../../../common/src/parser-contract';
 
-/** Column sources `parser.requiredFields` may name (the parser's REQUIRABLE_SOURCES). */
-export const REQUIRED_FIELD_SOURCES = [
-  'timestamp',
-  'device',
-  'src_ip',
-  'dst_ip',
-  'src_port',
-  'dst_port',
-  'nat_src_ip',
-  'nat_dst_ip',
-  'nat_src_port',
-  'nat_dst_port',
-  'proto',
-  'action',
-  'bytes',
-  'rule',
-  'severity',
-  'message',
-] as const;
+/** Column sources `parser.requiredFields` may name (the worker's contract). */
+export const REQUIRED_FIELD_SOURCES = REQUIRABLE_SOURCES;
 
 /** Supported parser formats, in the order the docs list them. */
-export const PARSER_FORMATS = [
-  'auto',
-  'rfc5424',
-  'rfc3164',
-  'fortigate',
-  'paloalto',
-  'cisco-asa',
-  'iptables',
-  'cef',
-  'json',
-  'pfsense',
-  'juniper-srx',
-  'huawei-usg',
-  'sophos',
-  'sonicwall',
-  'checkpoint',
-  'mikrotik',
-  'kv',
-  'csv',
-  'structured-data',
-] as const;
+export const PARSER_FORMATS = ['auto', ...FORMAT_NAMES, ...DECLARATIVE_FORMAT_NAMES] as const;
 
 const sasl = obj(
   'SASL authentication with credentials from a Secret. Absent means no SASL.',
   {
-    mechanism: oneOf('SASL mechanism: plain, scram-sha-256 or scram-sha-512.', [
-      'plain',
-      'scram-sha-256',
-      'scram-sha-512',
-    ]),
+    mechanism: oneOf('SASL mechanism: plain, scram-sha-256 or scram-sha-512.', SASL_MECHANISMS),
     secretRef: obj(
       'Secret with the SASL user name and password. Required whenever sasl is set.',
       {

@@ -4,28 +4,11 @@
  * rules in validate-rules-parser.ts) and the vendor's keys, positions or SD-PARAM names.
  */
 import { dict, int, list, obj, oneOf, str, type JSONSchemaProps } from './schema-dsl';
+import { MAPPABLE_COLUMNS } from '../../../common/src/parser-contract';
+import { ACTION_NAMES as ACTIONS } from '../../../common/src/columns/sources';
 
-/** Columns a declarative mapping may fill (consumer/src/parse/declarative.ts MAPPABLE_COLUMNS). */
-export const MAPPABLE_COLUMNS = [
-  'timestamp',
-  'src_ip',
-  'dst_ip',
-  'src_port',
-  'dst_port',
-  'nat_src_ip',
-  'nat_dst_ip',
-  'nat_src_port',
-  'nat_dst_port',
-  'proto',
-  'action',
-  'bytes',
-  'rule',
-  'device',
-  'message',
-  'severity',
-] as const;
-
-const ACTIONS = ['unknown', 'allow', 'deny', 'drop', 'reset', 'close', 'alert'] as const;
+/** Columns a declarative mapping may fill (the worker's contract). */
+export { MAPPABLE_COLUMNS };
 
 const char = (description: string, minLength = 1) => str(description, { minLength, maxLength: 1 });
 const vendorKey = str('A vendor key (or SD-PARAM name).', { pattern: '^[^\\s]{1,48}$', maxLength: 48 });

@@ -5,9 +5,6 @@ import type { JSONSchemaProps } from './schema-dsl';
 import { PIPELINE_RULES } from './validate-rules';
 import { DURATION_PATTERN } from './duration';
 
-// `npm run crd:generate` runs this file with UPDATE_CRD=1 to rewrite the committed CRD.
-if (process.env.UPDATE_CRD === '1') fs.writeFileSync(CRD_FILE, renderCrdYaml());
-
 /** Visits every schema node with its dotted path (`[]` for items, `{}` for map values). */
 function walk(node: JSONSchemaProps, path: string, visit: (n: JSONSchemaProps, p: string) => void): void {
   visit(node, path);

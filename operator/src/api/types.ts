@@ -3,6 +3,10 @@
  * crds/logpipeline.io_logpipelines.yaml is the source of truth for admission; these types mirror it
  * and `applyDefaults()` (defaults.ts) fills what the schema leaves optional.
  */
+import type { CsvFormat, KvFormat, SdFormat } from '../../../common/src/parser-contract';
+
+import type { KeyFunction } from '../../../common/src/sql/key-functions';
+import type { SaslMechanism } from '../../../common/src/worker-config';
 
 export const GROUP = 'logpipeline.io';
 export const VERSION = 'v1alpha1';
@@ -21,7 +25,7 @@ export interface KafkaSpec {
   bootstrapServers: string[];
   /** SASL from a Secret; absent means no SASL. */
   sasl?: {
-    mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+    mechanism: SaslMechanism;
     secretRef: { name: string; usernameKey?: string; passwordKey?: string };
   };
   /** TLS; `caSecretRef` names the CA bundle. */
@@ -83,31 +87,14 @@ export interface ParserSpec {
   rules?: ParserRuleSpec[];
 }
 
-/** spec.parser.kv */
-export interface KvFormatSpec {
-  pairDelimiter?: string;
-  keyValueDelimiter?: string;
-  quote?: string;
-  fields: Record<string, string[]>;
-  actions?: Record<string, string>;
-}
+/** spec.parser.kv (the worker's contract). */
+export type KvFormatSpec = KvFormat;
 
-/** spec.parser.csv */
-export interface CsvFormatSpec {
-  delimiter?: string;
-  quote?: string;
-  fields?: Record<string, number>;
-  layoutField?: number;
-  layouts?: Record<string, Record<string, number>>;
-  actions?: Record<string, string>;
-}
+/** spec.parser.csv (the worker's contract). */
+export type CsvFormatSpec = CsvFormat;
 
-/** spec.parser.structuredData */
-export interface SdFormatSpec {
-  sdId: string;
-  fields: Record<string, string[]>;
-  actions?: Record<string, string>;
-}
+/** spec.parser.structuredData (the worker's contract). */
+export type SdFormatSpec = SdFormat;
 
 /** One entry of spec.parser.rules. */
 export interface ParserRuleSpec {
@@ -133,7 +120,7 @@ export interface ColumnSpec {
 /** A structured expression: a column, optionally wrapped by one whitelisted function. */
 export interface KeyExpression {
   column: string;
-  function?: 'toYYYYMMDD' | 'toYYYYMM' | 'toDate' | 'toStartOfHour' | 'toStartOfDay' | 'toMonday';
+  function?: KeyFunction;
 }
 
 /** A retention move: after `after`, parts go to a disk or a volume. */
@@ -171,7 +158,7 @@ export interface ClickHouseSpec {
     allowShortening?: boolean;
   };
   storagePolicy?: string;
-  /** Window of recent insert tokens the table remembers for exactly-once retries. Default 1000. */
+  /** Window of recent insert tokens the table remembers for exactly-once retries. Default 10000. */
   dedupWindow?: number;
 }
 

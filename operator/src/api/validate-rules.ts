@@ -14,6 +14,7 @@ import { DURATION_PATTERN, parseDuration } from './duration';
 import type { CelRule } from './schema-dsl';
 import { isReservedEnv } from './worker-policy';
 import { PARSER_RULES } from './validate-rules-parser';
+import { COLUMN_RULES } from './validate-rules-columns';
 import type {
   AutoscalingSpec,
   ClickHouseSpec,
@@ -130,6 +131,7 @@ function notShorter(a: string, b: string): boolean {
 /** Every cross-field rule, in the order admission reports them. */
 export const PIPELINE_RULES: readonly PipelineRule[] = [
   ...PARSER_RULES,
+  ...COLUMN_RULES,
   define<KafkaSpec>({
     id: 'partitions-never-decrease',
     at: 'spec.kafka',

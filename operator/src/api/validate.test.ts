@@ -1,5 +1,5 @@
-import { VALID_CASES, materialize, validPipeline } from './validate-cases';
-import { INVALID_CASES } from './validate-cases-invalid';
+import { VALID_CASES, materialize, validPipeline } from '../../../test/fixtures/validate-cases';
+import { INVALID_CASES } from '../../../test/fixtures/validate-cases-invalid';
 import { RULES_NOT_CHECKED, formatValidationError, validatePipeline } from './validate';
 import { PIPELINE_RULES } from './validate-rules';
 

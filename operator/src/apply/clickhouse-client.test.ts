@@ -1,5 +1,5 @@
 import { ClickHouseError } from '@clickhouse/client';
-import { resolved } from '../desired/clickhouse/testing';
+import { resolved } from '../../../test/fixtures/clickhouse-testing';
 import { pipelineTableNames } from './clickhouse';
 import { toClickHouseApplyError } from './clickhouse-client';
 import { checkServerVersion } from './clickhouse-observe';

@@ -12,7 +12,7 @@ import {
   type Refusal,
   type TableDDL,
 } from '../desired/clickhouse';
-import { checkIdentifier, catchSchemaError } from '../desired/clickhouse/identifiers';
+import { checkIdentifier, catchSchemaError } from '../../../common/src/sql/identifiers';
 import { judgeClaim, ownerRecord, ownerString, parseOwnerComment, type Owner } from '../desired/ownership';
 import { runStatement } from './clickhouse-client';
 import { UNGUARDED, type DestructiveGuard } from './guard';

@@ -1,5 +1,5 @@
 import { resolveSpec } from '../api/defaults';
-import { pipeline } from '../desired/clickhouse/testing';
+import { pipeline } from '../../../test/fixtures/clickhouse-testing';
 import { buildKafkaConfig, kafkaConnection, kafkaConnectionKey, KafkaApplyError } from './kafka-client';
 
 function kafkaSpec(extra: Record<string, unknown> = {}) {

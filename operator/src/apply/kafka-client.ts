@@ -4,9 +4,10 @@
  * a thousand pipelines on one Kafka cost one client. Secret values arrive as arguments, are only
  * hashed into the cache key (never stored in it) and are never logged.
  */
+import type { SaslMechanism } from '../../../common/src/worker-config';
 import { createHash } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type KafkaConfig, type logCreator, type SASLOptions } from 'kafkajs';
-import { registerKafkaCodecs } from '../../../consumer/src/delivery/kafka-codecs';
+import { registerKafkaCodecs } from '../../../common/src/kafka/codecs';
 import type { ResolvedSpec } from '../api/defaults';
 
 /** Secret values the pipeline's Secrets hold (read by the caller). */
@@ -20,7 +21,7 @@ export interface KafkaSecretValues {
 /** Everything needed to connect, with secret values filled in. */
 export interface KafkaConnection {
   brokers: string[];
-  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
+  sasl?: { mechanism: SaslMechanism; username: string; password: string };
   tls?: { ca?: string; insecureSkipVerify: boolean };
 }
 

@@ -76,7 +76,10 @@ export function applyReplicasAsAutoscaler(
   });
 }
 
-/** Merge-patches the status subresource with the fields we compute (others, e.g. lag, stay). */
+/**
+ * Merge-patches the status subresource: each key of `status` replaces the stored one, keys it
+ * leaves out stay as stored (a merge patch deletes only explicit nulls).
+ */
 export function patchPipelineStatus(
   client: KubeClient,
   lp: LogPipeline,

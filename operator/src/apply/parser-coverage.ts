@@ -5,7 +5,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { ResolvedSpec } from '../api/defaults';
-import { qualifiedName } from '../desired/clickhouse/identifiers';
+import { qualifiedName } from '../../../common/src/sql/identifiers';
 
 /** What the last window says about identity coverage. */
 export interface ParserCoverage {

@@ -1,4 +1,4 @@
-import { encodeJournal } from '../../../consumer/src/delivery/cut-journal';
+import { encodeJournal } from '../../../common/src/cut-journal';
 import {
   sinkProblem,
   stallAfterMs,

@@ -7,7 +7,7 @@
  * - the operator's own ping of the pipeline's ClickHouse fails;
  * - the WORKERS report stalled inserts, with no extra channel and no pod scraping: a worker
  *   journals each batch in its Kafka offset-commit metadata BEFORE inserting it and drops it from
- *   the journal once stored (consumer/src/delivery/cut-journal.ts). The operator already fetches
+ *   the journal once stored (common/src/cut-journal.ts). The operator already fetches
  *   that metadata with the committed offsets, so a journaled batch that stays outstanding across
  *   polls for `stallAfterMs` while the group's committed position does not move is an insert that
  *   keeps failing or hanging. Progress elsewhere releases the hold at once: after an outage the
@@ -17,7 +17,7 @@
  * batch's ingest time: a batch re-cut by a new owner after a rebalance keeps its old ingest time
  * but is not stalled, and the clocks of workers and operator need not agree.
  */
-import { decodeJournal } from '../../../consumer/src/delivery/cut-journal';
+import { decodeJournal } from '../../../common/src/cut-journal';
 
 /** One partition's committed offset and its commit metadata, as fetched for the group. */
 export interface CommitRecord {

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { clickhouseStatementCounts } from '../apply/clickhouse-client';
-import { resolved } from '../desired/clickhouse/testing';
+import { resolved } from '../../../test/fixtures/clickhouse-testing';
 import { AccessApplier, buildAccessStatements, buildDropRolesStatement, pipelineRoles } from './access';
 
 const users = {

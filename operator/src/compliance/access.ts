@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { ResolvedSpec } from '../api/defaults';
 import { runStatement } from '../apply/clickhouse-client';
-import { checkIdentifier, qualifiedName, quoteIdentifier } from '../desired/clickhouse/identifiers';
+import { checkIdentifier, qualifiedName, quoteIdentifier } from '../../../common/src/sql/identifiers';
 
 /** A user to create: name (an identifier) and the password its Secret holds. */
 export interface AccessUser {

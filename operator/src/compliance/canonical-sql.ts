@@ -14,9 +14,9 @@ import {
   T_IPV4,
   T_IPV6,
   T_STRING,
-} from '../../../consumer/src/encode/column-type';
-import type { CanonicalColumn } from '../../../consumer/src/integrity/canonical';
-import { qualifiedName, quoteIdentifier } from '../desired/clickhouse/identifiers';
+} from '../../../common/src/columns/column-type';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import { qualifiedName, quoteIdentifier } from '../../../common/src/sql/identifiers';
 
 // SQL string literals: '\\' is one backslash, '\t' a tab; the escapes mirror the encoder's.
 const ESCAPE_CHAIN: ReadonlyArray<[string, string]> = [

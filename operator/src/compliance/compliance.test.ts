@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { LinkRecord } from '../../../consumer/src/integrity/chain';
-import { resolved } from '../desired/clickhouse/testing';
+import type { LinkRecord } from '../../../common/src/integrity/chain';
+import { resolved } from '../../../test/fixtures/clickhouse-testing';
 import { buildCanonicalRowsQuery, canonicalExpression, windowCondition } from './canonical-sql';
 import { parseArgs, parseTime, UsageError } from './cli-options';
 import { buildLegalQuery, buildNatQuery, legalQueryParams, natQueryParams } from './legal-query';

@@ -10,8 +10,8 @@
  */
 import type { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { canonicalIp } from '../../../consumer/src/integrity/canonical-ip';
-import { qualifiedName, quoteIdentifier } from '../desired/clickhouse/identifiers';
+import { canonicalIp } from '../../../common/src/integrity/canonical-ip';
+import { qualifiedName, quoteIdentifier } from '../../../common/src/sql/identifiers';
 
 /** Where to look and which columns hold the addresses and the time. */
 export interface LegalQueryTarget {

@@ -1,7 +1,8 @@
 /**
  * Law 5651 retention check: traffic logs must be kept at least six months (the operator's default
- * plan is two years). A pipeline configured to delete sooner gets a warning condition; the
- * operator still applies it (shorter retention can be a deliberate test setup), but says so.
+ * plan is two years). The table part (controller/parts/table-part.ts) reports a shorter
+ * `retention.deleteAfter` as the reason of the table's condition, which stays True: the operator
+ * still applies it (shorter retention can be a deliberate test setup), but says so.
  */
 import { MIN_COMPLIANT_RETENTION_MS, type ResolvedSpec } from '../api/defaults';
 

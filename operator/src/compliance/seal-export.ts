@@ -13,8 +13,8 @@ import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { CanonicalColumn } from '../../../consumer/src/integrity/canonical';
-import { qualifiedName, quoteIdentifier } from '../desired/clickhouse/identifiers';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import { qualifiedName, quoteIdentifier } from '../../../common/src/sql/identifiers';
 import { canonicalExpression, SORT_SETTINGS } from './canonical-sql';
 
 /** What the export of a day amounts to. */

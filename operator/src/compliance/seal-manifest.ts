@@ -5,8 +5,8 @@
  * Ed25519 key and timestamped by an RFC 3161 TSA. Pure: no I/O. Days: seal-days.ts.
  */
 import { createHash, sign, verify, type KeyObject } from 'node:crypto';
-import type { CanonicalColumn } from '../../../consumer/src/integrity/canonical';
-import { canonicalJson, keyFingerprint } from '../../../consumer/src/integrity/checkpoint';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import { canonicalJson, keyFingerprint } from '../../../common/src/integrity/checkpoint';
 import { dayWindow } from './seal-days';
 
 export { DAY_MS, dayWindow, formatDay, incompleteReason, lastCompleteDay } from './seal-days';

@@ -5,9 +5,9 @@
  * bound as query parameters or rendered from JS integers by this code.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { CanonicalColumn } from '../../../consumer/src/integrity/canonical';
-import { msText } from '../../../consumer/src/integrity/chain';
-import { qualifiedName } from '../desired/clickhouse/identifiers';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import { msText } from '../../../common/src/integrity/chain';
+import { qualifiedName } from '../../../common/src/sql/identifiers';
 import type { SealChainHead, SealCheckpointRef } from './seal-manifest';
 
 /** The tables a seal reads and writes. */

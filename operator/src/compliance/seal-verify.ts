@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { KeyObject, X509Certificate } from 'node:crypto';
-import { verifyTimeStampToken } from '../../../consumer/src/integrity/timestamp-token';
+import { verifyTimeStampToken } from '../../../common/src/integrity/timestamp-token';
 import { digestExportFile, type ExportDigest } from './seal-export';
 import { checkManifest, manifestDigest, type SealManifest } from './seal-manifest';
 

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { requestTimeStamp, type TsaClientAuth } from '../../../consumer/src/integrity/tsa-request';
+import { requestTimeStamp, type TsaClientAuth } from '../../../common/src/integrity/tsa-request';
 import { buildDayExportQuery, streamDayExport, type ExportDigest } from './seal-export';
 import {
   buildSealManifest,

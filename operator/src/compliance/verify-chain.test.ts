@@ -1,5 +1,5 @@
-import { GENESIS_LINK, makeLink, type LinkRecord } from '../../../consumer/src/integrity/chain';
-import { GENESIS_CHECKPOINT } from '../../../consumer/src/integrity/checkpoint';
+import { GENESIS_LINK, makeLink, type LinkRecord } from '../../../common/src/integrity/chain';
+import { GENESIS_CHECKPOINT } from '../../../common/src/integrity/checkpoint';
 import type { CheckpointPassResult } from './verify-checkpoints';
 import {
   checkCheckpointGaps,

@@ -4,7 +4,7 @@
  * checkpoints come at least every `interval_ms`, so a stretch longer than twice the signed interval
  * during which links were inserted means checkpoints are missing (deleted, or never written).
  */
-import { GENESIS_CHECKPOINT } from '../../../consumer/src/integrity/checkpoint';
+import { GENESIS_CHECKPOINT } from '../../../common/src/integrity/checkpoint';
 import type { CheckpointPassResult } from './verify-checkpoints';
 import type { FindingSink } from './verify-report';
 

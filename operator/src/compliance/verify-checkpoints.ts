@@ -5,14 +5,14 @@
  * checkpoint written later and back-dated would be timestamped late).
  */
 import type { KeyObject, X509Certificate } from 'node:crypto';
-import type { CanonicalColumn } from '../../../consumer/src/integrity/canonical';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
 import {
   checkpointDigest,
   checkpointId,
   verifyCheckpoint,
   type CheckpointPayload,
-} from '../../../consumer/src/integrity/checkpoint';
-import { verifyTimeStampToken } from '../../../consumer/src/integrity/timestamp-token';
+} from '../../../common/src/integrity/checkpoint';
+import { verifyTimeStampToken } from '../../../common/src/integrity/timestamp-token';
 import type { FindingSink } from './verify-report';
 
 /** One row of buildCheckpointsQuery. */

@@ -11,7 +11,7 @@ import {
   GENESIS_LINK,
   isHexDigest,
   type LinkRecord,
-} from '../../../consumer/src/integrity/chain';
+} from '../../../common/src/integrity/chain';
 import type { FindingSink } from './verify-report';
 
 /** A chain head named by a checkpoint. */

@@ -5,8 +5,8 @@
  * text unchecked. (Values are inlined rather than bound because only parameter-free SELECTs are
  * streamed by every server the verifier targets.)
  */
-import { LINK_SELECT } from '../../../consumer/src/integrity/link-store';
-import { qualifiedName, quoteString, SchemaError } from '../desired/clickhouse/identifiers';
+import { LINK_SELECT } from '../../../common/src/integrity/link-rows';
+import { qualifiedName, quoteString, SchemaError } from '../../../common/src/sql/identifiers';
 import { windowCondition, type TimeWindow } from './canonical-sql';
 
 /** Which integrity and checkpoint tables, for which data table (and optionally which pipeline). */

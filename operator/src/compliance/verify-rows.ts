@@ -6,7 +6,7 @@
  * bounded by one block of rows plus the links it spans.
  */
 import { createHash, type Hash } from 'node:crypto';
-import type { LinkRecord } from '../../../consumer/src/integrity/chain';
+import type { LinkRecord } from '../../../common/src/integrity/chain';
 import type { LineBlock } from './line-stream';
 import type { FindingSink } from './verify-report';
 

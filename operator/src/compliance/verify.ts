@@ -8,9 +8,9 @@
 import type { KeyObject, X509Certificate } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { CanonicalColumn } from '../../../consumer/src/integrity/canonical';
-import type { LinkRecord } from '../../../consumer/src/integrity/chain';
-import { linkFromRow, type LinkRow } from '../../../consumer/src/integrity/link-store';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { LinkRecord } from '../../../common/src/integrity/chain';
+import { linkFromRow, type LinkRow } from '../../../common/src/integrity/link-rows';
 import { buildCanonicalRowsQuery, type TimeWindow } from './canonical-sql';
 import { lineBlocks, textLines } from './line-stream';
 import { checkCheckpoints, type CheckpointRow } from './verify-checkpoints';

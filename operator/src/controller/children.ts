@@ -9,12 +9,19 @@ import { createHash } from 'node:crypto';
 import type { ResolvedSpec } from '../api/defaults';
 import { applyObject, applyReplicasAsAutoscaler, type Applicable } from '../apply/kube';
 import type { KubeClient } from '../apply/kube-rest';
-import { buildConfigMap, canonicalJson, type RenderedConfig } from '../desired/configmap';
+import { buildConfigMap, type RenderedConfig } from '../desired/configmap';
+import { stableJson } from '../../../common/src/stable-json';
 import { buildDeployment } from '../desired/deployment';
 import { configMapName, workerName } from '../desired/labels';
 import { buildPodDisruptionBudget } from '../desired/pdb';
-import type { PodView } from './pod-view';
-import { toConfigMapView, toDeploymentView, toPdbView, type ChildView, type DeploymentView } from './views';
+import type { PodView } from '../status/pod-view';
+import {
+  toConfigMapView,
+  toDeploymentView,
+  toPdbView,
+  type ChildView,
+  type DeploymentView,
+} from '../status/views';
 
 /** Read access to a cache by namespace and name. */
 export interface Lookup<T> {
@@ -135,7 +142,7 @@ export class ChildApplier {
     toView: (raw: Record<string, unknown>) => V,
   ) {
     const key = `${desired.kind}/${desired.metadata.namespace}/${desired.metadata.name}`;
-    const desiredHash = createHash('sha1').update(canonicalJson(desired)).digest('hex');
+    const desiredHash = createHash('sha1').update(stableJson(desired)).digest('hex');
     const memo = this.memo.get(key);
     if (live && memo && memo.desiredHash === desiredHash && memo.fingerprint === live.fingerprint) {
       return { view: live, wrote: false, repaired: false };

@@ -10,9 +10,9 @@ import type { ResolvedSpec } from '../api/defaults';
 import type { Condition, LogPipeline, LogPipelineStatus } from '../api/types';
 import type { DestructiveGuard } from '../apply/guard';
 import type { PipelineEvent } from '../apply/kube';
-import type { Logger } from '../observability/log';
+import type { Logger } from '../../../common/src/log';
 import type { ConditionInput } from '../status/conditions';
-import type { DeploymentView } from './views';
+import type { DeploymentView } from '../status/views';
 
 /** Which external part; its condition is `${name}Ready` and its identity goes to status.topic/table. */
 export type PartName = 'Topic' | 'Table';

@@ -1,6 +1,6 @@
 import { resolveSpec } from '../api/defaults';
 import type { LogPipeline } from '../api/types';
-import { silentLogger } from '../observability/log';
+import { silentLogger } from '../../../common/src/log';
 import { leftBehind, retainReason, type FinalizeDeps } from './finalize';
 
 const lp: LogPipeline = {

@@ -15,10 +15,10 @@ import { LeadershipLostError } from '../apply/guard';
 import { patchFinalizers } from '../apply/kube';
 import { sanitizeMessage } from '../status/sanitize';
 import { isStatus, type KubeClient } from '../apply/kube-rest';
-import type { Logger } from '../observability/log';
+import type { Logger } from '../../../common/src/log';
 import type { ExternalPart, PartContext, PartName } from './external';
 import { referencedSecrets } from './secrets';
-import type { SecretView } from './views';
+import type { SecretView } from '../status/views';
 import type { StatusWriter } from './status-writer';
 
 /** Finalizer that guards the external resources (topic, tables) of a pipeline. */

@@ -7,7 +7,7 @@
  */
 import type { KubeClient, WatchEvent } from '../apply/kube-rest';
 import { METADATA_LIST_ACCEPT } from '../apply/kube-rest';
-import { sleep } from './sleep';
+import { sleep } from '../../../common/src/timing';
 
 /** The part of an object every cached item keeps. */
 export interface CachedObject {

@@ -7,7 +7,7 @@
  * the leader releases the lease, so the next instance takes over within one retry period.
  */
 import { isStatus, type KubeClient } from '../apply/kube-rest';
-import { sleep } from './sleep';
+import { sleep } from '../../../common/src/timing';
 
 /** Lease location, identity, timing and callbacks. */
 export interface LeaderElectionOptions {

@@ -9,13 +9,13 @@ import type { LogPipeline } from '../api/types';
 import { leaderGuard } from '../apply/guard';
 import { createKubeClient, type KubeClient } from '../apply/kube-rest';
 import { MANAGED_BY, MANAGED_BY_LABEL, WORKER_APP_NAME, labelValue } from '../desired/labels';
-import { silentLogger, type Logger } from '../observability/log';
+import { silentLogger, type Logger } from '../../../common/src/log';
 import type { OperatorMetrics } from '../observability/metrics';
 import type { CachedObject } from './informer';
 import { InformerSet } from './informer-set';
 import { LeaderElector } from './leader';
 import { ownerKey, pipelineChanged, SecretIndex } from './mapping';
-import { podChanged, toPodView, type PodView } from './pod-view';
+import { podChanged, toPodView, type PodView } from '../status/pod-view';
 import { Reconciler, type ReconcilerOptions } from './reconciler';
 import {
   toConfigMapView,
@@ -26,7 +26,7 @@ import {
   type ChildView,
   type DeploymentView,
   type SecretView,
-} from './views';
+} from '../status/views';
 import { WorkQueue, type WorkQueueOptions } from './workqueue';
 
 /** Leader-election settings (client-go defaults: 15 s / 10 s / 2 s). */

@@ -4,7 +4,7 @@
  * update to itself only when something we act on changed (not our own status writes).
  */
 import { API_VERSION, KIND, type LogPipeline } from '../api/types';
-import type { OwnerRef } from './views';
+import type { OwnerRef } from '../status/views';
 
 /** The pipeline key of a child's controller owner reference, if it is a LogPipeline. */
 export function ownerKey(meta: { namespace: string; ownerReferences: OwnerRef[] }): string | undefined {

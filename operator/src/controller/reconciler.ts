@@ -4,7 +4,7 @@
  * "retry with this key's backoff"; a TerminalError becomes a False condition and is not retried
  * until the spec changes; timed work is returned as `requeueAfterMs`.
  */
-import type { WorkerColumn } from '../../../consumer/src/config';
+import type { WorkerColumn } from '../../../common/src/worker-config';
 import { resolveSpec, workerImageAllowlist, type ResolvedSpec } from '../api/defaults';
 import { checkWorkerPolicy } from '../api/worker-policy';
 import type { LogPipeline } from '../api/types';
@@ -13,8 +13,9 @@ import { applyReplicasAsAutoscaler, patchFinalizers, readSecretKey } from '../ap
 import { KubeApiError, type KubeClient } from '../apply/kube-rest';
 import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
 import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
+import { checkWorkerColumns, INVALID_COLUMNS } from '../desired/worker-columns';
 import { workerName } from '../desired/labels';
-import { silentLogger, type Logger } from '../observability/log';
+import { silentLogger, type Logger } from '../../../common/src/log';
 import { UNGUARDED, type DestructiveGuard } from '../apply/guard';
 import { NOT_CONFIGURED, readyCondition, workersCondition, type ConditionInput } from '../status/conditions';
 import { computeStatus, conflictConditions } from '../status/compute';
@@ -33,7 +34,7 @@ import type {
 import { FINALIZER, finalizePipeline } from './finalize';
 import { referencedSecrets, secretsVersion } from './secrets';
 import { StatusWriter, type StatusObserver } from './status-writer';
-import type { DeploymentView, SecretView } from './views';
+import type { DeploymentView, SecretView } from '../status/views';
 
 /** What the work loop does after a reconcile. */
 export interface ReconcileResult {
@@ -155,6 +156,8 @@ export class Reconciler {
         throw new TerminalError('CredentialsInURL', URL_RULE.explain(spec.clickhouse.url, undefined));
       checkWorkerPolicy(spec, workerImageAllowlist());
       const columns = (this.opts.workerColumns ?? defaultColumns)(spec);
+      // The worker would refuse these columns at startup: say so before deploying it.
+      checkWorkerColumns(spec, columns);
       return { spec, config: renderWorkerConfig(spec, columns) };
     } catch (err) {
       const reason = (err as { reason?: unknown }).reason;
@@ -169,8 +172,10 @@ export class Reconciler {
     } catch (err) {
       const e = err as TerminalError;
       const ready: ConditionInput = { type: 'Ready', status: 'False', reason: e.reason, message: e.message };
+      // A column the worker cannot write is the table's problem: TableReady names it too.
+      const table: ConditionInput[] = e.reason === INVALID_COLUMNS ? [{ ...ready, type: 'TableReady' }] : [];
       // Terminal: nothing will happen until the spec changes, so GitOps tools must see a failure.
-      await this.status.write(lp, [ready, ...progressConditions(ready, e)], {});
+      await this.status.write(lp, [ready, ...table, ...progressConditions(ready, e)], {});
       return {};
     }
     const { spec, config } = prepared;

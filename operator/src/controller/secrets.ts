@@ -1,7 +1,7 @@
 /** Which Secrets a pipeline references, and why (for the SecretNotFound message). */
 import type { ResolvedSpec } from '../api/defaults';
 import { secretsHash } from '../desired/deployment';
-import type { SecretView } from './views';
+import type { SecretView } from '../status/views';
 
 /** One referenced Secret. */
 export interface SecretRef {

@@ -6,8 +6,8 @@
 import type { Condition, LogPipeline, LogPipelineStatus } from '../api/types';
 import { patchPipelineStatus, recordEvent, type PipelineEvent } from '../apply/kube';
 import type { KubeClient } from '../apply/kube-rest';
-import { canonicalJson } from '../desired/configmap';
-import type { Logger } from '../observability/log';
+import { stableJson } from '../../../common/src/stable-json';
+import type { Logger } from '../../../common/src/log';
 import { conditionFlips, isWarning, mergeConditions, type ConditionInput } from '../status/conditions';
 import { sanitizeMessage } from '../status/sanitize';
 
@@ -74,7 +74,7 @@ export class StatusWriter {
     };
     const keys = OWNED.filter((k) => next[k] !== undefined || lp.status?.[k] !== undefined);
     this.observer?.conditions(lp.metadata.namespace, lp.metadata.name, conditions);
-    if (canonicalJson(owned(lp.status, keys)) === canonicalJson(owned(next, keys))) return false;
+    if (stableJson(owned(lp.status, keys)) === stableJson(owned(next, keys))) return false;
     await patchPipelineStatus(this.client, lp, next);
     for (const f of conditionFlips(prev, conditions)) {
       const type = isWarning(f.type, f.to) ? 'Warning' : 'Normal';

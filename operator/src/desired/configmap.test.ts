@@ -1,7 +1,8 @@
 import { resolveSpec } from '../api/defaults';
 import type { LogPipeline } from '../api/types';
-import type { WorkerConfig } from '../../../consumer/src/config';
-import { buildConfigMap, canonicalJson, renderWorkerConfig } from './configmap';
+import type { WorkerConfig } from '../../../common/src/worker-config';
+import { buildConfigMap, renderWorkerConfig } from './configmap';
+import { stableJson } from '../../../common/src/stable-json';
 import { CONFIG_HASH_ANNOTATION, labelValue, selectorString } from './labels';
 
 const lp: LogPipeline = {
@@ -88,7 +89,7 @@ describe('worker config', () => {
       spec: { ...lp.spec, parser: { staticFields: { dc: 'ank', site: 'ist' }, format: 'fortigate' } },
     };
     expect(renderWorkerConfig(resolveSpec(reordered), columns)).toEqual(rendered);
-    expect(canonicalJson({ b: 1, a: { d: undefined, c: [2, { z: 1, y: 2 }] } })).toBe(
+    expect(stableJson({ b: 1, a: { d: undefined, c: [2, { z: 1, y: 2 }] } })).toBe(
       '{"a":{"c":[2,{"y":2,"z":1}]},"b":1}',
     );
   });

@@ -3,8 +3,8 @@
  * ConfigMap. Rendering is canonical (sorted keys), so the same spec always yields the same bytes
  * and the same hash; the Deployment's pod template carries that hash.
  */
-import { createHash } from 'node:crypto';
-import type { WorkerColumn, WorkerConfig } from '../../../consumer/src/config';
+import { sha256Hex, stableJson } from '../../../common/src/stable-json';
+import type { WorkerColumn, WorkerConfig } from '../../../common/src/worker-config';
 import type { ResolvedSpec } from '../api/defaults';
 import { partitionKeyOf } from './clickhouse/schema';
 import { CONFIG_HASH_ANNOTATION, childMetadata, configMapName } from './labels';
@@ -62,27 +62,6 @@ export function buildWorkerConfig(spec: ResolvedSpec, columns: WorkerColumn[]): 
   };
 }
 
-/** JSON with object keys sorted at every level and undefined fields dropped. */
-export function canonicalJson(value: unknown, indent = 0): string {
-  return JSON.stringify(sortKeys(value), null, indent || undefined);
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = sortKeys(v);
-  }
-  return out;
-}
-
-/** sha256 (hex) of a string. */
-export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
 /** The rendered config and its hash. */
 export interface RenderedConfig {
   json: string;
@@ -91,8 +70,8 @@ export interface RenderedConfig {
 
 /** Renders the worker config canonically and hashes it. */
 export function renderWorkerConfig(spec: ResolvedSpec, columns: WorkerColumn[]): RenderedConfig {
-  const json = canonicalJson(buildWorkerConfig(spec, columns), 2) + '\n';
-  return { json, hash: sha256(json) };
+  const json = stableJson(buildWorkerConfig(spec, columns), 2) + '\n';
+  return { json, hash: sha256Hex(json) };
 }
 
 /** The worker ConfigMap (config.json) of a pipeline. */

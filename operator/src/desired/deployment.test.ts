@@ -1,6 +1,6 @@
 import { resolveSpec } from '../api/defaults';
 import type { LogPipeline, LogPipelineSpec } from '../api/types';
-import { SECRET_ENV } from '../../../consumer/src/config';
+import { SECRET_ENV } from '../../../common/src/worker-config';
 import { renderWorkerConfig } from './configmap';
 import { buildDeployment } from './deployment';
 import { CONFIG_HASH_ANNOTATION } from './labels';

@@ -6,7 +6,7 @@
  * `spec.replicas` is left out of the applied object: the autoscaler owns it through the scale
  * subresource, and an applier that does not send a field does not fight over it.
  */
-import { SECRET_ENV, TSA_SECRET_KEYS } from '../../../consumer/src/config';
+import { SECRET_ENV, TSA_SECRET_KEYS } from '../../../common/src/worker-config';
 import type { ResolvedSpec } from '../api/defaults';
 import { isReservedEnv } from '../api/worker-policy';
 import {
@@ -17,7 +17,7 @@ import {
   WORKER_HTTP_PORT,
   type RenderedConfig,
 } from './configmap';
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../../common/src/stable-json';
 import {
   CONFIG_HASH_ANNOTATION,
   SECRETS_HASH_ANNOTATION,
@@ -131,7 +131,7 @@ function workerContainer(spec: ResolvedSpec, mounts: Array<Record<string, unknow
     readinessProbe: probe('/readyz', 5, 3),
     securityContext: restrictedContainerSecurity,
     volumeMounts: mounts,
-    // A worker that exits on a fatal error writes why here (consumer/src/termination.ts); when it
+    // A worker that exits on a fatal error writes why here (the worker's termination.ts); when it
     // could not (OOM kill), the kubelet takes the tail of the log instead. The operator reads it.
     terminationMessagePath: '/dev/termination-log',
     terminationMessagePolicy: 'FallbackToLogsOnError',
@@ -152,7 +152,7 @@ export function secretsHash(versions: Array<{ name: string; resourceVersion: str
     .map((v) => `${v.name}=${v.resourceVersion}`)
     .sort()
     .join('\n');
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+  return sha256Hex(text, 16);
 }
 
 /**

@@ -2,7 +2,7 @@
  * Names, labels and owner references shared by every Kubernetes child of a LogPipeline. The
  * selector labels are immutable on a Deployment, so they are a small fixed subset.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../../common/src/stable-json';
 import { API_VERSION, KIND } from '../api/types';
 
 /** The one field manager the operator applies with. */
@@ -26,7 +26,7 @@ export const WORKER_APP_NAME = 'logpipeline-worker';
 /** A label value for `text`: itself when it fits 63 characters, else a prefix plus a stable hash. */
 export function labelValue(text: string): string {
   if (text.length <= 63) return text;
-  const hash = createHash('sha256').update(text).digest('hex').slice(0, 10);
+  const hash = sha256Hex(text, 10);
   return `${text.slice(0, 52).replace(/[-_.]+$/, '')}-${hash}`;
 }
 

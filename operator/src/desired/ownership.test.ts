@@ -1,6 +1,6 @@
 import type { LogPipeline } from '../api/types';
 import { buildTableDDL } from './clickhouse';
-import { resolved } from './clickhouse/testing';
+import { resolved } from '../../../test/fixtures/clickhouse-testing';
 import {
   ADOPT_ANNOTATION,
   judgeClaim,

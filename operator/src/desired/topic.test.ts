@@ -1,6 +1,6 @@
 import { resolveSpec } from '../api/defaults';
 import type { KafkaSpec } from '../api/types';
-import { pipeline } from './clickhouse/testing';
+import { pipeline } from '../../../test/fixtures/clickhouse-testing';
 import { buildDeadLetterTopicSpec, buildTopicSpec } from './topic';
 
 function spec(topic: KafkaSpec['topic'], deadLetter?: { enabled?: boolean; topic?: string }) {

@@ -6,7 +6,7 @@
  * those keys only; every other topic config (set by an admin or by broker defaults) is left alone.
  */
 import type { ResolvedSpec } from '../api/defaults';
-import { catchSchemaError, SchemaError, type Result } from './clickhouse/identifiers';
+import { catchSchemaError, SchemaError, type Result } from '../../../common/src/sql/identifiers';
 
 /** A topic as the admin API creates it; `configEntries` are the managed configs. */
 export interface TopicSpec {

@@ -5,8 +5,7 @@ import {
   statementKind,
   statementSummary,
 } from '../apply/clickhouse-client';
-import { startHttpServer } from './http';
-import { createLogger } from './log';
+import { createLogger } from '../../../common/src/log';
 import { OperatorMetrics } from './metrics';
 
 const cond = (type: string, status: 'True' | 'False' | 'Unknown') => ({
@@ -52,32 +51,6 @@ describe('OperatorMetrics', () => {
     expect(await m.registry.metrics()).not.toContain('name="fw"');
   });
 });
-
-describe('HTTP endpoint', () => {
-  it('serves /metrics, /healthz and /readyz', async () => {
-    const m = new OperatorMetrics();
-    let ready = false;
-    const server = await startHttpServer(0, {
-      registry: m.registry,
-      healthy: () => true,
-      ready: () => ready,
-    });
-    try {
-      const get = (p: string) => fetch(`http://127.0.0.1:${server.port}${p}`);
-      expect((await get('/healthz')).status).toBe(200);
-      expect((await get('/readyz')).status).toBe(503);
-      ready = true;
-      expect((await get('/readyz')).status).toBe(200);
-      const metrics = await get('/metrics');
-      expect(metrics.status).toBe(200);
-      expect(await metrics.text()).toContain('logpipeline_operator_reconcile_total');
-      expect((await get('/nope')).status).toBe(404);
-    } finally {
-      await server.close();
-    }
-  });
-});
-
 describe('logger', () => {
   it('writes one JSON object per line with child fields and level filtering', () => {
     const lines: string[] = [];

@@ -1,7 +1,7 @@
 import { resolveSpec } from '../api/defaults';
 import type { LogPipeline } from '../api/types';
-import { toPodView } from '../controller/pod-view';
-import type { DeploymentView } from '../controller/views';
+import { toPodView } from './pod-view';
+import type { DeploymentView } from './views';
 import { computeStatus, type PartObservation } from './compute';
 
 const lp: LogPipeline = {

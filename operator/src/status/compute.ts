@@ -4,9 +4,9 @@
  */
 import type { ResolvedSpec } from '../api/defaults';
 import type { LogPipelineStatus } from '../api/types';
-import type { DeploymentView } from '../controller/views';
+import type { DeploymentView } from './views';
 import { selectorString, workerName } from '../desired/labels';
-import type { PodView } from '../controller/pod-view';
+import type { PodView } from './pod-view';
 import type { ParserCoverage } from '../apply/parser-coverage';
 import {
   CONFLICT,

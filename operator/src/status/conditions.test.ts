@@ -1,4 +1,4 @@
-import type { DeploymentView } from '../controller/views';
+import type { DeploymentView } from './views';
 import { conflictConditions } from './compute';
 import { coverageOf } from '../apply/parser-coverage';
 import { parserCoverageCondition } from './conditions';

@@ -4,7 +4,7 @@
  * renders byte-identical and the status write can be skipped.
  */
 import type { Condition } from '../api/types';
-import type { DeploymentView } from '../controller/views';
+import type { DeploymentView } from './views';
 import type { ParserCoverage } from '../apply/parser-coverage';
 
 /** The condition types this operator owns, in display order. */

@@ -1,4 +1,4 @@
-import { toPodView } from '../controller/pod-view';
+import { toPodView } from './pod-view';
 import { crashLoopCondition, isCrashLooping } from './worker-pods';
 import { progressConditions } from './kstatus';
 import { conditionFlips, isWarning, mergeConditions } from './conditions';

@@ -5,7 +5,7 @@
  * KafkaJSNotImplemented: Snappy compression not implemented". Progress has stopped, so the
  * pipeline is also Stalled (kstatus: Failed) until the pod runs again.
  */
-import type { PodView } from '../controller/pod-view';
+import type { PodView } from './pod-view';
 import type { ConditionInput } from './conditions';
 
 /** Reason of WorkersReady (and Stalled) while a worker pod crash-loops. */

@@ -1,7 +1,7 @@
 import { resolveSpec } from '../../api/defaults';
 import type { LogPipeline, WorkersSpec } from '../../api/types';
 import { trackPartitions } from '../../autoscale/partition-stall';
-import type { DeploymentView } from '../views';
+import type { DeploymentView } from '../../status/views';
 import { pollIntervalMs, stalledPartitionCause } from './progress-watch';
 
 const spec = (workers: WorkersSpec) =>

@@ -5,7 +5,7 @@
 import type { ResolvedSpec } from '../../api/defaults';
 import type { PartitionOffsets } from '../../autoscale/lag';
 import { describeStall, stalledPartitions, type PartitionMarks } from '../../autoscale/partition-stall';
-import type { DeploymentView } from '../views';
+import type { DeploymentView } from '../../status/views';
 
 /** Outcome fields of a pipeline without autoscaling: only its stall is used. */
 export const WATCH_ONLY = {

@@ -23,7 +23,7 @@ import { readGroupOffsets } from '../../autoscale/offsets';
 import { trackPartitions, type PartitionMarks } from '../../autoscale/partition-stall';
 import { sinkProblem, stallAfterMs, trackJournalStall, type StallMark } from '../../autoscale/sink-health';
 import type { PartContext, ScalingOutcome, ScalingPart } from '../external';
-import type { DeploymentView } from '../views';
+import type { DeploymentView } from '../../status/views';
 import { pollIntervalMs, stalledPartitionCause, WATCH_ONLY } from './progress-watch';
 import type { ClickHousePool } from './table-part';
 import { kafkaConnectionFor } from './topic-part';

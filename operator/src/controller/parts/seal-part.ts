@@ -17,8 +17,8 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { ResolvedSpec } from '../../api/defaults';
 import type { PipelineEvent } from '../../apply/kube';
-import { loadSigningKey } from '../../../../consumer/src/integrity/checkpoint';
-import type { TsaClientAuth } from '../../../../consumer/src/integrity/tsa-request';
+import { loadSigningKey } from '../../../../common/src/integrity/checkpoint';
+import type { TsaClientAuth } from '../../../../common/src/integrity/tsa-request';
 import { sealDay, SealRefused } from '../../compliance/seal';
 import { addDays, dayWindow, formatDay, lastCompleteDay } from '../../compliance/seal-days';
 import { daysWithRows, sealedDays, sealTableExists, sealTables } from '../../compliance/seal-store';

@@ -5,11 +5,12 @@
  * (URL, user) is shared by all pipelines.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { MIN_COMPLIANT_RETENTION_MS, type ResolvedSpec } from '../../api/defaults';
+import type { ResolvedSpec } from '../../api/defaults';
 import type { LogPipeline, LogPipelineStatus } from '../../api/types';
 import { dropTable, ensureTable, type TableClaim } from '../../apply/clickhouse';
 import { ClickHouseApplyError, createClickHouseClient } from '../../apply/clickhouse-client';
 import { AccessApplier, pipelineRoles } from '../../compliance/access';
+import { checkRetention } from '../../compliance/retention';
 import { readParserCoverage } from '../../apply/parser-coverage';
 import type { PipelineEvent } from '../../apply/kube';
 import { ownerOf, wantsAdoption } from '../../desired/ownership';
@@ -172,15 +173,11 @@ export function createTablePart(pool: ClickHousePool, access = new AccessApplier
         if (usersProblem) events.push(usersProblem);
         for (const r of out.refusals)
           events.push({ type: 'Warning', reason: 'DestructiveChangeRefused', message: r.message });
-        if (out.ready && spec.clickhouse.retention.deleteAfterMs < MIN_COMPLIANT_RETENTION_MS) {
+        const retention = out.ready ? checkRetention(spec) : null;
+        if (retention) {
           // Ready, but say loudly that the retention is below Law 5651's six-month minimum.
-          return {
-            status: 'True',
-            reason: 'RetentionBelowMinimum',
-            message: `table ready, but rows are deleted after ${spec.clickhouse.retention.deleteAfter}, below the 180-day legal minimum`,
-            observed,
-            events,
-          };
+          const message = `table ready, but ${retention.message}`;
+          return { status: 'True', reason: retention.reason, message, observed, events };
         }
         return {
           status: out.ready ? 'True' : 'False',

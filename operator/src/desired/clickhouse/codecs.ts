@@ -4,7 +4,7 @@
  * T64 on fixed-width integer/time types; Gorilla on floats only) come first, at most one of the delta
  * family (Gorilla deltas implicitly); at most one general-purpose compressor (ZSTD, LZ4, LZ4HC), last.
  */
-import { SchemaError } from './identifiers';
+import { SchemaError } from '../../../../common/src/sql/identifiers';
 import { isIntegerType, type ChType } from './type-grammar';
 
 interface CodecRule {

@@ -1,10 +1,10 @@
 import { validateCodecs } from './codecs';
-import { SchemaError } from './identifiers';
+import { SchemaError } from '../../../../common/src/sql/identifiers';
 import { renderDefault } from './literals';
-import { parseColumnType, type ChType } from './type-grammar';
+import { parseTypeGrammar, type ChType } from './type-grammar';
 
 function t(text: string): ChType {
-  const r = parseColumnType(text);
+  const r = parseTypeGrammar(text);
   if (!r.ok) throw new Error(r.message);
   return r.value;
 }

@@ -1,7 +1,7 @@
 import type { ClickHouseSpec, LogPipelineSpec } from '../../api/types';
 import { buildTableDDL, ddlStatements, type TableDDL } from './ddl';
 import { buildWorkerColumns, resolveTableSchema } from './schema';
-import { resolved } from './testing';
+import { resolved } from '../../../../test/fixtures/clickhouse-testing';
 
 function ddl(ch: Partial<ClickHouseSpec> = {}, rest: Partial<LogPipelineSpec> = {}): TableDDL {
   const r = buildTableDDL(resolved(ch, rest));

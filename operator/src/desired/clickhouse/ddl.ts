@@ -27,7 +27,7 @@ import {
   qualifiedName,
   quoteIdentifier,
   type Result,
-} from './identifiers';
+} from '../../../../common/src/sql/identifiers';
 import {
   renderColumnDefinition,
   renderIndexExpression,

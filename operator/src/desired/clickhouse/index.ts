@@ -9,5 +9,11 @@ export {
   type TablePlan,
 } from './plan';
 export { buildWorkerColumns, resolveTableSchema, type TableColumn, type TableSchema } from './schema';
-export { normalizeColumnType, parseColumnType, renderType, type ChType } from './type-grammar';
-export { IDENTIFIER_PATTERN, SchemaError, isIdentifier, quoteIdentifier, type Result } from './identifiers';
+export { normalizeColumnType, parseTypeGrammar, renderType, type ChType } from './type-grammar';
+export {
+  IDENTIFIER_PATTERN,
+  SchemaError,
+  isIdentifier,
+  quoteIdentifier,
+  type Result,
+} from '../../../../common/src/sql/identifiers';

@@ -6,7 +6,7 @@
  * must not contain quotes, backslashes or control characters.
  */
 import net from 'node:net';
-import { SchemaError, isSafeStringLiteral } from './identifiers';
+import { SchemaError, isSafeStringLiteral } from '../../../../common/src/sql/identifiers';
 import { isIntegerType, type ChType } from './type-grammar';
 
 const INT_RE = /^-?\d{1,78}$/;

@@ -2,7 +2,7 @@ import type { ClickHouseSpec } from '../../api/types';
 import { buildTableDDL, type DesiredTable } from './ddl';
 import { planTableChanges, splitEngineFull, type ObservedTable } from './plan';
 import { FIREWALL_ACTION_TYPE } from './presets';
-import { resolved } from './testing';
+import { resolved } from '../../../../test/fixtures/clickhouse-testing';
 import { parseTtl, sameTtl } from './ttl';
 
 function desired(ch: Partial<ClickHouseSpec> = {}): DesiredTable {

@@ -7,7 +7,7 @@
  * before comparing, so reconciling an unchanged spec plans nothing.
  */
 import type { DesiredTable } from './ddl';
-import { qualifiedName, quoteIdentifier } from './identifiers';
+import { qualifiedName, quoteIdentifier } from '../../../../common/src/sql/identifiers';
 import { renderIndexExpression } from './schema';
 import { parseTtl, sameTtl } from './ttl';
 import { normalizeColumnType } from './type-grammar';

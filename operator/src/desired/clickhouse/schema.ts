@@ -2,16 +2,17 @@
  * The data table's schema resolved from a ResolvedSpec: preset columns plus user columns, every
  * name, type, codec and default validated, keys and TTL rendered from structured fields only.
  */
+import { isKeyFunction } from '../../../../common/src/sql/key-functions';
 import type { ColumnSpec, KeyExpression } from '../../api/types';
 import type { ResolvedSpec } from '../../api/defaults';
 import { parseDuration } from '../../api/duration';
-import type { WorkerColumn } from '../../../../consumer/src/config';
+import type { WorkerColumn } from '../../../../common/src/worker-config';
 import { renderCodecClause, validateCodecs } from './codecs';
-import { SchemaError, checkIdentifier, quoteIdentifier } from './identifiers';
+import { SchemaError, checkIdentifier, quoteIdentifier } from '../../../../common/src/sql/identifiers';
 import { renderDefault } from './literals';
 import { FIREWALL_COLUMNS, FIREWALL_ORDER_BY, FIREWALL_PARTITION_BY, FIREWALL_SKIP_INDEXES } from './presets';
 import { buildTtlRules, renderTtl, type TtlRule } from './ttl';
-import { isTimeType, parseColumnType, renderType, type ChType } from './type-grammar';
+import { isTimeType, parseTypeGrammar, renderType, type ChType } from './type-grammar';
 
 /** A validated column: canonical type, rendered codecs/default, and the worker source if any. */
 export interface TableColumn {
@@ -58,7 +59,7 @@ const SOURCE_RE = /^(?:(?:static|field):)?[A-Za-z0-9_.\-]{1,128}$/;
 /** Validates one declared column into a TableColumn (throws SchemaError). */
 export function resolveColumn(spec: ColumnSpec, staticFields: Record<string, string>): TableColumn {
   const name = checkIdentifier(spec.name, 'column name');
-  const parsed = parseColumnType(spec.type);
+  const parsed = parseTypeGrammar(spec.type);
   if (!parsed.ok) throw new SchemaError(parsed.reason, `column ${name}: ${parsed.message}`);
   const column: TableColumn = {
     name,
@@ -117,7 +118,7 @@ function renderKey(key: KeyExpression, columns: TableColumn[], what: string): st
     );
   }
   if (key.function === undefined) return quoteIdentifier(column.name);
-  if (!KEY_FUNCTIONS.has(key.function))
+  if (!isKeyFunction(key.function))
     throw new SchemaError('InvalidKey', `${what}: function ${JSON.stringify(key.function)} is not allowed`);
   if (!isTimeType(t))
     throw new SchemaError(
@@ -126,15 +127,6 @@ function renderKey(key: KeyExpression, columns: TableColumn[], what: string): st
     );
   return `${key.function}(${quoteIdentifier(column.name)})`;
 }
-
-const KEY_FUNCTIONS = new Set([
-  'toYYYYMMDD',
-  'toYYYYMM',
-  'toDate',
-  'toStartOfHour',
-  'toStartOfDay',
-  'toMonday',
-]);
 
 /** The data table's partition key: the spec's, else the preset's, else toYYYYMMDD of the time column. */
 export function partitionKeyOf(spec: ResolvedSpec): KeyExpression {

@@ -4,7 +4,7 @@
  * desired TTL and an observed one compare as values, not as text.
  */
 import type { RetentionMove } from '../../api/types';
-import { SchemaError, checkIdentifier, quoteIdentifier } from './identifiers';
+import { SchemaError, checkIdentifier, quoteIdentifier } from '../../../../common/src/sql/identifiers';
 
 /** One TTL rule as a value: after `seconds` past the time column, move to a disk/volume or delete. */
 export interface TtlRule {

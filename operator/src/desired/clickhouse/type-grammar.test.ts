@@ -1,4 +1,4 @@
-import { normalizeColumnType, parseColumnType } from './type-grammar';
+import { normalizeColumnType, parseTypeGrammar } from './type-grammar';
 
 function norm(text: string): string {
   const r = normalizeColumnType(text);
@@ -66,18 +66,18 @@ describe('ClickHouse type grammar', () => {
     ['Nested(a UInt8)', 'Nested is not in the grammar'],
     ['AggregateFunction(sum, UInt64)', 'AggregateFunction is not in the grammar'],
   ])('rejects %j (%s)', (input) => {
-    const r = parseColumnType(input);
+    const r = parseTypeGrammar(input);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.reason).toBe('InvalidColumnType');
   });
 
   it('rejects non-strings and very long input', () => {
-    expect(parseColumnType(42).ok).toBe(false);
-    expect(parseColumnType(`Array(${'UInt8'.repeat(300)})`).ok).toBe(false);
+    expect(parseTypeGrammar(42).ok).toBe(false);
+    expect(parseTypeGrammar(`Array(${'UInt8'.repeat(300)})`).ok).toBe(false);
   });
 
   it('keeps the parsed structure', () => {
-    const r = parseColumnType("Nullable(DateTime64(6, 'UTC'))");
+    const r = parseTypeGrammar("Nullable(DateTime64(6, 'UTC'))");
     expect(r).toEqual({
       ok: true,
       value: { kind: 'nullable', inner: { kind: 'dateTime64', precision: 6, timezone: 'UTC' } },

@@ -4,7 +4,7 @@
  * canonical spelling (`DateTime64(3, 'UTC')`, `Enum8('a' = 1)`, `Decimal(18, 4)`) so that a desired
  * type compares equal to what `system.columns.type` reports for it.
  */
-import { isSafeStringLiteral, type Result } from './identifiers';
+import { isSafeStringLiteral, type Result } from '../../../../common/src/sql/identifiers';
 
 /** Parameterless types, by exact (case-sensitive) name. */
 export const SIMPLE_TYPES = [
@@ -219,7 +219,7 @@ function isMapKey(t: ChType): boolean {
 }
 
 /** Parses a type declared in a CR; on success the value is the parsed type. */
-export function parseColumnType(text: unknown): Result<ChType> {
+export function parseTypeGrammar(text: unknown): Result<ChType> {
   if (typeof text !== 'string' || text.length === 0 || text.length > MAX_TYPE_LENGTH) {
     return {
       ok: false,
@@ -244,7 +244,7 @@ export function parseColumnType(text: unknown): Result<ChType> {
 
 /** Parses and re-renders a type in ClickHouse's canonical spelling. */
 export function normalizeColumnType(text: unknown): Result<string> {
-  const parsed = parseColumnType(text);
+  const parsed = parseTypeGrammar(text);
   return parsed.ok ? { ok: true, value: renderType(parsed.value) } : parsed;
 }
 

@@ -1,0 +1,186 @@
+/**
+ * The worker's tamper-evidence step: after a batch's rows are stored, its link is sealed and
+ * inserted, in offset order per partition, before the batch is acknowledged (so offsets are never
+ * committed past a batch without its link). Batches of one partition may be delivered
+ * concurrently; a ticket taken at cut time (in offset order) makes their links chain in that order.
+ */
+import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
+import type { WorkerConfig } from '../../../common/src/worker-config';
+import type { PartitionState } from '../delivery/partition-state';
+import { IntegrityRecorder, type SealedBatch } from './';
+import type { BatchJob } from '../sink/batch-delivery';
+import { AbortError, backoffMs, sleepOrAbort as sleep } from '../../../common/src/timing';
+import { errorReason } from '../sink/retry';
+import { deadLetterToken } from '../sink/token';
+
+/** A batch's place in its partition's chain; `release` lets the next batch seal (idempotent). */
+export interface IntegrityTicket {
+  prev: Promise<void>;
+  release(): void;
+}
+
+/** Observer for failures that are retried or skipped (metrics, logs). */
+export type IntegrityWarn = (message: string, fields: Record<string, unknown>) => void;
+
+/** Orders, seals and stores the links of one worker's batches. */
+export class IntegrityStage {
+  private readonly tails = new WeakMap<PartitionState, Promise<void>>();
+  private readonly restored = new WeakSet<PartitionState>();
+  /** The revocation work in progress (final checkpoint, then forgetting the revoked chains). */
+  private revoking: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly recorder: IntegrityRecorder,
+    private readonly warn: IntegrityWarn,
+  ) {}
+
+  /** Reserves the next place in `state`'s chain; call at cut time, in offset order. */
+  reserve(state: PartitionState): IntegrityTicket {
+    const prev = this.tails.get(state) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    this.tails.set(state, mine);
+    return { prev, release };
+  }
+
+  /**
+   * Seals the stored batch (without the rows ClickHouse rejected) and inserts its link, retrying
+   * until stored or the partition is revoked (AbortError). Always releases the ticket.
+   */
+  async record(
+    state: PartitionState,
+    ticket: IntegrityTicket,
+    job: BatchJob,
+    rejectedRows: readonly number[],
+    deadLetterBody?: Buffer,
+  ): Promise<void> {
+    const signal = state.abort.signal;
+    try {
+      await ticket.prev;
+      if (!state.alive) throw new AbortError();
+      // A revocation still running (its final checkpoint may wait on a slow TSA) must finish
+      // before this partition's chain head is restored, or it would forget the restored head.
+      await this.revoking;
+      const sealed = await this.sealRestored(state, job, rejectedRows, signal);
+      if (typeof sealed === 'string') {
+        // Not retriable (a payload the digest cannot read): verify will report the range as unlinked.
+        this.warn('batch left without an integrity link', {
+          partition: job.partition,
+          first: job.firstOffset,
+          err: sealed,
+        });
+        return;
+      }
+      await this.retry('inserting the integrity link', job, signal, () => this.recorder.commit(sealed));
+      if (deadLetterBody && this.recorder.chainsDeadLetters) {
+        // Dead letters are received lines too: their own chain per source partition, same order.
+        const dl = this.recorder.sealDeadLetters({
+          partition: job.partition,
+          firstOffset: job.firstOffset,
+          lastOffset: job.lastOffset,
+          insertedAtMs: job.ingestMs,
+          batchToken: deadLetterToken(job.token),
+          tsv: deadLetterBody,
+        });
+        if (typeof dl === 'string') {
+          if (!state.alive) throw new AbortError();
+          this.warn('dead letters left without an integrity link', { partition: job.partition, err: dl });
+          return;
+        }
+        await this.retry('inserting the dead-letter link', job, signal, () =>
+          this.recorder.commitDeadLetters(dl),
+        );
+      }
+    } finally {
+      ticket.release();
+    }
+  }
+
+  /**
+   * Seals the batch on a restored chain head: the head is restored when this state has not done
+   * so yet, and again whenever the recorder does not hold it (never sealed unlinked). Returns an
+   * error string only for a payload the digest cannot read.
+   */
+  private async sealRestored(
+    state: PartitionState,
+    job: BatchJob,
+    rejectedRows: readonly number[],
+    signal: AbortSignal,
+  ): Promise<SealedBatch | string> {
+    for (;;) {
+      if (!this.restored.has(state) || !this.recorder.owns(job.partition)) {
+        await this.retry('restoring the chain head', job, signal, () =>
+          this.recorder.assign([job.partition]),
+        );
+        this.restored.add(state);
+      }
+      if (!state.alive) throw new AbortError();
+      // Nothing awaits between the ownership check and seal(): the head cannot vanish in between.
+      if (!this.recorder.owns(job.partition)) continue;
+      return this.recorder.seal({
+        partition: job.partition,
+        firstOffset: job.firstOffset,
+        lastOffset: job.lastOffset,
+        insertedAtMs: job.ingestMs,
+        batchToken: job.token,
+        tsv: job.body,
+        skipRows: rejectedRows,
+      });
+    }
+  }
+
+  /**
+   * Writes a final checkpoint and forgets the chains of revoked partitions only (never those kept
+   * or re-assigned); later seals wait for it. Best effort: a failed checkpoint is retried by the
+   * next owner's checkpoints, which sign the same heads.
+   */
+  revoke(partitions: number[]): Promise<void> {
+    const next = this.revoking.then(() => this.recorder.revoke(partitions)).catch(() => undefined);
+    this.revoking = next;
+    return next;
+  }
+
+  /** Final checkpoint and timer stop on shutdown. */
+  async stop(): Promise<void> {
+    await this.recorder.stop().catch(() => undefined);
+  }
+
+  private async retry(
+    what: string,
+    job: BatchJob,
+    signal: AbortSignal,
+    fn: () => Promise<void>,
+  ): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (signal.aborted) throw new AbortError();
+      try {
+        return await fn();
+      } catch (err) {
+        this.warn(`${what} failed; retrying`, {
+          partition: job.partition,
+          first: job.firstOffset,
+          attempt,
+          err: errorReason(err),
+        });
+        await sleep(backoffMs(attempt), signal);
+      }
+    }
+  }
+}
+
+/** Builds the stage from the worker config with its own ClickHouse client (same server and user). */
+export function createIntegrityStage(
+  cfg: WorkerConfig,
+  credentials: { username?: string; password?: string },
+  warn: IntegrityWarn,
+): { stage: IntegrityStage; close(): Promise<void> } {
+  const client = createClient({
+    url: cfg.clickhouse.url,
+    username: credentials.username,
+    password: credentials.password,
+    database: cfg.clickhouse.database,
+    log: { level: ClickHouseLogLevel.OFF },
+  });
+  const recorder = IntegrityRecorder.fromWorkerConfig(cfg, client, process.env, (m) => warn(m, {}));
+  return { stage: new IntegrityStage(recorder, warn), close: () => client.close() };
+}

@@ -1,0 +1,72 @@
+/**
+ * The worker Pods as the operator caches them: only what explains a worker that does not run —
+ * readiness, restarts, the waiting reason and the last termination (exit code, reason and the
+ * first line of the termination message the worker wrote: the worker image's termination.ts). A few
+ * hundred bytes per pod whatever the pod spec holds.
+ */
+import { PIPELINE_LABEL } from '../desired/labels';
+
+/** Cached view of a worker Pod. */
+export interface PodView {
+  metadata: { name: string; namespace: string; resourceVersion: string };
+  /** Value of the logpipeline.io/pipeline label. */
+  pipeline: string;
+  ready: boolean;
+  restartCount: number;
+  /** state.waiting.reason of the container, e.g. CrashLoopBackOff. */
+  waitingReason?: string;
+  /** lastState.terminated of the container. */
+  lastExit?: { exitCode: number; reason?: string; message?: string };
+}
+
+/** Longest termination message kept (the condition message must stay readable). */
+export const MAX_POD_MESSAGE = 256;
+
+/** The first non-empty line of `text`, at most MAX_POD_MESSAGE characters. */
+export function firstLine(text: string | undefined): string | undefined {
+  const line = (text ?? '')
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => l.length > 0);
+  if (!line) return undefined;
+  return line.length > MAX_POD_MESSAGE ? `${line.slice(0, MAX_POD_MESSAGE - 1)}…` : line;
+}
+
+type Raw = Record<string, unknown>;
+interface RawContainerStatus {
+  ready?: boolean;
+  restartCount?: number;
+  state?: { waiting?: { reason?: string } };
+  lastState?: { terminated?: { exitCode?: number; reason?: string; message?: string } };
+}
+
+/** Projects a Pod (its first container is the worker). */
+export function toPodView(raw: Raw): PodView {
+  const meta = raw.metadata as {
+    name: string;
+    namespace: string;
+    resourceVersion: string;
+    labels?: Record<string, string>;
+  };
+  const status = (raw.status ?? {}) as { containerStatuses?: RawContainerStatus[] };
+  const c = status.containerStatuses?.[0] ?? {};
+  const t = c.lastState?.terminated;
+  return {
+    metadata: { name: meta.name, namespace: meta.namespace, resourceVersion: meta.resourceVersion },
+    pipeline: meta.labels?.[PIPELINE_LABEL] ?? '',
+    ready: c.ready === true,
+    restartCount: c.restartCount ?? 0,
+    waitingReason: c.state?.waiting?.reason,
+    lastExit: t && {
+      exitCode: t.exitCode ?? 0,
+      reason: t.reason,
+      message: firstLine(t.message),
+    },
+  };
+}
+
+/** True when two views differ in anything but the resourceVersion (else no reconcile is needed). */
+export function podChanged(a: PodView, b: PodView): boolean {
+  const strip = (p: PodView) => JSON.stringify({ ...p, metadata: { ...p.metadata, resourceVersion: '' } });
+  return strip(a) !== strip(b);
+}

@@ -1,0 +1,152 @@
+/**
+ * Slim projections of cached objects. The informers keep only what the reconciler reads: for
+ * children a fingerprint of the fields anyone could edit instead of the fields themselves, and
+ * the Deployment's status; Secrets arrive as metadata only. This keeps the operator's memory
+ * flat with 1000 pipelines.
+ */
+import { createHash } from 'node:crypto';
+import type { LogPipeline } from '../api/types';
+import { stableJson } from '../../../common/src/stable-json';
+import { FIELD_MANAGER } from '../desired/labels';
+
+/** Owner reference fields used to map a child to its pipeline. */
+export interface OwnerRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+}
+
+/** Cached view of any child object (ConfigMap, PDB, and the base of a Deployment). */
+export interface ChildView {
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    resourceVersion: string;
+    ownerReferences: OwnerRef[];
+  };
+  /** sha1 of labels, annotations, owner references and spec/data: changes on any edit of those. */
+  fingerprint: string;
+}
+
+/** Cached view of the worker Deployment. */
+export interface DeploymentView extends ChildView {
+  generation: number;
+  /** spec.replicas as stored (defaulted to 1 by the apiserver when nobody sets it). */
+  replicas: number;
+  /** True while OUR field manager owns spec.replicas (it must be handed over before we drop it). */
+  ownsReplicas: boolean;
+  status: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+  };
+}
+
+/** Cached view of a Secret: its name only. */
+export interface SecretView {
+  metadata: { name: string; namespace: string; resourceVersion: string };
+}
+
+type Raw = Record<string, unknown>;
+type RawMeta = {
+  name: string;
+  namespace: string;
+  uid: string;
+  resourceVersion: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerRef[];
+  managedFields?: Array<{ manager?: string; operation?: string; subresource?: string; fieldsV1?: Raw }>;
+};
+
+function fingerprint(meta: RawMeta, body: unknown): string {
+  const basis = stableJson({ l: meta.labels, a: meta.annotations, o: meta.ownerReferences, b: body });
+  return createHash('sha1').update(basis).digest('hex');
+}
+
+function childMeta(meta: RawMeta): ChildView['metadata'] {
+  const owners = (meta.ownerReferences ?? []).map(({ apiVersion, kind, name, uid, controller }) => ({
+    apiVersion,
+    kind,
+    name,
+    uid,
+    controller,
+  }));
+  return {
+    name: meta.name,
+    namespace: meta.namespace,
+    uid: meta.uid,
+    resourceVersion: meta.resourceVersion,
+    ownerReferences: owners,
+  };
+}
+
+/** Projects a ConfigMap (data hashed, not kept). */
+export function toConfigMapView(raw: Raw): ChildView {
+  const meta = raw.metadata as RawMeta;
+  return { metadata: childMeta(meta), fingerprint: fingerprint(meta, [raw.data, raw.binaryData]) };
+}
+
+/** Projects a PodDisruptionBudget. */
+export function toPdbView(raw: Raw): ChildView {
+  const meta = raw.metadata as RawMeta;
+  return { metadata: childMeta(meta), fingerprint: fingerprint(meta, raw.spec) };
+}
+
+/** True when `manager` applied spec.replicas (main resource or scale subresource). */
+export function managerOwnsReplicas(meta: RawMeta, manager = FIELD_MANAGER): boolean {
+  return (meta.managedFields ?? []).some((mf) => {
+    if (mf.manager !== manager) return false;
+    const spec = mf.fieldsV1?.['f:spec'] as Raw | undefined;
+    return spec !== undefined && 'f:replicas' in spec;
+  });
+}
+
+/** Projects a Deployment: fingerprint, replicas, ownership of replicas and status. */
+export function toDeploymentView(raw: Raw): DeploymentView {
+  const meta = raw.metadata as RawMeta;
+  const spec = (raw.spec ?? {}) as Raw;
+  const st = (raw.status ?? {}) as DeploymentView['status'] & Raw;
+  return {
+    metadata: childMeta(meta),
+    fingerprint: fingerprint(meta, spec),
+    generation: meta.generation ?? 0,
+    replicas: typeof spec.replicas === 'number' ? spec.replicas : 1,
+    ownsReplicas: managerOwnsReplicas(meta),
+    status: {
+      observedGeneration: st.observedGeneration,
+      replicas: st.replicas,
+      updatedReplicas: st.updatedReplicas,
+      readyReplicas: st.readyReplicas,
+      availableReplicas: st.availableReplicas,
+      conditions: st.conditions?.map(({ type, status, reason, message }) => ({
+        type,
+        status,
+        reason,
+        message,
+      })),
+    },
+  };
+}
+
+/** Projects a Secret's PartialObjectMetadata to its name. */
+export function toSecretView(raw: Raw): SecretView {
+  const meta = raw.metadata as RawMeta;
+  return { metadata: { name: meta.name, namespace: meta.namespace, resourceVersion: meta.resourceVersion } };
+}
+
+/** Keeps a LogPipeline whole except managedFields and the last-applied annotation. */
+export function toPipelineView(raw: Raw): LogPipeline {
+  const lp = raw as unknown as LogPipeline & { metadata: { managedFields?: unknown } };
+  const { managedFields: _mf, ...metadata } = lp.metadata;
+  const annotations = metadata.annotations && { ...metadata.annotations };
+  if (annotations) delete annotations['kubectl.kubernetes.io/last-applied-configuration'];
+  return { ...lp, metadata: { ...metadata, annotations } };
+}
