@@ -10,6 +10,7 @@
 import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Logger } from '../../common/src/log';
 import { sleep } from '../../common/src/timing';
+import { isKafkaUnavailable, rerunConsumer } from './consumer-restart';
 import type { WorkerConfig } from '../../common/src/worker-config';
 import { ByteBudget, Slots } from './delivery/flow-control';
 import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
@@ -124,6 +125,18 @@ export class Worker {
     if (!this.listening) this.listen();
     await this.admin.connect();
     if (this.producer) await this.producer.connect();
+    await this.runConsumer();
+    const tickMs = Math.min(200, Math.max(10, Math.floor(this.cfg.batch.maxDelayMs / 5)));
+    this.timer = setInterval(() => {
+      this.pipeline.tick(this.partitions.values(), Date.now());
+      this.resumeReady();
+    }, tickMs);
+    void this.checkClickHouse();
+    this.coverage.start();
+  }
+
+  /** Connects, subscribes and runs the consumer (at start, and again after a Kafka outage). */
+  private async runConsumer(): Promise<void> {
     await this.consumer.connect();
     await this.consumer.subscribe({ topics: [this.cfg.kafka.topic], fromBeginning: true });
     await this.consumer.run({
@@ -132,13 +145,6 @@ export class Worker {
       partitionsConsumedConcurrently: this.tuning.partitionsConsumedConcurrently,
       eachBatch: (payload) => this.eachBatch(payload),
     });
-    const tickMs = Math.min(200, Math.max(10, Math.floor(this.cfg.batch.maxDelayMs / 5)));
-    this.timer = setInterval(() => {
-      this.pipeline.tick(this.partitions.values(), Date.now());
-      this.resumeReady();
-    }, tickMs);
-    void this.checkClickHouse();
-    this.coverage.start();
   }
 
   private listen(): void {
@@ -154,9 +160,20 @@ export class Worker {
     this.consumer.on(events.CRASH, (e) => {
       this.joined = false;
       this.committer.fence();
-      this.crashed = !e.payload.restart;
+      // Kafka unreachable is an outage to wait out, not a reason to stop for good.
+      const rerun = !e.payload.restart && !this.draining && isKafkaUnavailable(e.payload.error);
+      this.crashed = !e.payload.restart && !rerun;
       if (this.crashed) this.crashError = e.payload.error;
-      this.log.error('consumer crashed', { err: errorReason(e.payload.error), restart: e.payload.restart });
+      this.log.error('consumer crashed', {
+        err: errorReason(e.payload.error),
+        restart: e.payload.restart || rerun,
+      });
+      if (rerun)
+        void rerunConsumer(
+          () => this.runConsumer(),
+          () => this.draining,
+          this.log,
+        );
     });
   }
 
