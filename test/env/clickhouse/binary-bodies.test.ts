@@ -14,6 +14,7 @@ import zlib from 'node:zlib';
 import { buildEngineConfig } from './config';
 import { Engine } from './engine';
 import { handleRequest, type ServerContext } from './handler';
+import { blockChecksum } from './cityhash';
 import { SessionRegistry } from './sessions';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -169,13 +170,14 @@ describe('binary and empty-line bodies', () => {
 describe('compressed request bodies', () => {
   const body = Buffer.concat([Buffer.from('INSERT INTO cmp FORMAT Native\n'), nativeBody(ROWS)]);
 
-  /** A ClickHouse compressed block (checksum not verified by the bed). */
+  /** A ClickHouse compressed block: CityHash128 checksum, method, sizes, payload. */
   function block(method: number, payload: Buffer, raw: number): Buffer {
     const h = Buffer.alloc(25);
     h[16] = method;
     h.writeUInt32LE(payload.length + 9, 17);
     h.writeUInt32LE(raw, 21);
-    return Buffer.concat([h, payload]);
+    const sealed = Buffer.concat([h.subarray(16), payload]);
+    return Buffer.concat([blockChecksum(sealed), sealed]);
   }
 
   beforeEach(async () => {
@@ -206,6 +208,24 @@ describe('compressed request bodies', () => {
     const r = await post('', framed, {}, '&decompress=1');
     expect(r).toMatchObject({ status: 200, writtenRows: ROWS });
   });
+
+  it('refuses a decompress=1 block whose checksum does not match, storing nothing', async () => {
+    const framed = block(0x02, body, body.length);
+    framed[framed.length - 1] ^= 1; // one bit of the payload flipped in transit
+    const r = await post('', framed, {}, '&decompress=1');
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(r.text).toContain('CHECKSUM_DOESNT_MATCH');
+    expect(await scalar('SELECT count() FROM cmp')).toBe('0');
+  });
+
+  it.each(['gzip', 'zstd', 'lz4'])(
+    'answers a corrupt %s body with a decompression error',
+    async (encoding) => {
+      const r = await post('', Buffer.from('not compressed at all'), { 'Content-Encoding': encoding });
+      expect(r.status).toBeGreaterThanOrEqual(400);
+      expect(r.text).toMatch(/Code: 354\. DB::Exception: Cannot decompress the request body/);
+    },
+  );
 
   it('refuses an unknown Content-Encoding with NOT_IMPLEMENTED', async () => {
     const r = await post('', body, { 'Content-Encoding': 'xz' });

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { IncomingMessage } from 'node:http';
+import { blockChecksum } from './cityhash';
 import { decodeCompressedBlocks, requestBody } from './request-body';
 
 const data = Buffer.from('INSERT INTO t FORMAT RowBinary\n\x00\n\n\x01binary\n\n'.repeat(500), 'latin1');
@@ -20,13 +21,14 @@ async function read(s: Readable): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
-/** One ClickHouse compressed block (checksum left zero: not verified by the prototype). */
+/** One ClickHouse compressed block (CityHash128 checksum, method, sizes, payload). */
 function block(method: number, payload: Buffer, raw: number): Buffer {
   const h = Buffer.alloc(25);
   h[16] = method;
   h.writeUInt32LE(payload.length + 9, 17);
   h.writeUInt32LE(raw, 21);
-  return Buffer.concat([h, payload]);
+  const sealed = Buffer.concat([h.subarray(16), payload]);
+  return Buffer.concat([blockChecksum(sealed), sealed]);
 }
 
 // A zstd frame of `data`, made once (the compressor is asynchronous).

@@ -12,6 +12,7 @@
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, pipeline, Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import { blockChecksum } from './cityhash';
 import { serverError } from './errors';
 
 /** Largest compressed body buffered for LZ4 frames / compressed blocks. */
@@ -63,11 +64,17 @@ function whole(source: Readable, produce: (b: Buffer) => Promise<Buffer> | Buffe
   return out;
 }
 
-/** Checksum check of one compressed block (CityHash128 v1.0.2 of method..end); see PLAN.md. */
+/** Checks one compressed block (method byte to end) against the 16 checksum bytes before it. */
 export type BlockChecksum = (block: Uint8Array, expected: Uint8Array) => boolean;
 
-/** Decodes a ClickHouse compressed-block stream (decompress=1). */
-export async function decodeCompressedBlocks(body: Buffer, verify?: BlockChecksum): Promise<Buffer> {
+/** ClickHouse's check: CityHash128 (v1.0.2) of the block equals the checksum it was sent with. */
+export const verifyCityHash: BlockChecksum = (block, expected) => blockChecksum(block).equals(expected);
+
+/** Decodes a ClickHouse compressed-block stream (decompress=1), verifying each block's checksum. */
+export async function decodeCompressedBlocks(
+  body: Buffer,
+  verify: BlockChecksum = verifyCityHash,
+): Promise<Buffer> {
   const out: Buffer[] = [];
   let pos = 0;
   while (pos < body.length) {
@@ -82,7 +89,7 @@ export async function decodeCompressedBlocks(body: Buffer, verify?: BlockChecksu
         'CANNOT_DECOMPRESS',
         `Cannot decompress: compressed block of ${size} bytes exceeds the body`,
       );
-    if (verify && !verify(body.subarray(pos + CHECKSUM, end), body.subarray(pos, pos + CHECKSUM)))
+    if (!verify(body.subarray(pos + CHECKSUM, end), body.subarray(pos, pos + CHECKSUM)))
       throw serverError('CHECKSUM_DOESNT_MATCH', "Checksum doesn't match: corrupted data");
     const payload = body.subarray(pos + CHECKSUM + BLOCK_HEADER, end);
     let block: Buffer;
@@ -112,7 +119,11 @@ function decodeError(err: unknown): never {
 }
 
 /** The request body as plain bytes: Content-Encoding first, then `decompress=1` framing. */
-export function requestBody(req: IncomingMessage, decompress = false, verify?: BlockChecksum): Readable {
+export function requestBody(
+  req: IncomingMessage,
+  decompress = false,
+  verify: BlockChecksum = verifyCityHash,
+): Readable {
   const encoding = String(req.headers['content-encoding'] ?? '')
     .toLowerCase()
     .trim();

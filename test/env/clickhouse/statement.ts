@@ -28,8 +28,12 @@ async function nextPiece(it: AsyncIterator<Buffer>): Promise<IteratorResult<Buff
   try {
     return await it.next();
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? '';
-    if (code.startsWith('Z_') || code === 'ERR_BROTLI_DECOMPRESSION_FAILED') {
+    // zlib's codes (Z_DATA_ERROR, ZSTD_error_*, brotli's); a ServerError's code is a number.
+    const code = (err as { code?: unknown }).code;
+    if (
+      typeof code === 'string' &&
+      (code.startsWith('Z_') || code.startsWith('ZSTD_') || code === 'ERR_BROTLI_DECOMPRESSION_FAILED')
+    ) {
       throw serverError('CANNOT_DECOMPRESS', `Cannot decompress the request body: ${(err as Error).message}`);
     }
     throw err;
