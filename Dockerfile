@@ -6,9 +6,13 @@
 # The chart (charts/logpipeline-operator) defaults to exactly these names and the appVersion tag;
 # scripts/dockerfile.test.ts keeps the three in step.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 26 (Active LTS), the major of .node-version that the tests and benchmarks run on
+# (docs/runtime.md); scripts/dockerfile.test.ts keeps the three in step.
+ARG NODE_IMAGE=node:26-bookworm-slim
 # Distroless: no shell, no package manager, glibc (lz4-napi ships a glibc prebuilt), UID 65532.
-ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot
+# Distroless publishes Node 26 on Debian 13 only; the addons' glibc prebuilts need an older glibc
+# than either base has, so building on bookworm and running on Debian 13 is safe.
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs26-debian13:nonroot
 
 # --- build: compile the TypeScript (dev dependencies live only here) ---
 FROM ${NODE_IMAGE} AS build

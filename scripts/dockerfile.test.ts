@@ -27,6 +27,7 @@ const dockerignore = fs
   .map((l) => l.trim());
 const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
   version: string;
+  engines: { node: string };
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
@@ -173,6 +174,15 @@ describe('Dockerfile', () => {
       expect(versionArg).toBe(pkg.version);
     },
   );
+
+  it('builds and runs on the Node major the tests run on (.node-version, engines)', () => {
+    const major = fs.readFileSync(path.join(REPO_ROOT, '.node-version'), 'utf8').trim().split('.')[0];
+    expect(df.globalArgs.NODE_IMAGE).toBe(`node:${major}-bookworm-slim`);
+    expect(df.globalArgs.RUNTIME_IMAGE).toMatch(
+      new RegExp(`^gcr\\.io/distroless/nodejs${major}-debian\\d+:nonroot$`),
+    );
+    expect(pkg.engines.node).toBe(`>=${major}`);
+  });
 
   it("agrees with the operator's built-in worker image default", () => {
     expect(DEFAULT_WORKER_IMAGE).toBe(`${values.worker.image.repository}:${chart.appVersion}`);

@@ -4,9 +4,6 @@
  * body, and an INSERT's data starts where its `FORMAT name` / `VALUES` ends. Only the statement
  * part is buffered; the data stays a stream.
  */
-import type { IncomingMessage } from 'node:http';
-import { pipeline, type Readable } from 'node:stream';
-import zlib from 'node:zlib';
 import { serverError } from './errors';
 import { scanStatement, type StatementScan } from './sql-scan';
 
@@ -22,23 +19,6 @@ export interface Statement {
 /** Largest statement text the server buffers (INSERT data is excluded: it is streamed). */
 export const MAX_STATEMENT_BYTES = 64 * 1024 * 1024;
 
-/** The request body as decompressed bytes (gzip, deflate and br request bodies are supported). */
-export function requestBody(req: IncomingMessage): Readable {
-  const encoding = String(req.headers['content-encoding'] ?? '').toLowerCase();
-  if (encoding === '' || encoding === 'identity') return req;
-  let decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress;
-  if (encoding === 'gzip' || encoding === 'x-gzip') decoder = zlib.createGunzip();
-  else if (encoding === 'deflate') decoder = zlib.createInflate();
-  else if (encoding === 'br') decoder = zlib.createBrotliDecompress();
-  else
-    throw serverError(
-      'NOT_IMPLEMENTED',
-      `Content-Encoding '${encoding.slice(0, 32)}' is not supported by the test bed (use gzip, deflate or br)`,
-    );
-  pipeline(req, decoder, () => undefined);
-  return decoder;
-}
-
 async function* concatStreams(head: Buffer, rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
   if (head.length > 0) yield head;
   for (let next = await nextPiece(rest); !next.done; next = await nextPiece(rest)) yield next.value;
@@ -48,8 +28,12 @@ async function nextPiece(it: AsyncIterator<Buffer>): Promise<IteratorResult<Buff
   try {
     return await it.next();
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? '';
-    if (code.startsWith('Z_') || code === 'ERR_BROTLI_DECOMPRESSION_FAILED') {
+    // zlib's codes (Z_DATA_ERROR, ZSTD_error_*, brotli's); a ServerError's code is a number.
+    const code = (err as { code?: unknown }).code;
+    if (
+      typeof code === 'string' &&
+      (code.startsWith('Z_') || code.startsWith('ZSTD_') || code === 'ERR_BROTLI_DECOMPRESSION_FAILED')
+    ) {
       throw serverError('CANNOT_DECOMPRESS', `Cannot decompress the request body: ${(err as Error).message}`);
     }
     throw err;
