@@ -81,7 +81,9 @@ beforeAll(async () => {
   const bed = readTestBed();
   await createPipeline(bed, p);
   const ch = chClient(bed);
-  await ch.command({ query: `ALTER TABLE ${p.database}.\`${p.table}\` ADD COLUMN sender_ip IPv6` });
+  await ch.command({
+    query: `ALTER TABLE ${p.database}.\`${p.table}\` ADD COLUMN kafka_line UInt32, ADD COLUMN sender_ip IPv6`,
+  });
   await ch.close();
   certs = makeTestCerts(path.join(dir, 'certs'));
   const [udp, tcp, tls] = [await freePort(), await freePort(), await freePort()];
@@ -183,6 +185,7 @@ test('a worker stores every line of the topic exactly once in ClickHouse, with s
   const bed = readTestBed();
   const columns = [
     ...REFERENCE_COLUMNS.map((c) => ({ name: c.name, type: c.type, source: c.source! })),
+    { name: 'kafka_line', type: 'UInt32', source: 'kafka_line' },
     { name: 'sender_ip', type: 'IPv6', source: 'sender_ip' },
   ];
   const cfg = workerConfig(bed, p);
