@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 import type { ListenerConfig } from '../common/src/ingest-config';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { freePort } from './env/process';
@@ -22,6 +23,7 @@ import {
   createPipeline,
   dropPipeline,
   kafkaClient,
+  metricSum,
   newPipeline,
   pollUntil,
   spawnWorker,
@@ -155,6 +157,30 @@ test('logger --udp, --tcp and --tcp --octet-count --rfc5424: every line in Kafka
     const seqs = await waitForSeqs(tag, N, 30_000);
     expect({ tag, missing: missing(seqs, N) }).toEqual({ tag, missing: [] });
   }
+});
+
+test('TLS without a client certificate is refused and counted (clientAuth: required)', async () => {
+  await new Promise<string>((resolve) => {
+    const s = tls.connect(
+      { port: port('tls'), host: '127.0.0.1', ca: fs.readFileSync(certs.ca), servername: 'syslog-receiver' },
+      () => {
+        s.write(`${line('no-cert', 0)}\n`);
+      },
+    );
+    s.on('error', (err) => resolve(`error: ${err.message}`));
+    s.on('close', () => resolve('closed'));
+  });
+  const failures = await pollUntil(
+    async () =>
+      metricSum(
+        (await workerGet(httpPort, '/metrics')).body,
+        'logpipeline_ingest_tls_handshake_failures_total',
+      ),
+    (n) => n >= 1,
+    10_000,
+  );
+  expect(failures).toBeGreaterThanOrEqual(1);
+  expect(seqsOf(topic.lines, 'no-cert')).toEqual([]);
 });
 
 test('SIGKILL of the receiver mid-stream over TCP: rsyslog retries, no line is lost (duplicates reported)', async () => {
