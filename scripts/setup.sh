@@ -18,6 +18,14 @@ command -v kcat >/dev/null || need_apt+=(kcat)
 # in a venv; Debian's python3 needs python3-venv for that.
 command -v python3 >/dev/null || need_apt+=(python3)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+# Real syslog senders for the receiver's tests (issue 16): rsyslog omfwd over UDP/TCP/TLS (gtls and
+# ossl drivers) and util-linux logger; cc builds the UDP loss benchmark's sender.
+command -v rsyslogd >/dev/null || need_apt+=(rsyslog)
+rsyslog_module() { [ -n "$(find /usr/lib -path '*rsyslog/*' -name "$1" 2>/dev/null | head -1)" ]; }
+rsyslog_module lmnsd_gtls.so || need_apt+=(rsyslog-gnutls)
+rsyslog_module lmnsd_ossl.so || need_apt+=(rsyslog-openssl)
+command -v logger >/dev/null || need_apt+=(bsdutils)
+command -v cc >/dev/null || need_apt+=(gcc libc6-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "setup: installing ${need_apt[*]} with apt"
