@@ -13,6 +13,10 @@ import { ColumnInput, ColumnPlan, compileColumnPlan, PlannedColumn } from './col
 import type { IdentityStats } from './identity-stats';
 import { needsEscape } from './tsv-output';
 import { TsvRowWriter } from './tsv-writer';
+import { RowBinaryRowWriter } from './rowbinary-writer';
+
+/** Body formats the encoder writes (the INSERT's FORMAT). */
+export type InsertFormat = 'TabSeparated' | 'RowBinary';
 
 /** The parts of a Kafka message the encoder reads (kafkajs messages fit after adding topic/partition). */
 export interface MessageInput {
@@ -42,6 +46,8 @@ export interface EncodedBatch {
   rows: number;
   lines: number;
   deadLetters: DeadLetter[];
+  /** RowBinary: byte offset of each row plus the end (rows + 1 entries); TSV bodies are cut at LFs instead. */
+  rowStarts?: Uint32Array;
   /** Blank lines (empty or only spaces/tabs, and empty messages): counted, never stored nor dead-lettered. */
   blankLines: number;
   /** Partition key of each row (rows entries, owned by the result) when the encoder knows the table's key. */
@@ -67,6 +73,8 @@ export interface BatchEncoderOptions {
   maxLinesPerMessage?: number;
   /** The table's partition key: each row's key is computed so batches can be split by it. */
   partitionKey?: PartitionKeyInput;
+  /** Body format; default TabSeparated. */
+  format?: InsertFormat;
 }
 
 const MISSING_PREFIX = 'missing_field:';
@@ -104,7 +112,8 @@ export class BatchEncoder {
   /** The compiled columns; `plan.names` is the INSERT column list. */
   readonly plan: ColumnPlan;
   private readonly parser: LineParser;
-  private readonly writer: TsvRowWriter;
+  private readonly writer: TsvRowWriter | RowBinaryRowWriter;
+  readonly format: InsertFormat;
   private readonly scanner = new EscapeScanner();
   private readonly topics = new Map<string, Buffer>();
   private readonly retainMs: number;
@@ -118,12 +127,19 @@ export class BatchEncoder {
   /** Compiles parser and columns; throws on invalid configuration. */
   constructor(options: BatchEncoderOptions) {
     const tz = createTimeZone(options.parser.timezone);
-    const scratch = new TsvRowWriter({ columns: [], names: [], needsFields: false }, tz, 256);
+    const empty = { columns: [], names: [], needsFields: false };
+    this.format = options.format ?? 'TabSeparated';
+    const binary = this.format === 'RowBinary';
+    const scratch = new TsvRowWriter(empty, tz, 256);
+    const binScratch = new RowBinaryRowWriter(empty, tz, 256);
     this.plan = compileColumnPlan(options.columns, options.staticFields ?? {}, (col, value) =>
-      encodeStatic(scratch, col, value),
+      binary ? encodeStaticBinary(binScratch, col, value) : encodeStatic(scratch, col, value),
     );
     this.parser = new LineParser({ ...options.parser, collectFields: this.plan.needsFields });
-    this.writer = new TsvRowWriter(this.plan, tz, options.initialBufferBytes ?? 4 << 20);
+    const bytes = options.initialBufferBytes ?? 4 << 20;
+    this.writer = binary
+      ? new RowBinaryRowWriter(this.plan, tz, bytes)
+      : new TsvRowWriter(this.plan, tz, bytes);
     this.retainMs = options.retainMs ?? 0;
     this.identity = options.identity;
     this.rowKey = compilePartitionKey(options.partitionKey, options.columns);
@@ -141,7 +157,8 @@ export class BatchEncoder {
     to = messages.length,
   ): EncodedBatch {
     const writer = this.writer;
-    writer.out.pos = 0;
+    if (writer instanceof RowBinaryRowWriter) writer.out.reset();
+    else writer.out.pos = 0;
     writer.ingestTimeMs = ingestTimeMs;
     this.parser.setReferenceTime(ingestTimeMs);
     this.oldestKeptMs = this.retainMs > 0 ? ingestTimeMs - this.retainMs : -Infinity;
@@ -149,6 +166,7 @@ export class BatchEncoder {
     this.ingestMs = ingestTimeMs;
     for (let m = from; m < to; m++) this.encodeMessage(messages[m], m, result);
     result.data = writer.out.buf.subarray(0, writer.out.pos);
+    if (writer instanceof RowBinaryRowWriter) result.rowStarts = writer.out.rowIndex();
     if (this.rowKey) result.partitionKeys = this.keys.slice(0, result.rows);
     return result;
   }
@@ -267,6 +285,16 @@ export class BatchEncoder {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** RowBinary twin of encodeStatic. */
+function encodeStaticBinary(writer: RowBinaryRowWriter, col: PlannedColumn, value: string): Buffer {
+  const b = writer.encodeStatic(col, value);
+  if (b === null)
+    throw new RangeError(
+      `column ${col.name}: static value ${JSON.stringify(value)} is not a valid ${col.type.text}`,
+    );
+  return b;
+}
 
 /** Validates and encodes a static value for its column (config time); throws when it does not fit. */
 function encodeStatic(writer: TsvRowWriter, col: PlannedColumn, value: string): Buffer {
