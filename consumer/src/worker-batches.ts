@@ -128,6 +128,8 @@ export class BatchPipeline {
       ),
       body,
       rows: encoded.rows,
+      format: encoder.format,
+      rowStarts: encoded.rowStarts,
       messages: cut.messages,
       parseDeadLetters: encoded.deadLetters,
       partitionKeys: encoded.partitionKeys,

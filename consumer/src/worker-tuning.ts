@@ -25,6 +25,7 @@ export interface WorkerTuning {
   fetchMaxWaitMs: number;
   partitionsConsumedConcurrently: number;
   drainTimeoutMs: number;
+  insertFormat: 'RowBinary' | 'TabSeparated';
   sessionTimeoutMs: number;
   heartbeatIntervalMs: number;
   rebalanceTimeoutMs: number;
@@ -54,6 +55,7 @@ export function resolveTuning(cfg: WorkerConfig): WorkerTuning {
     fetchMaxWaitMs: t.fetchMaxWaitMs ?? Math.min(500, Math.max(10, Math.floor(cfg.batch.maxDelayMs / 2))),
     partitionsConsumedConcurrently: t.partitionsConsumedConcurrently ?? 4,
     drainTimeoutMs: t.drainTimeoutMs ?? 25_000,
+    insertFormat: t.insertFormat ?? 'RowBinary',
     sessionTimeoutMs: t.sessionTimeoutMs ?? 30_000,
     heartbeatIntervalMs: t.heartbeatIntervalMs ?? 3_000,
     rebalanceTimeoutMs: t.rebalanceTimeoutMs ?? 60_000,
