@@ -225,27 +225,31 @@ describe('RowBinary encoder', () => {
     expect(got).toBe(await dump('t_rb'));
   });
 
-  it('stores integer text with leading zeros, which the TabSeparated body cannot carry', async () => {
-    // ClickHouse's TSV reader stops an integer at a leading 0 ("007" -> "expected tab before 07"),
-    // so the TSV path gets the whole batch refused and bisected; RowBinary carries the value.
-    const line = Buffer.from(
-      'date=2024-01-15 time=10:00:00 srcip=10.0.0.1 dstip=10.0.0.2 u32=007 u64=000 i16=-0007',
-    );
-    const enc = new BatchEncoder({
-      parser: { format: 'auto', timezone: 'UTC' },
-      columns: COLUMNS,
-      staticFields: STATIC,
-      format: 'RowBinary',
-    });
-    const batch = enc.encode([{ value: line, topic: 't', partition: 0, offset: 7 }], INGEST);
-    expect(batch.rows).toBe(1);
-    await session.queryAsync('TRUNCATE TABLE t_rb');
-    await insertFile('t_rb', 'RowBinary', Buffer.from(batch.data));
-    const got = (
-      await session.queryAsync('SELECT u32, u64, i16 FROM t_rb', { format: 'TabSeparated' })
-    ).text();
-    expect(got).toBe('7\t0\t-7\n');
-  });
+  it.each(['RowBinary', 'TabSeparated'] as const)(
+    'stores integer text with leading zeros (%s)',
+    async (format) => {
+      // ClickHouse's TSV reader stops an integer at a leading 0 ("007" -> "expected tab before 07"):
+      // the TSV writer must write the canonical digits, RowBinary carries the value itself.
+      const line = Buffer.from(
+        'date=2024-01-15 time=10:00:00 srcip=10.0.0.1 dstip=10.0.0.2 u32=007 u64=000 i16=-0007',
+      );
+      const enc = new BatchEncoder({
+        parser: { format: 'auto', timezone: 'UTC' },
+        columns: COLUMNS,
+        staticFields: STATIC,
+        format,
+      });
+      const batch = enc.encode([{ value: line, topic: 't', partition: 0, offset: 7 }], INGEST);
+      expect(batch.rows).toBe(1);
+      const table = format === 'RowBinary' ? 't_rb' : 't_tsv';
+      await session.queryAsync(`TRUNCATE TABLE ${table}`);
+      await insertFile(table, format, Buffer.from(batch.data));
+      const got = (
+        await session.queryAsync(`SELECT u32, u64, i16 FROM ${table}`, { format: 'TabSeparated' })
+      ).text();
+      expect(got).toBe('7\t0\t-7\n');
+    },
+  );
 
   it('reads enum values, implicit ones counting from 1', () => {
     expect(parseColumnType("Enum8('a', 'b')").enumValues).toEqual([1, 2]);
