@@ -29,7 +29,8 @@ import {
 } from './respond';
 import type { SessionRegistry } from './sessions';
 import { isStreamable } from './sql-scan';
-import { readStatement, requestBody, type Statement } from './statement';
+import { requestBody } from './request-body';
+import { readStatement, type Statement } from './statement';
 
 /** What every request needs from the server. */
 export interface ServerContext {
@@ -65,7 +66,8 @@ export async function handleRequest(
     if (req.method !== 'GET' && req.method !== 'POST')
       throw serverError('UNSUPPORTED_METHOD', `HTTP method ${req.method} is not supported`);
     authenticate(ctx, credentialsOf(url.searchParams, req.headers));
-    const stmt = await readStatement(params.query, requestBody(req));
+    const decompress = url.searchParams.get('decompress') === '1';
+    const stmt = await readStatement(params.query, requestBody(req, decompress));
     checkStatement(stmt);
     const settings = { ...params.settings };
     if (stmt.scan.insert) delete settings.insert_deduplication_token; // runInsert sets it per chunk
@@ -124,7 +126,7 @@ async function withConnection(
     }
     return;
   }
-  const conn = ctx.sessions.acquire(sessionId, params.sessionTimeoutSec, params.sessionCheck);
+  const conn = await ctx.sessions.acquire(sessionId, params.sessionTimeoutSec, params.sessionCheck);
   try {
     const restore = await snapshot(conn, Object.keys(settings), params.database !== undefined);
     try {

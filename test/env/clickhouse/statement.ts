@@ -4,9 +4,6 @@
  * body, and an INSERT's data starts where its `FORMAT name` / `VALUES` ends. Only the statement
  * part is buffered; the data stays a stream.
  */
-import type { IncomingMessage } from 'node:http';
-import { pipeline, type Readable } from 'node:stream';
-import zlib from 'node:zlib';
 import { serverError } from './errors';
 import { scanStatement, type StatementScan } from './sql-scan';
 
@@ -21,23 +18,6 @@ export interface Statement {
 
 /** Largest statement text the server buffers (INSERT data is excluded: it is streamed). */
 export const MAX_STATEMENT_BYTES = 64 * 1024 * 1024;
-
-/** The request body as decompressed bytes (gzip, deflate and br request bodies are supported). */
-export function requestBody(req: IncomingMessage): Readable {
-  const encoding = String(req.headers['content-encoding'] ?? '').toLowerCase();
-  if (encoding === '' || encoding === 'identity') return req;
-  let decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress;
-  if (encoding === 'gzip' || encoding === 'x-gzip') decoder = zlib.createGunzip();
-  else if (encoding === 'deflate') decoder = zlib.createInflate();
-  else if (encoding === 'br') decoder = zlib.createBrotliDecompress();
-  else
-    throw serverError(
-      'NOT_IMPLEMENTED',
-      `Content-Encoding '${encoding.slice(0, 32)}' is not supported by the test bed (use gzip, deflate or br)`,
-    );
-  pipeline(req, decoder, () => undefined);
-  return decoder;
-}
 
 async function* concatStreams(head: Buffer, rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
   if (head.length > 0) yield head;
