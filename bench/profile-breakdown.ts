@@ -33,12 +33,14 @@ const STAGES: Array<[string, RegExp]> = [
   ['parse', /consumer\/src\/parse\//],
   ['encode', /consumer\/src\/encode\//],
   ['insert', /@clickhouse|consumer\/src\/sink\//],
-  ['integrity', /consumer\/src\/integrity|common\/src\/integrity/],
+  // canonical-ip serves the encoder (IPv6 bytes): its time goes to the caller's stage.
+  ['integrity', /consumer\/src\/integrity|common\/src\/integrity\/(?!canonical-ip)/],
   ['workerBookkeeping', /consumer\/src\/|common\/src\//],
   ['metrics', /prom-client/],
 ];
 
 function stageOf(url: string, fn: string): string | undefined {
+  if (/canonical-ip/.test(url)) return undefined;
   if (fn === '(garbage collector)') return 'gc';
   if (fn === '(idle)') return 'idle';
   if (fn === '(program)') return 'program';

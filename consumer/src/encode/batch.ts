@@ -171,6 +171,21 @@ export class BatchEncoder {
     return result;
   }
 
+  /** Bytes of the reused output buffer (the largest body encode() can return without growing). */
+  get outputCapacity(): number {
+    return this.writer.out.buf.length;
+  }
+
+  /**
+   * Hands the output buffer holding the last encode() result to the caller and continues with
+   * `next` (any size; it grows as needed): a large body changes owner instead of being copied.
+   */
+  swapOutput(next: Buffer): Buffer {
+    const whole = this.writer.out.buf;
+    this.writer.out.buf = next;
+    return whole;
+  }
+
   private encodeMessage(msg: MessageInput, index: number, result: EncodedBatch): void {
     const value = msg.value ?? EMPTY;
     const writer = this.writer;
