@@ -225,7 +225,8 @@ export function parseBenchArgs(argv: string[]): ParseBenchOptions {
         o.sample = value;
         break;
       case '--insert-format':
-        if (value !== 'RowBinary' && value !== 'TabSeparated') throw new Error(`unknown insert format ${value}`);
+        if (value !== 'RowBinary' && value !== 'TabSeparated')
+          throw new Error(`unknown insert format ${value}`);
         o.insertFormat = value;
         break;
       case '--timezone':

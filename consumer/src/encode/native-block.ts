@@ -12,7 +12,14 @@
  * engine converts; dictionaries would cost the worker more than they save).
  */
 import type { ColumnPlan } from './column-plan';
-import { T_DATETIME, T_DATETIME64, T_ENUM, T_INT, T_IPV4, T_IPV6 } from '../../../common/src/columns/column-type';
+import {
+  T_DATETIME,
+  T_DATETIME64,
+  T_ENUM,
+  T_INT,
+  T_IPV4,
+  T_IPV6,
+} from '../../../common/src/columns/column-type';
 
 /** How one column's values are laid out in the RowBinary rows. */
 export interface NativeColumn {

@@ -22,7 +22,15 @@ import type { TimeZone } from '../parse/timezone';
 import { ipv4Value, writeIpv6Bytes } from '../../../common/src/integrity/canonical-ip';
 import { BinaryOutput } from './binary-output';
 import { ColumnPlan, PlannedColumn, S, S_FIELD, S_STATIC } from './column-plan';
-import { T_DATETIME, T_DATETIME64, T_ENUM, T_INT, T_IPV4, T_IPV6, T_STRING } from '../../../common/src/columns/column-type';
+import {
+  T_DATETIME,
+  T_DATETIME64,
+  T_ENUM,
+  T_INT,
+  T_IPV4,
+  T_IPV6,
+  T_STRING,
+} from '../../../common/src/columns/column-type';
 
 const bytesOf = (names: readonly string[]): Buffer[] => names.map((n) => Buffer.from(n, 'utf8'));
 const VENDOR_BYTES = bytesOf(VENDOR_NAMES);

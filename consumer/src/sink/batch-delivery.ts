@@ -162,7 +162,14 @@ export class BatchDelivery {
         const body = out.bytes.subarray(at[from], at[to]);
         // The group's own row starts, relative to its body (RowBinary has no delimiter to scan for).
         const starts = () => at.subarray(from, to + 1).map((v) => v - at[from]);
-        const group = await this.storeRange(job, body, to - from, keyGroupToken(job.token, lo, hi), signal, starts);
+        const group = await this.storeRange(
+          job,
+          body,
+          to - from,
+          keyGroupToken(job.token, lo, hi),
+          signal,
+          starts,
+        );
         deduplicated &&= group.deduplicated;
         // Back to the batch's own row numbers: dead letters and the digest are in (offset, line) order.
         for (const r of group.rejected) rejected.push({ row: plan.order[from + r.row], reason: r.reason });
