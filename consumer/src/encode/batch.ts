@@ -221,6 +221,7 @@ export class BatchEncoder {
         taken++;
         // Per-line isolation: whatever one line throws, only that line is dead-lettered.
         writer.out.pos = mark;
+        if (writer instanceof RowBinaryRowWriter) writer.out.dropRowsFrom(mark);
         this.deadLetter(result, ENCODE_ERROR, msg, value, pos, lineEnd, index, lineIndex);
       }
       lineIndex++;

@@ -44,6 +44,11 @@ export class BinaryOutput {
     this.rowStarts[this.rows++] = start;
   }
 
+  /** Forgets rows starting at or after byte `pos` (a line rolled back after its row was committed). */
+  dropRowsFrom(pos: number): void {
+    while (this.rows > 0 && this.rowStarts[this.rows - 1] >= pos) this.rows--;
+  }
+
   /** The row index for the batch: rows + 1 entries, the last one the body's end (a copy). */
   rowIndex(): Uint32Array {
     const out = new Uint32Array(this.rows + 1);
