@@ -43,6 +43,11 @@ export function fortigateSelect(): string {
     dst_ip: `toIPv6OrDefault(${kv('dstip')})`,
     src_port: `toUInt16OrNull(${kv('srcport')})`,
     dst_port: `toUInt16OrNull(${kv('dstport')})`,
+    // FortiGate SNAT/DNAT translations (the worker's parser reads the same keys).
+    nat_src_ip: `toIPv6OrNull(${kv('transip')})`,
+    nat_src_port: `toUInt16OrNull(${kv('transport')})`,
+    nat_dst_ip: `toIPv6OrNull(${kv('tranip')})`,
+    nat_dst_port: `toUInt16OrNull(${kv('tranport')})`,
     proto: `multiIf(${kv('proto')} = '6', 'tcp', ${kv('proto')} = '17', 'udp', ${kv('proto')})`,
     action: `CAST(transform(${kv('action')}, ['accept', 'close', 'timeout', 'deny', 'server-rst', 'client-rst'], ['allow', 'close', 'close', 'deny', 'reset', 'reset'], 'unknown') AS ${ACTION_ENUM})`,
     bytes: `toUInt64OrNull(${kv('sentbyte')}) + toUInt64OrZero(${kv('rcvdbyte')})`,
@@ -54,6 +59,8 @@ export function fortigateSelect(): string {
     kafka_partition: '_partition',
     kafka_offset: '_offset',
   };
+  const missing = REFERENCE_COLUMNS.filter((c) => exprs[c.name] === undefined).map((c) => c.name);
+  if (missing.length > 0) throw new Error(`peer has no SQL for columns ${missing.join(', ')}`);
   return REFERENCE_COLUMNS.map((c) => `${exprs[c.name]} AS \`${c.name}\``).join(',\n  ');
 }
 

@@ -6,7 +6,11 @@
  * CPU-second; a worker's idle start+stop cost (measured on an empty topic) is subtracted for the
  * net figure. The ClickHouse server's CPU during the run is reported too. The peer — ClickHouse's
  * own Kafka table engine with a materialized view into the same schema, inside chdb — consumes
- * the same backlog in its own process (bench/e2e-peer.ts). Prints JSON with medians.
+ * the same backlog in its own process (bench/e2e-peer.ts). Each worker run is repeated per insert
+ * format (RowBinary and TabSeparated, alternating) so worker and ClickHouse CPU per million lines
+ * compare in one run; one extra single-line run under `--cpu-prof` gives the stage breakdown
+ * (bench/profile-breakdown.ts). `LP_BENCH_TUNING` (JSON) overrides worker tuning for A/B runs.
+ * Prints JSON with medians.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,6 +22,10 @@ import { freePort } from '../test/env/process';
 import { readTestBed, type TestBed } from '../test/env/testbed';
 import * as s from '../test/worker-support';
 import type { PeerResult } from './e2e-peer';
+import { profileBreakdown, type ProfileBreakdown } from './profile-breakdown';
+
+/** Insert formats the worker can send (worker tuning `insertFormat`). */
+type Format = 'RowBinary' | 'TabSeparated';
 
 /** Benchmark settings (CLI flags of the same name). */
 export interface E2eOptions {
@@ -26,6 +34,10 @@ export interface E2eOptions {
   runs: number;
   partitions: number;
   peer: boolean;
+  /** Comma-separated insert formats to compare; the first is the headline (default RowBinary,TabSeparated). */
+  formats: string;
+  /** One extra profiled single-line run (RowBinary) for the stage breakdown. */
+  profile: boolean;
 }
 
 /** One measured run. */
@@ -37,6 +49,12 @@ export interface RunResult {
   serverCpuSeconds: number;
   linesPerCpuSecond: number;
   netLinesPerCpuSecond: number;
+  workerCpuSecondsPerMillionLines: number;
+  serverCpuSecondsPerMillionLines: number;
+  totalCpuSecondsPerMillionLines: number;
+  peakRssMiB: number;
+  /** Lines consumed twice (re-delivered after a rebalance); 0 on a calm run. */
+  reconsumedLines: number;
 }
 
 /** Median of numbers (upper median for even counts). */
@@ -46,14 +64,23 @@ export function median(values: number[]): number {
 }
 
 function parseOptions(argv: string[]): E2eOptions {
-  const o: E2eOptions = { packedLines: 300_000, singleLines: 100_000, runs: 3, partitions: 3, peer: true };
+  const o: E2eOptions = {
+    packedLines: 300_000,
+    singleLines: 100_000,
+    runs: 3,
+    partitions: 3,
+    peer: true,
+    formats: 'RowBinary,TabSeparated',
+    profile: true,
+  };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i]
       .replace(/^--/, '')
       .replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof E2eOptions;
     if (!(key in o)) throw new Error(`unknown option ${argv[i]}`);
+    const v = argv[i + 1];
     (o as unknown as Record<string, unknown>)[key] =
-      key === 'peer' ? argv[i + 1] !== 'false' : Number(argv[i + 1]);
+      key === 'peer' || key === 'profile' ? v !== 'false' : key === 'formats' ? v : Number(v);
   }
   return o;
 }
@@ -82,14 +109,19 @@ function serverPid(bed: TestBed): number {
 }
 
 /** The worker's exit summary line (CPU seconds and counters). */
-function exitSummary(logFile: string): { cpu: number; lines: number } {
+function exitSummary(logFile: string): { cpu: number; lines: number; peakRssMiB: number } {
   const line = fs
     .readFileSync(logFile, 'utf8')
     .split('\n')
     .find((l) => l.includes('"worker stopped"'));
   if (!line) throw new Error(`worker did not log its exit summary (${logFile})`);
-  const j = JSON.parse(line) as { cpuUserSeconds: number; cpuSystemSeconds: number; lines: number };
-  return { cpu: j.cpuUserSeconds + j.cpuSystemSeconds, lines: j.lines };
+  const j = JSON.parse(line) as {
+    cpuUserSeconds: number;
+    cpuSystemSeconds: number;
+    lines: number;
+    peakRssMiB: number;
+  };
+  return { cpu: j.cpuUserSeconds + j.cpuSystemSeconds, lines: j.lines, peakRssMiB: j.peakRssMiB };
 }
 
 async function withPipeline<T>(
@@ -121,9 +153,10 @@ async function idleWorkerCpu(bed: TestBed, partitions: number): Promise<number> 
   });
 }
 
-function benchBatch() {
-  // The operator's defaults (100k rows, 16 MiB, 1 s) and production tuning.
-  return { batch: { maxRows: 100_000, maxBytes: 16 * 1024 * 1024, maxDelayMs: 1_000 }, tuning: {} };
+function benchBatch(format?: Format) {
+  // The operator's defaults (100k rows, 16 MiB, 1 s) and production tuning (plus A/B overrides).
+  const tuning = { ...(JSON.parse(process.env.LP_BENCH_TUNING ?? '{}') as object), insertFormat: format };
+  return { batch: { maxRows: 100_000, maxBytes: 16 * 1024 * 1024, maxDelayMs: 1_000 }, tuning };
 }
 
 async function workerRun(
@@ -132,6 +165,8 @@ async function workerRun(
   lines: Buffer[],
   perMessage: number,
   idleCpu: number,
+  format: Format,
+  profileDir?: string,
 ): Promise<RunResult> {
   return withPipeline(bed, o.partitions, async (p) => {
     const producer = await s.testProducer(bed);
@@ -141,7 +176,9 @@ async function workerRun(
     const server = serverPid(bed);
     const server0 = procCpuSeconds(server);
     const t0 = Date.now();
-    const w = s.spawnWorker(bed, s.workerConfig(bed, p, benchBatch()), await freePort(), 'bench');
+    const cfg = s.workerConfig(bed, p, benchBatch(format));
+    const profArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+    const w = s.spawnWorker(bed, cfg, await freePort(), 'bench', profArgs);
     await s.pollUntil(
       () => s.storedCounts(ch, p),
       (c) => c.rows + c.dlq >= lines.length,
@@ -152,9 +189,11 @@ async function workerRun(
     const serverCpuSeconds = procCpuSeconds(server) - server0;
     await s.stopWorker(w);
     await ch.close();
-    const { cpu, lines: seen } = exitSummary(w.logFile);
-    if (seen !== lines.length) throw new Error(`worker consumed ${seen} lines, expected ${lines.length}`);
+    const { cpu, lines: seen, peakRssMiB } = exitSummary(w.logFile);
+    // More than sent: a rebalance under load re-delivered messages (stored once: tokens); rates use the unique lines.
+    if (seen < lines.length) throw new Error(`worker consumed ${seen} lines, expected ${lines.length}`);
     const net = Math.max(1e-3, cpu - idleCpu);
+    const perMillion = 1e6 / lines.length;
     return {
       lines: lines.length,
       wallSeconds,
@@ -163,6 +202,11 @@ async function workerRun(
       serverCpuSeconds,
       linesPerCpuSecond: lines.length / cpu,
       netLinesPerCpuSecond: lines.length / net,
+      workerCpuSecondsPerMillionLines: net * perMillion,
+      serverCpuSecondsPerMillionLines: serverCpuSeconds * perMillion,
+      totalCpuSecondsPerMillionLines: (net + serverCpuSeconds) * perMillion,
+      peakRssMiB,
+      reconsumedLines: seen - lines.length,
     };
   });
 }
@@ -202,6 +246,90 @@ function summarize<T extends object>(runs: T[], keys: Array<keyof T>): Record<st
   return out;
 }
 
+const RUN_KEYS: Array<keyof RunResult> = [
+  'lines',
+  'wallSeconds',
+  'cpuSeconds',
+  'netCpuSeconds',
+  'serverCpuSeconds',
+  'linesPerCpuSecond',
+  'netLinesPerCpuSecond',
+  'workerCpuSecondsPerMillionLines',
+  'serverCpuSecondsPerMillionLines',
+  'totalCpuSecondsPerMillionLines',
+  'peakRssMiB',
+];
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Worker runs per format (alternating order per round so load drifts hit both), then the peer. */
+async function benchMode(
+  bed: TestBed,
+  o: E2eOptions,
+  lines: Buffer[],
+  perMessage: number,
+  idleCpu: number,
+): Promise<Record<string, unknown>> {
+  const formats = o.formats.split(',') as Format[];
+  const runs = new Map<Format, RunResult[]>(formats.map((f) => [f, []]));
+  for (let i = 0; i < o.runs; i++) {
+    const order = i % 2 === 0 ? formats : [...formats].reverse();
+    for (const f of order) runs.get(f)!.push(await workerRun(bed, o, lines, perMessage, idleCpu, f));
+  }
+  const peerRuns = [];
+  if (o.peer) for (let i = 0; i < o.runs; i++) peerRuns.push(await peerRun(bed, o, lines, perMessage));
+  const peer = o.peer
+    ? summarize(peerRuns, ['rows', 'wallSeconds', 'cpuSeconds', 'linesPerCpuSecond'])
+    : undefined;
+  const worker: Record<string, unknown> = {};
+  for (const [f, r] of runs) {
+    const median = summarize(r, RUN_KEYS);
+    worker[f] = {
+      median,
+      vsPeer: peer
+        ? {
+            linesPerCpuSecond: round3(median.linesPerCpuSecond / peer.linesPerCpuSecond),
+            netLinesPerCpuSecond: round3(median.netLinesPerCpuSecond / peer.linesPerCpuSecond),
+          }
+        : undefined,
+      runs: r,
+    };
+  }
+  const [a, b] = formats;
+  const ma = (worker[a] as { median: Record<string, number> } | undefined)?.median;
+  const mb = (worker[b] as { median: Record<string, number> } | undefined)?.median;
+  const saving =
+    ma && mb
+      ? {
+          [`totalCpuPerMillionLines_${a}_vs_${b}`]: round3(
+            ma.totalCpuSecondsPerMillionLines / mb.totalCpuSecondsPerMillionLines - 1,
+          ),
+        }
+      : undefined;
+  return {
+    worker,
+    formatComparison: saving,
+    peerKafkaEngine: o.peer ? { median: peer, runs: peerRuns } : undefined,
+  };
+}
+
+/** One profiled single-line run (first format) summarised by stage. */
+async function profiledRun(
+  bed: TestBed,
+  o: E2eOptions,
+  lines: Buffer[],
+  idleCpu: number,
+): Promise<{ run: RunResult; breakdown: ProfileBreakdown; file: string }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-prof-'));
+  const format = o.formats.split(',')[0] as Format;
+  const run = await workerRun(bed, o, lines, 1, idleCpu, format, dir);
+  const file = path.join(
+    dir,
+    fs.readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!,
+  );
+  return { run, breakdown: profileBreakdown(file), file };
+}
+
 async function bench(bed: TestBed, o: E2eOptions) {
   const idle = [];
   for (let i = 0; i < o.runs; i++) idle.push(await idleWorkerCpu(bed, o.partitions));
@@ -214,31 +342,9 @@ async function bench(bed: TestBed, o: E2eOptions) {
     },
     { name: 'single', lines: generateSampleLines('fortigate', o.singleLines, { seed: 6 }), perMessage: 1 },
   ];
-  const keys: Array<keyof RunResult> = [
-    'lines',
-    'wallSeconds',
-    'cpuSeconds',
-    'netCpuSeconds',
-    'serverCpuSeconds',
-    'linesPerCpuSecond',
-    'netLinesPerCpuSecond',
-  ];
   const results: Record<string, unknown> = {};
-  for (const m of modes) {
-    const runs: RunResult[] = [];
-    for (let i = 0; i < o.runs; i++) runs.push(await workerRun(bed, o, m.lines, m.perMessage, idleCpu));
-    const peerRuns = [];
-    if (o.peer) for (let i = 0; i < o.runs; i++) peerRuns.push(await peerRun(bed, o, m.lines, m.perMessage));
-    results[m.name] = {
-      worker: { median: summarize(runs, keys), runs },
-      peerKafkaEngine: o.peer
-        ? {
-            median: summarize(peerRuns, ['rows', 'wallSeconds', 'cpuSeconds', 'linesPerCpuSecond']),
-            runs: peerRuns,
-          }
-        : undefined,
-    };
-  }
+  for (const m of modes) results[m.name] = await benchMode(bed, o, m.lines, m.perMessage, idleCpu);
+  if (o.profile) results.singleLineProfile = await profiledRun(bed, o, modes[1].lines, idleCpu);
   return { idleWorkerCpuSeconds: idleCpu, ...results };
 }
 

@@ -28,6 +28,8 @@ export interface ParseBenchOptions {
   timezone: string;
   /** Extra parser settings (declarative formats). */
   parserExtra?: Record<string, unknown>;
+  /** Body format the encoder writes (default RowBinary, what the worker sends). */
+  insertFormat?: 'RowBinary' | 'TabSeparated';
 }
 
 /** FortiGate's key=value layout written as a declarative `kv` format (the issue's speed comparison). */
@@ -55,6 +57,7 @@ export const FORTIGATE_AS_KV = {
 /** Benchmark result printed as JSON. */
 export interface ParseBenchResult {
   format: string;
+  insertFormat: string;
   input: string;
   lines: number;
   parsed: number;
@@ -119,6 +122,7 @@ export function runParseBench(o: ParseBenchOptions): ParseBenchResult {
   const encoder = new BatchEncoder({
     parser: { format: o.format, timezone: o.timezone, ...o.parserExtra },
     columns: REFERENCE_COLUMNS,
+    format: o.insertFormat ?? 'RowBinary',
   });
   const ingestMs = Date.UTC(2024, 0, 15, 12, 0, 0);
   const rates: number[] = [];
@@ -144,6 +148,7 @@ export function runParseBench(o: ParseBenchOptions): ParseBenchResult {
   const bytesIn = lines.reduce((n, l) => n + l.length, 0);
   return {
     format: o.format,
+    insertFormat: o.insertFormat ?? 'RowBinary',
     input: o.input ?? `generated:${sample}`,
     lines: lines.length,
     parsed,
@@ -218,6 +223,11 @@ export function parseBenchArgs(argv: string[]): ParseBenchOptions {
         break;
       case '--sample':
         o.sample = value;
+        break;
+      case '--insert-format':
+        if (value !== 'RowBinary' && value !== 'TabSeparated')
+          throw new Error(`unknown insert format ${value}`);
+        o.insertFormat = value;
         break;
       case '--timezone':
         o.timezone = value;

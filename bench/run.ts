@@ -14,6 +14,8 @@ import { startTestBed, stopTestBed } from '../test/env/bed';
 const BENCHMARKS: Record<string, { script: string; args: string[]; needsBed: boolean }> = {
   parse: { script: 'parse.js', args: ['--format', 'fortigate'], needsBed: false },
   'parse-auto': { script: 'parse.js', args: ['--format', 'auto'], needsBed: false },
+  'parse-paloalto': { script: 'parse.js', args: ['--format', 'paloalto'], needsBed: false },
+  'parse-json': { script: 'parse.js', args: ['--format', 'json'], needsBed: false },
   'integrity-digest': { script: 'integrity-digest.js', args: [], needsBed: false },
   e2e: { script: 'e2e.js', args: [], needsBed: true },
   backfill: { script: 'backfill.js', args: [], needsBed: true },

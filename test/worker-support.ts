@@ -255,7 +255,13 @@ export interface WorkerProcess {
 }
 
 /** Spawns `node dist/consumer/src/main.js --config <file>` with the bed's credentials in SECRET_ENV. */
-export function spawnWorker(bed: TestBed, cfg: WorkerConfig, port: number, tag: string): WorkerProcess {
+export function spawnWorker(
+  bed: TestBed,
+  cfg: WorkerConfig,
+  port: number,
+  tag: string,
+  nodeArgs: readonly string[] = [],
+): WorkerProcess {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-worker-'));
   const configFile = path.join(dir, 'config.json');
   fs.writeFileSync(configFile, JSON.stringify({ ...cfg, httpPort: port }));
@@ -268,7 +274,7 @@ export function spawnWorker(bed: TestBed, cfg: WorkerConfig, port: number, tag: 
       : path.resolve(__dirname, '..');
   const main = path.join(root, 'dist/consumer/src/main.js');
   if (!fs.existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first`);
-  const child = spawn(process.execPath, [main, '--config', configFile], {
+  const child = spawn(process.execPath, [...nodeArgs, main, '--config', configFile], {
     stdio: ['ignore', out, out],
     env: {
       ...process.env,

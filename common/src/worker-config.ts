@@ -110,6 +110,8 @@ export interface WorkerTuningInput {
   partitionsConsumedConcurrently?: number;
   /** Bound on the SIGTERM drain (finish in-flight, commit, leave the group). */
   drainTimeoutMs?: number;
+  /** Body format of data INSERTs: RowBinary (default; less ClickHouse CPU) or TabSeparated. */
+  insertFormat?: 'RowBinary' | 'TabSeparated';
   sessionTimeoutMs?: number;
   heartbeatIntervalMs?: number;
   rebalanceTimeoutMs?: number;

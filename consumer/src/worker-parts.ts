@@ -18,7 +18,7 @@ import type { WorkerConfig } from '../../common/src/worker-config';
 import { decodeJournal } from '../../common/src/cut-journal';
 import type { PartitionState } from './delivery/partition-state';
 import type { IdentityStats } from './encode/identity-stats';
-import { BatchEncoder } from './encode/batch';
+import { BatchEncoder, type InsertFormat } from './encode/batch';
 import type { DeadLetterProducer } from './sink/batch-delivery';
 import { ClickHouseSink } from './sink/clickhouse-sink';
 import { chunkDeadLetterMessages, DLQ_TABLE_COLUMNS } from './sink/dead-letter';
@@ -100,9 +100,14 @@ export async function deadLetterSendLimit(admin: Admin, topic: string): Promise<
   return Math.floor(limit * 0.9);
 }
 
-/** The parser + TabSeparated encoder for the configured columns (throws on a bad column plan). */
-export function createEncoder(cfg: WorkerConfig, identity?: IdentityStats): BatchEncoder {
+/** The parser + encoder (RowBinary or TabSeparated) for the configured columns (throws on a bad column plan). */
+export function createEncoder(
+  cfg: WorkerConfig,
+  identity?: IdentityStats,
+  format: InsertFormat = 'RowBinary',
+): BatchEncoder {
   return new BatchEncoder({
+    format,
     parser: cfg.parser,
     columns: cfg.clickhouse.columns,
     staticFields: cfg.parser.staticFields,

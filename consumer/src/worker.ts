@@ -71,7 +71,7 @@ export class Worker {
     this.tuning = resolveTuning(cfg);
     const t = this.tuning;
     const identity = new IdentityStats();
-    const encoder = createEncoder(cfg, identity);
+    const encoder = createEncoder(cfg, identity, t.insertFormat);
     // Identity metrics always; stats rows only when the operator configured the stats table.
     const c = cfg.clickhouse;
     this.coverage = new CoverageReporter(

@@ -25,6 +25,8 @@ export interface ColumnType {
   signed: boolean;
   /** Enum element names in declaration order (T_ENUM only). */
   enumNames: string[];
+  /** Enum element values, parallel to enumNames (implicit values count from 1, as ClickHouse assigns them). */
+  enumValues: number[];
 }
 
 const INT = /^(U?)Int(8|16|32|64)$/;
@@ -48,6 +50,7 @@ export function parseColumnType(text: string): ColumnType {
     bits: 0,
     signed: false,
     enumNames: [],
+    enumValues: [],
   };
   let inner = text.trim();
   for (;;) {
@@ -78,15 +81,18 @@ export function parseColumnType(text: string): ColumnType {
     t.bits = Number(m[2]);
   } else if ((m = ENUM.exec(inner))) {
     t.kind = T_ENUM;
-    t.enumNames = parseEnumNames(m[2], text);
+    const entries = parseEnumEntries(m[2], text);
+    t.enumNames = entries.names;
+    t.enumValues = entries.values;
   } else {
     throw new RangeError(`unsupported column type for the encoder: ${text}`);
   }
   return t;
 }
 
-function parseEnumNames(body: string, text: string): string[] {
+function parseEnumEntries(body: string, text: string): { names: string[]; values: number[] } {
   const names: string[] = [];
+  const values: (number | null)[] = [];
   // Split on commas outside quotes.
   let depthQuote = false;
   let start = 0;
@@ -101,8 +107,12 @@ function parseEnumNames(body: string, text: string): string[] {
       const m = ENUM_ENTRY.exec(body.slice(start, i));
       if (!m) throw new RangeError(`cannot parse enum type: ${text}`);
       names.push(m[1].replace(/\\(.)/g, '$1'));
+      values.push(m[2] === undefined ? null : Number(m[2]));
       start = i + 1;
     }
   }
-  return names;
+  const explicit = values.filter((v) => v !== null).length;
+  if (explicit !== 0 && explicit !== values.length)
+    throw new RangeError(`enum mixes implicit and explicit values: ${text}`);
+  return { names, values: values.map((v, i) => v ?? i + 1) };
 }

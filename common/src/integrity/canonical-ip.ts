@@ -120,3 +120,30 @@ export function canonicalIp(text: string): string | null {
   const out = Buffer.alloc(32);
   return writeCanonicalIp(src, 0, src.length, out, 0) < 0 ? null : out.toString('latin1');
 }
+
+/**
+ * Parses address text [s, e) into its 16 bytes (IPv4 text as IPv4-mapped ::ffff:a.b.c.d, the way
+ * ClickHouse's IPv6 parser stores it), big-endian, at `out[pos..pos+16)`; false when not an address.
+ * Shared by the RowBinary encoder (IPv6 columns) and the canonical form.
+ */
+export function writeIpv6Bytes(b: Uint8Array, s: number, e: number, out: Uint8Array, pos: number): boolean {
+  const dotted = e - s <= 15 && e > s && b[e - 1] !== 58 && indexOfColon(b, s, e) < 0;
+  if (dotted) {
+    if (!parseIpv4Into(b, s, e, 6)) return false;
+    groups.fill(0, 0, 5);
+    groups[5] = 0xffff;
+  } else if (!parseIpv6(b, s, e)) {
+    return false;
+  }
+  for (let k = 0; k < 8; k++) {
+    out[pos++] = groups[k] >> 8;
+    out[pos++] = groups[k] & 0xff;
+  }
+  return true;
+}
+
+/** The IPv4 text [s, e) as its 32-bit value, or -1 when it is not dotted IPv4. */
+export function ipv4Value(b: Uint8Array, s: number, e: number): number {
+  if (!parseIpv4Into(b, s, e, 0)) return -1;
+  return groups[0] * 65536 + groups[1];
+}

@@ -34,4 +34,21 @@ describe('BodyPool', () => {
     c.release();
     expect(pool.size).toBe(0);
   });
+
+  it('adopts a handed-over buffer and gives it back whole to the next taker', () => {
+    const pool = new BodyPool();
+    const whole = Buffer.alloc(1 << 20, 7);
+    const owned = pool.adopt(whole, 100);
+    expect(owned.bytes.length).toBe(100);
+    expect(owned.bytes.buffer).toBe(whole.buffer);
+    expect(pool.size).toBe(0);
+    owned.release();
+    owned.release();
+    expect(pool.size).toBe(1);
+    expect(pool.takeWhole(1 << 20)).toBe(whole);
+    expect(pool.size).toBe(0);
+    // Not a power of two: dropped, never pooled under a wrong size class.
+    pool.adopt(Buffer.alloc(3 << 19), 1).release();
+    expect(pool.size).toBe(0);
+  });
 });

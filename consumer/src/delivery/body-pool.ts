@@ -59,6 +59,39 @@ export class BodyPool {
     };
   }
 
+  /**
+   * Hands `src` (a full buffer someone else filled) to the caller as pooled bytes: release() puts
+   * the whole buffer into the free list, so a body can be handed over instead of copied.
+   */
+  adopt(whole: Buffer, length: number): PooledBytes {
+    const size = whole.length;
+    let released = false;
+    return {
+      bytes: whole.subarray(0, length),
+      release: () => {
+        if (released) return;
+        released = true;
+        // Only power-of-two buffers fit the free list's size classes; others go to the GC.
+        if (size < this.minPooledBytes || (size & (size - 1)) !== 0) return;
+        if (this.pooledBytes + size > this.maxPooledBytes) return;
+        const l = this.free.get(size) ?? [];
+        l.push(whole);
+        this.free.set(size, l);
+        this.pooled++;
+        this.pooledBytes += size;
+      },
+    };
+  }
+
+  /** A whole idle buffer of exactly `size` bytes (a power of two) from the free list, or a new one. */
+  takeWhole(size: number): Buffer {
+    const buf = this.free.get(size)?.pop();
+    if (!buf) return Buffer.allocUnsafeSlow(size);
+    this.pooled--;
+    this.pooledBytes -= size;
+    return buf;
+  }
+
   /** Idle buffers held. */
   get size(): number {
     return this.pooled;

@@ -14,6 +14,10 @@ import type { IdentityStats } from './identity-stats';
 import { needsEscape } from './tsv-output';
 import { TsvRowWriter } from './tsv-writer';
 import { SENDER_HEADER } from '../../../common/src/ingest-config';
+import { RowBinaryRowWriter } from './rowbinary-writer';
+
+/** Body formats the encoder writes (the INSERT's FORMAT). */
+export type InsertFormat = 'TabSeparated' | 'RowBinary';
 
 /** The parts of a Kafka message the encoder reads (kafkajs messages fit after adding topic/partition). */
 export interface MessageInput {
@@ -56,6 +60,8 @@ export interface EncodedBatch {
   rows: number;
   lines: number;
   deadLetters: DeadLetter[];
+  /** RowBinary: byte offset of each row plus the end (rows + 1 entries); TSV bodies are cut at LFs instead. */
+  rowStarts?: Uint32Array;
   /** Blank lines (empty or only spaces/tabs, and empty messages): counted, never stored nor dead-lettered. */
   blankLines: number;
   /** Partition key of each row (rows entries, owned by the result) when the encoder knows the table's key. */
@@ -81,6 +87,8 @@ export interface BatchEncoderOptions {
   maxLinesPerMessage?: number;
   /** The table's partition key: each row's key is computed so batches can be split by it. */
   partitionKey?: PartitionKeyInput;
+  /** Body format; default TabSeparated. */
+  format?: InsertFormat;
 }
 
 const MISSING_PREFIX = 'missing_field:';
@@ -99,10 +107,17 @@ class EscapeScanner {
     this.nextTab = this.nextBackslash = this.nextCr = -1;
   }
 
-  /** True when [s, e) holds no tab, backslash or CR; calls must move forward through the buffer. */
+  /**
+   * @param backslashOnly RowBinary: only the parser's quoted values care (no backslash), tab and
+   *   CR need no escaping, so two of the three native scans per message are skipped.
+   */
+  constructor(private readonly backslashOnly: boolean) {}
+
+  /** True when [s, e) holds no tab, backslash or CR (or only: no backslash); calls must move forward. */
   isClean(s: number, e: number): boolean {
-    if (this.nextTab < s) this.nextTab = this.find(9, s);
     if (this.nextBackslash < s) this.nextBackslash = this.find(92, s);
+    if (this.backslashOnly) return this.nextBackslash >= e;
+    if (this.nextTab < s) this.nextTab = this.find(9, s);
     if (this.nextCr < s) this.nextCr = this.find(13, s);
     return this.nextTab >= e && this.nextBackslash >= e && this.nextCr >= e;
   }
@@ -118,8 +133,9 @@ export class BatchEncoder {
   /** The compiled columns; `plan.names` is the INSERT column list. */
   readonly plan: ColumnPlan;
   private readonly parser: LineParser;
-  private readonly writer: TsvRowWriter;
-  private readonly scanner = new EscapeScanner();
+  private readonly writer: TsvRowWriter | RowBinaryRowWriter;
+  readonly format: InsertFormat;
+  private readonly scanner: EscapeScanner;
   private readonly topics = new Map<string, Buffer>();
   private readonly retainMs: number;
   private oldestKeptMs = -Infinity;
@@ -132,12 +148,20 @@ export class BatchEncoder {
   /** Compiles parser and columns; throws on invalid configuration. */
   constructor(options: BatchEncoderOptions) {
     const tz = createTimeZone(options.parser.timezone);
-    const scratch = new TsvRowWriter({ columns: [], names: [], needsFields: false }, tz, 256);
+    const empty = { columns: [], names: [], needsFields: false };
+    this.format = options.format ?? 'TabSeparated';
+    const binary = this.format === 'RowBinary';
+    this.scanner = new EscapeScanner(binary);
+    const scratch = new TsvRowWriter(empty, tz, 256);
+    const binScratch = new RowBinaryRowWriter(empty, tz, 256);
     this.plan = compileColumnPlan(options.columns, options.staticFields ?? {}, (col, value) =>
-      encodeStatic(scratch, col, value),
+      binary ? encodeStaticBinary(binScratch, col, value) : encodeStatic(scratch, col, value),
     );
     this.parser = new LineParser({ ...options.parser, collectFields: this.plan.needsFields });
-    this.writer = new TsvRowWriter(this.plan, tz, options.initialBufferBytes ?? 4 << 20);
+    const bytes = options.initialBufferBytes ?? 4 << 20;
+    this.writer = binary
+      ? new RowBinaryRowWriter(this.plan, tz, bytes)
+      : new TsvRowWriter(this.plan, tz, bytes);
     this.retainMs = options.retainMs ?? 0;
     this.identity = options.identity;
     this.rowKey = compilePartitionKey(options.partitionKey, options.columns);
@@ -155,7 +179,8 @@ export class BatchEncoder {
     to = messages.length,
   ): EncodedBatch {
     const writer = this.writer;
-    writer.out.pos = 0;
+    if (writer instanceof RowBinaryRowWriter) writer.out.reset();
+    else writer.out.pos = 0;
     writer.ingestTimeMs = ingestTimeMs;
     this.parser.setReferenceTime(ingestTimeMs);
     this.oldestKeptMs = this.retainMs > 0 ? ingestTimeMs - this.retainMs : -Infinity;
@@ -163,8 +188,24 @@ export class BatchEncoder {
     this.ingestMs = ingestTimeMs;
     for (let m = from; m < to; m++) this.encodeMessage(messages[m], m, result);
     result.data = writer.out.buf.subarray(0, writer.out.pos);
+    if (writer instanceof RowBinaryRowWriter) result.rowStarts = writer.out.rowIndex();
     if (this.rowKey) result.partitionKeys = this.keys.slice(0, result.rows);
     return result;
+  }
+
+  /** Bytes of the reused output buffer (the largest body encode() can return without growing). */
+  get outputCapacity(): number {
+    return this.writer.out.buf.length;
+  }
+
+  /**
+   * Hands the output buffer holding the last encode() result to the caller and continues with
+   * `next` (any size; it grows as needed): a large body changes owner instead of being copied.
+   */
+  swapOutput(next: Buffer): Buffer {
+    const whole = this.writer.out.buf;
+    this.writer.out.buf = next;
+    return whole;
   }
 
   private encodeMessage(msg: MessageInput, index: number, result: EncodedBatch): void {
@@ -203,6 +244,7 @@ export class BatchEncoder {
         taken++;
         // Per-line isolation: whatever one line throws, only that line is dead-lettered.
         writer.out.pos = mark;
+        if (writer instanceof RowBinaryRowWriter) writer.out.dropRowsFrom(mark);
         this.deadLetter(result, ENCODE_ERROR, msg, value, pos, lineEnd, index, lineIndex);
       }
       lineIndex++;
@@ -282,6 +324,16 @@ export class BatchEncoder {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** RowBinary twin of encodeStatic. */
+function encodeStaticBinary(writer: RowBinaryRowWriter, col: PlannedColumn, value: string): Buffer {
+  const b = writer.encodeStatic(col, value);
+  if (b === null)
+    throw new RangeError(
+      `column ${col.name}: static value ${JSON.stringify(value)} is not a valid ${col.type.text}`,
+    );
+  return b;
+}
 
 /** Validates and encodes a static value for its column (config time); throws when it does not fit. */
 function encodeStatic(writer: TsvRowWriter, col: PlannedColumn, value: string): Buffer {

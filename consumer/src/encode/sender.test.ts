@@ -62,3 +62,34 @@ describe('senderHeader', () => {
     expect(senderHeader(undefined)).toBeUndefined();
   });
 });
+
+describe('sender_ip source in RowBinary', () => {
+  it('writes the header as the 16 address bytes (IPv4 mapped), absent as zeros, never dead-lettering', () => {
+    const enc = new BatchEncoder({
+      parser: { format: 'auto', timezone: 'UTC' },
+      columns: [
+        { name: 'sender_ip', type: 'IPv6', source: 'sender_ip' },
+        { name: 'kafka_offset', type: 'UInt64', source: 'kafka_offset' },
+      ],
+      staticFields: {},
+      initialBufferBytes: 64,
+      format: 'RowBinary',
+    });
+    const out = enc.encode(
+      [
+        { value: Buffer.from('<13>one'), topic: 't', partition: 0, offset: 7, sender: Buffer.from('10.1.2.3') },
+        { value: Buffer.from('<13>two'), topic: 't', partition: 0, offset: 8, sender: Buffer.from('bogus') },
+      ],
+      INGEST,
+    );
+    expect(out.deadLetters).toEqual([]);
+    const row = (ip: number[], offset: number) => {
+      const b = Buffer.alloc(24);
+      Buffer.from(ip).copy(b, 0);
+      b.writeBigUInt64LE(BigInt(offset), 16);
+      return b;
+    };
+    const mapped = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 2, 3];
+    expect(out.data).toEqual(Buffer.concat([row(mapped, 7), row(new Array(16).fill(0), 8)]));
+  });
+});

@@ -255,10 +255,16 @@ export class TsvRowWriter {
     }
     if (e <= s) return this.absent(col);
     switch (kind) {
-      case T_INT:
+      case T_INT: {
         if (!intTextFits(col, b, s, e)) return false;
-        this.out.verbatim(b, s, e);
+        // Canonical digits: ClickHouse's TSV reader stops a number at a leading zero ("007").
+        const negative = b[s] === 45;
+        let i = negative ? s + 1 : s;
+        while (i < e - 1 && b[i] === 48) i++;
+        if (negative && !(i === e - 1 && b[i] === 48)) this.out.verbatim(b, s, s + 1);
+        this.out.verbatim(b, i, e);
         return true;
+      }
       case T_IPV4:
         if (!isIpv4(b, s, e)) return false;
         this.out.verbatim(b, s, e);

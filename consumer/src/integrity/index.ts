@@ -91,6 +91,11 @@ export class IntegrityRecorder {
     }
   }
 
+  /** The data table's INSERT columns (what a payload's rows hold, in order). */
+  get columns(): readonly CanonicalColumn[] {
+    return this.opts.columns;
+  }
+
   private chain(
     target: IntegrityTarget,
     columns: readonly CanonicalColumn[],

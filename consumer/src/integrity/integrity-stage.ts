@@ -12,6 +12,7 @@ import type { BatchJob } from '../sink/batch-delivery';
 import { AbortError, backoffMs, sleepOrAbort as sleep } from '../../../common/src/timing';
 import { errorReason } from '../sink/retry';
 import { deadLetterToken } from '../sink/token';
+import { RowBinaryToTsv } from './rowbinary-tsv';
 
 /** A batch's place in its partition's chain; `release` lets the next batch seal (idempotent). */
 export interface IntegrityTicket {
@@ -28,6 +29,8 @@ export class IntegrityStage {
   private readonly restored = new WeakSet<PartitionState>();
   /** The revocation work in progress (final checkpoint, then forgetting the revoked chains). */
   private revoking: Promise<void> = Promise.resolve();
+  /** RowBinary payloads are digested through their TSV text (same canonical rows by construction). */
+  private binaryToTsv: RowBinaryToTsv | undefined;
 
   constructor(
     private readonly recorder: IntegrityRecorder,
@@ -117,15 +120,28 @@ export class IntegrityStage {
       if (!state.alive) throw new AbortError();
       // Nothing awaits between the ownership check and seal(): the head cannot vanish in between.
       if (!this.recorder.owns(job.partition)) continue;
+      const tsv = this.payloadTsv(job);
+      if (typeof tsv === 'string') return tsv;
       return this.recorder.seal({
         partition: job.partition,
         firstOffset: job.firstOffset,
         lastOffset: job.lastOffset,
         insertedAtMs: job.ingestMs,
         batchToken: job.token,
-        tsv: job.body,
+        tsv,
         skipRows: rejectedRows,
       });
+    }
+  }
+
+  /** The batch's rows as TSV text (a view valid until the next call), or why they cannot be read. */
+  private payloadTsv(job: BatchJob): Buffer | string {
+    if (job.format !== 'RowBinary') return job.body;
+    this.binaryToTsv ??= new RowBinaryToTsv(this.recorder.columns);
+    try {
+      return this.binaryToTsv.convert(job.body);
+    } catch (err) {
+      return `RowBinary payload unreadable: ${errorReason(err)}`;
     }
   }
 

@@ -86,14 +86,20 @@ const LOG_ID = ascii('log_id=');
 
 /** True when a kv payload is Sophos: SFOS names its device `device_name=` and events `log_id=`. */
 export function isSophos(buf: Uint8Array, p: number, e: number): boolean {
+  // A key starting in [p, limit) at a word start. Anchored on the '_' both keys hold (offset 6 and 3):
+  // FortiGate keys have none, so the auto-detection of every FortiGate line costs one compare per byte.
   const limit = e < p + 240 ? e : p + 240;
-  for (let i = p; i < limit; i++) {
-    if (i > p && buf[i - 1] !== 32) continue;
-    const c = buf[i];
-    if (c === 100 && startsWith(buf, i, e, DEVICE_NAME)) return true;
-    if (c === 108 && startsWith(buf, i, e, LOG_ID)) return true;
+  const scanEnd = e < limit + 6 ? e : limit + 6;
+  for (let u = p + 3; u < scanEnd; u++) {
+    if (buf[u] !== 95) continue;
+    if (keyAt(buf, u - 6, p, limit, e, DEVICE_NAME) || keyAt(buf, u - 3, p, limit, e, LOG_ID)) return true;
   }
   return false;
+}
+
+/** `key` starts at i, a word start inside [p, limit). */
+function keyAt(buf: Uint8Array, i: number, p: number, limit: number, e: number, key: Uint8Array): boolean {
+  return i >= p && i < limit && (i === p || buf[i - 1] === 32) && startsWith(buf, i, e, key);
 }
 
 /** Parses a Sophos SFOS key=value payload into `rec`. */

@@ -63,4 +63,68 @@ describe('BatchDelivery under the retry doctrine', () => {
     expect(s.stored).toEqual(['a\nb\n', 'c\n']);
     expect(out.rowsInserted).toBe(3);
   });
+
+  it('bisects a RowBinary body at its row index (no delimiters) and sends the RowBinary format', async () => {
+    // Rows with no separator at all: only the encoder's row starts can cut them.
+    const rows = ['aa', 'bad', 'c', 'dddd'];
+    const body = Buffer.from(rows.join(''));
+    const rowStarts = new Uint32Array([0, 2, 5, 6, 10]);
+    const seen: Array<[string, string | undefined]> = [];
+    const fake = {
+      async insert(_t: string, b: Buffer, _tok: string, _s: AbortSignal, format?: string) {
+        seen.push([b.toString(), format]);
+        if (b.toString().includes('bad')) throw new ClickHouseError({ message: 'Cannot parse', code: '27' });
+        return { writtenRows: 1 };
+      },
+      hasDeadLetterTable: () => false,
+    } as unknown as ClickHouseSink;
+    const base = { ...job(rows), body, format: 'RowBinary' as const, rowStarts };
+    const d = new BatchDelivery(fake, undefined, 'ns/p', {}, fast);
+    const whole = await d.deliver(base, new AbortController().signal);
+    expect(whole.rejectedRows).toEqual([1]);
+    expect(whole.rowsInserted).toBe(3);
+    expect(seen.every(([, f]) => f === 'RowBinary')).toBe(true);
+    // Every stored piece is a whole run of rows: cut exactly at row starts.
+    const stored = seen.filter(([b]) => !b.includes('bad')).map(([b]) => b);
+    for (const piece of stored) expect(['aa', 'c', 'dddd', 'cdddd']).toContain(piece);
+    expect(stored.join('').length).toBe(7);
+  });
+
+  it('regroups a RowBinary body by partition key using the row index, rejected rows in batch numbering', async () => {
+    // 150 rows of varying length, 150 distinct keys (descending): two groups, rows reversed.
+    const rows = Array.from({ length: 150 }, (_, i) => (i === 7 ? 'bad' : `r${i}:`.padEnd(3 + (i % 5), 'x')));
+    const starts = new Uint32Array(rows.length + 1);
+    rows.forEach((r, i) => (starts[i + 1] = starts[i] + r.length));
+    const stored: string[] = [];
+    const fake = {
+      async insert(_t: string, b: Buffer) {
+        if (b.toString().includes('bad')) throw new ClickHouseError({ message: 'Cannot parse', code: '27' });
+        stored.push(b.toString());
+        return { writtenRows: 1 };
+      },
+      hasDeadLetterTable: () => false,
+    } as unknown as ClickHouseSink;
+    const d = new BatchDelivery(fake, undefined, 'ns/p', {}, fast);
+    const out = await d.deliver(
+      {
+        ...job(rows),
+        body: Buffer.from(rows.join('')),
+        format: 'RowBinary',
+        rowStarts: starts,
+        partitionKeys: Float64Array.from(rows, (_, i) => 1000 - i),
+      },
+      new AbortController().signal,
+    );
+    expect(out.rejectedRows).toEqual([7]);
+    expect(out.rowsInserted).toBe(149);
+    // Each stored piece is a run of whole rows in key order; together they are every good row once.
+    const keyOrder = [...rows].reverse();
+    const pieces = stored.map((p) => {
+      const at = keyOrder.findIndex((_, k) => keyOrder.slice(k).join('').startsWith(p));
+      const n = keyOrder.slice(at).findIndex((_, k) => keyOrder.slice(at, at + k + 1).join('') === p);
+      expect(at >= 0 && n >= 0).toBe(true);
+      return keyOrder.slice(at, at + n + 1);
+    });
+    expect(pieces.flat().sort()).toEqual(rows.filter((r) => r !== 'bad').sort());
+  });
 });

@@ -7,7 +7,7 @@
  * durable, or throws AbortError when the batch was abandoned (partition revoked, shutdown).
  */
 import type { InsertGate } from '../delivery/flow-control';
-import type { DeadLetter, MessageInput } from '../encode/batch';
+import type { DeadLetter, InsertFormat, MessageInput } from '../encode/batch';
 import type { ClickHouseSink, InsertTarget } from './clickhouse-sink';
 import {
   encodeDeadLetterRows,
@@ -37,9 +37,13 @@ export interface BatchJob {
   lastOffset: number;
   ingestMs: number;
   token: string;
-  /** Encoded TabSeparated rows (owned by the job). */
+  /** Encoded rows (owned by the job), in `format`. */
   body: Buffer;
   rows: number;
+  /** Body format; default TabSeparated. */
+  format?: InsertFormat;
+  /** RowBinary: where each row starts plus the end (rows + 1 entries); TSV rows are found at LFs. */
+  rowStarts?: Uint32Array;
   messages: readonly MessageInput[];
   /** Lines the parser refused. */
   parseDeadLetters: readonly DeadLetter[];
@@ -47,6 +51,13 @@ export interface BatchJob {
   blankLines?: number;
   /** Each row's partition key, when known: a batch spanning many partitions is regrouped by key. */
   partitionKeys?: Float64Array;
+}
+
+/** Where each row of the job's body starts, plus the end: the encoder's index, or LFs for TSV. */
+export function rowStartsOf(job: BatchJob): Uint32Array {
+  if (job.rowStarts) return job.rowStarts;
+  if (job.format === 'RowBinary') throw new Error('RowBinary batch without a row index');
+  return rowBoundaries(job.body);
 }
 
 /** What a delivered batch amounted to. */
@@ -139,17 +150,26 @@ export class BatchDelivery {
   ): Promise<{ rejected: Array<{ row: number; reason: string }>; deduplicated: boolean }> {
     if (job.rows === 0) return { rejected: [], deduplicated: false };
     const plan = job.partitionKeys ? planRegroup(job.partitionKeys, job.rows) : null;
-    if (!plan) return this.storeRange(job, job.body, job.rows, job.token, signal);
+    if (!plan) return this.storeRange(job, job.body, job.rows, job.token, signal, () => rowStartsOf(job));
     const out = this.bodies.alloc(job.body.length);
     try {
-      const at = writeRegrouped(job.body, rowBoundaries(job.body), plan.order, out.bytes);
+      const at = writeRegrouped(job.body, rowStartsOf(job), plan.order, out.bytes);
       const rejected: Array<{ row: number; reason: string }> = [];
       let deduplicated = true;
       for (let g = 0; g + 1 < plan.groups.length; g++) {
         const [from, to] = [plan.groups[g], plan.groups[g + 1]];
         const [lo, hi] = plan.keyRanges[g];
         const body = out.bytes.subarray(at[from], at[to]);
-        const group = await this.storeRange(job, body, to - from, keyGroupToken(job.token, lo, hi), signal);
+        // The group's own row starts, relative to its body (RowBinary has no delimiter to scan for).
+        const starts = () => at.subarray(from, to + 1).map((v) => v - at[from]);
+        const group = await this.storeRange(
+          job,
+          body,
+          to - from,
+          keyGroupToken(job.token, lo, hi),
+          signal,
+          starts,
+        );
         deduplicated &&= group.deduplicated;
         // Back to the batch's own row numbers: dead letters and the digest are in (offset, line) order.
         for (const r of group.rejected) rejected.push({ row: plan.order[from + r.row], reason: r.reason });
@@ -163,8 +183,8 @@ export class BatchDelivery {
 
   /**
    * Inserts `body` (`rows` whole rows) under `token`; on a data rejection isolates the culprits
-   * (halves under tokens derived from `token`), retrying systemic verdicts. Rejected rows are
-   * indices into `body`.
+   * (halves under tokens derived from `token`, cut at `rowStarts()`), retrying systemic verdicts.
+   * Rejected rows are indices into `body`.
    */
   private async storeRange(
     job: BatchJob,
@@ -172,6 +192,7 @@ export class BatchDelivery {
     rows: number,
     token: string,
     signal: AbortSignal,
+    rowStarts: () => Uint32Array,
   ): Promise<{ rejected: Array<{ row: number; reason: string }>; deduplicated: boolean }> {
     let bounds: Uint32Array | undefined;
     for (let attempt = 0; ; attempt++) {
@@ -179,7 +200,7 @@ export class BatchDelivery {
       if (first.ok) return { rejected: [], deduplicated: first.writtenRows === 0 };
       this.observer.insertFailed?.('rejected', first.reason, job, attempt);
       try {
-        bounds ??= rowBoundaries(body);
+        bounds ??= rowStarts();
         const b: Uint32Array = bounds;
         const rejected = await isolateRejectedRows(rows, first.reason, (a, z) =>
           this.insertRetrying('data', body.subarray(b[a], b[z]), rowRangeToken(token, a, z), job, signal),
@@ -213,7 +234,9 @@ export class BatchDelivery {
       const started = process.hrtime.bigint();
       try {
         if (signal.aborted) throw new AbortError();
-        const report = await this.sink.insert(target, body, token, signal);
+        // Dead letters are always TSV (their own small body); data rows go in the job's format.
+        const format = target === 'data' ? job.format : 'TabSeparated';
+        const report = await this.sink.insert(target, body, token, signal, format);
         this.observer.insertDone?.(target, Number(process.hrtime.bigint() - started) / 1e9);
         gate.succeeded();
         return { ok: true, writtenRows: report.writtenRows };
@@ -249,14 +272,16 @@ export class BatchDelivery {
     }));
     if (rejected.length > 0) {
       const sources = rowSources(job.messages, job.parseDeadLetters, job.rows);
-      const bounds = sources ? undefined : rowBoundaries(job.body);
+      const bounds = sources ? undefined : rowStartsOf(job);
+      // A TSV row ends in LF (not part of the evidence); a RowBinary row has no terminator.
+      const tail = job.format === 'RowBinary' ? 0 : 1;
       for (const r of rejected) {
         const src = sources?.[r.row];
         const msg = src ? job.messages[src.messageIndex] : undefined;
         records.push({
           reason: `clickhouse: ${r.reason}`,
           // Without a row->line map, the encoded row itself is the best evidence available.
-          line: src ? src.line : job.body.subarray(bounds![r.row], bounds![r.row + 1] - 1),
+          line: src ? src.line : job.body.subarray(bounds![r.row], bounds![r.row + 1] - tail),
           topic: job.topic,
           partition: job.partition,
           offset: msg ? Number(msg.offset) : job.firstOffset,

@@ -1,12 +1,15 @@
 /**
- * The worker's ClickHouse connection: INSERTs of pre-encoded TabSeparated bodies over keep-alive
- * HTTP with @clickhouse/client. The body goes out as the encoder's bytes (a raw, non-object-mode
- * stream the client passes through untouched), with the batch's `insert_deduplication_token`.
+ * The worker's ClickHouse connection: INSERTs of pre-encoded RowBinary or TabSeparated bodies over
+ * keep-alive HTTP with @clickhouse/client. The body goes out as the encoder's bytes (a raw,
+ * non-object-mode stream the client passes through untouched), with the batch's
+ * `insert_deduplication_token`. The client's insert() accepts only text raw formats, so RowBinary
+ * goes through exec() with the statement (`INSERT ... FORMAT RowBinary`) in the query parameter.
  * Identifiers come from the config and are validated and quoted here, never concatenated raw.
  */
 import { quoteIdentifier } from '../../../common/src/sql/identifiers';
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { InsertFormat } from '../encode/batch';
 
 /** Connection and target of the sink. */
 export interface ClickHouseSinkOptions {
@@ -85,29 +88,57 @@ export class ClickHouseSink {
     return this.targets.deadLetter !== undefined;
   }
 
-  /** INSERTs `body` (TabSeparated rows) into `target` with the deduplication `token`. */
+  /** INSERTs `body` (rows in `format`) into `target` with the deduplication `token`. */
   async insert(
     target: InsertTarget,
     body: Buffer,
     token: string,
     signal?: AbortSignal,
+    format: InsertFormat = 'TabSeparated',
   ): Promise<InsertReport> {
     const t = this.targets[target];
     if (!t) throw new Error(`no ${target} table configured`);
+    // Synchronous inserts whatever the user profile says: the token's semantics (and "acknowledged
+    // means durable") hold for synchronous inserts; views fed by the table deduplicate too.
+    const settings = {
+      insert_deduplication_token: token,
+      insert_deduplicate: 1,
+      async_insert: 0,
+      deduplicate_blocks_in_dependent_materialized_views: 1,
+    } as const;
+    if (format === 'RowBinary') return this.insertBinary(t, body, signal, settings);
     const result = await this.client.insert({
       table: t.table,
       columns: t.columns.length > 0 ? (t.columns as [string, ...string[]]) : undefined,
       values: bodyStream(body),
       format: 'TabSeparated',
       abort_signal: signal,
-      // Synchronous inserts whatever the user profile says: the token's semantics (and "acknowledged
-      // means durable") hold for synchronous inserts; views fed by the table deduplicate too.
-      clickhouse_settings: {
-        insert_deduplication_token: token,
-        insert_deduplicate: 1,
-        async_insert: 0,
-        deduplicate_blocks_in_dependent_materialized_views: 1,
-      },
+      clickhouse_settings: settings,
+    });
+    const written = result.summary?.written_rows;
+    return { writtenRows: written === undefined ? undefined : Number(written) };
+  }
+
+  /** `INSERT INTO t (cols) FORMAT RowBinary` with the body as the request data. */
+  private async insertBinary(
+    t: { table: string; columns: string[] },
+    body: Buffer,
+    signal: AbortSignal | undefined,
+    settings: Record<string, string | number>,
+  ): Promise<InsertReport> {
+    const columns = t.columns.length > 0 ? ` (${t.columns.join(', ')})` : '';
+    const result = await this.client.exec({
+      query: `INSERT INTO ${t.table}${columns} FORMAT RowBinary`,
+      values: bodyStream(body),
+      abort_signal: signal,
+      clickhouse_settings: settings,
+    });
+    // The response body is empty for an INSERT; drain it so the keep-alive socket is reused.
+    result.stream.resume();
+    await new Promise<void>((resolve) => {
+      result.stream.once('end', resolve);
+      result.stream.once('close', resolve);
+      result.stream.once('error', () => resolve());
     });
     const written = result.summary?.written_rows;
     return { writtenRows: written === undefined ? undefined : Number(written) };
