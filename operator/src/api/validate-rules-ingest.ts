@@ -56,7 +56,6 @@ export const INGEST_RULES: readonly PipelineRule[] = [
     // TCP and TLS share the TCP port space; UDP has its own (UDP 514 and TCP 514 may coexist).
     rule: "self.all(a, self.exists_one(b, b.port == a.port && (b.protocol == 'UDP') == (a.protocol == 'UDP')))",
     message: `${S}.listeners must not use one port twice for the same transport (TCP and TLS are both TCP; UDP and TCP may share a port)`,
-    reason: 'FieldValueDuplicate',
     holds: (self) =>
       self.every((a) => self.filter((b) => b.port === a.port && isUdp(b) === isUdp(a)).length === 1),
   }),
