@@ -335,7 +335,7 @@ export interface LogPipelineStatus {
     topShapes?: Array<{ shape: string; rows: number }>;
   };
   /** The syslog receiver: where senders connect and how many receivers are ready. */
-  ingest?: { endpoints?: string[]; desired?: number; ready?: number };
+  ingest?: { endpoints?: string[]; desired?: number; ready?: number } | null;
   lag?: {
     total?: number;
     maxPartition?: number;
