@@ -24,7 +24,17 @@ const LAYERS = {
     ['sink'],
     ['integrity'],
     ['observability'],
-    ['main', 'termination', 'worker', 'worker-batches', 'worker-hooks', 'worker-parts', 'worker-tuning'],
+    // ingest: the syslog receiver, an entry point beside the worker (shares its lifecycle parts).
+    [
+      'main',
+      'termination',
+      'worker',
+      'worker-batches',
+      'worker-hooks',
+      'worker-parts',
+      'worker-tuning',
+      'ingest',
+    ],
   ],
 };
 

@@ -21,6 +21,9 @@ const BENCHMARKS: Record<string, { script: string; args: string[]; needsBed: boo
   'integrity-verify': { script: 'integrity-verify.js', args: [], needsBed: true },
   seal: { script: 'seal.js', args: [], needsBed: true },
   autoscale: { script: 'autoscale.js', args: [], needsBed: true },
+  // The syslog receiver (issue 16): TCP into Kafka packed, and UDP loss at 50k/100k/200k lines/s.
+  'ingest-kafka': { script: 'ingest-kafka.js', args: ['--lines', '500000', '--runs', '3'], needsBed: true },
+  'ingest-udp': { script: 'ingest-udp.js', args: [], needsBed: true },
 };
 
 function flag(argv: string[], name: string): string | undefined {

@@ -12,6 +12,13 @@ command -v mvn >/dev/null || need_apt+=(maven)
 command -v java >/dev/null || need_apt+=(openjdk-17-jdk-headless)
 # A librdkafka producer (what rsyslog omkafka, Fluent Bit and most relays use): the codec tests.
 command -v kcat >/dev/null || need_apt+=(kcat)
+# Real syslog senders for the receiver's tests (issue 16): rsyslog omfwd over UDP/TCP/TLS (gtls and
+# ossl drivers) and util-linux logger; cc builds the UDP loss benchmark's sender.
+command -v rsyslogd >/dev/null || need_apt+=(rsyslog)
+[ -e /usr/lib/x86_64-linux-gnu/rsyslog/lmnsd_gtls.so ] || [ -n "$(find /usr/lib -name lmnsd_gtls.so 2>/dev/null | head -1)" ] || need_apt+=(rsyslog-gnutls)
+[ -e /usr/lib/x86_64-linux-gnu/rsyslog/lmnsd_ossl.so ] || [ -n "$(find /usr/lib -name lmnsd_ossl.so 2>/dev/null | head -1)" ] || need_apt+=(rsyslog-openssl)
+command -v logger >/dev/null || need_apt+=(bsdutils)
+command -v cc >/dev/null || need_apt+=(gcc libc6-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "setup: installing ${need_apt[*]} with apt"

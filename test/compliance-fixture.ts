@@ -92,6 +92,9 @@ function value(
       return n % 5 === 0 ? '::' : `198.51.100.${n % 8}`;
     case 'nat_dst_ip':
       return '::';
+    case 'sender_ip':
+      // The syslog receiver's sending device (issue 16): a few firewalls, one of them IPv6.
+      return n % 4 === 3 ? '2001:db8:f::1' : `192.0.2.${200 + (n % 3)}`;
     case 'action':
       return ACTIONS[n % ACTIONS.length];
     case 'raw':

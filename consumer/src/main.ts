@@ -5,7 +5,6 @@
  * SIGTERM/SIGINT within the drain bound, then exits 0. Logs are JSON lines, never per line of data,
  * never credentials. At exit it logs the process CPU time and counters (the benchmark reads them).
  */
-import fs from 'node:fs';
 import { createLogger, type LogLevel } from '../../common/src/log';
 import { loadWorkerConfig } from '../../common/src/worker-config';
 import { startProbeServer } from '../../common/src/probe-server';
@@ -15,22 +14,9 @@ import { errorReason } from './sink/retry';
 import { watchFatal, writeTerminationMessage } from './termination';
 import { Worker } from './worker';
 import { readSecrets } from './worker-tuning';
+import { applyArgs, peakRssMiB, watchParent } from '../../common/src/process-lifecycle';
 
-/** Applies `--config <path>` to the environment loadWorkerConfig reads. */
-export function applyArgs(argv: readonly string[], env: NodeJS.ProcessEnv): void {
-  const i = argv.indexOf('--config');
-  if (i >= 0 && argv[i + 1]) env.LP_CONFIG = argv[i + 1];
-}
-
-/** Peak resident set size from /proc (VmHWM), in MiB; undefined off Linux. */
-function peakRssMiB(): number | undefined {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export { applyArgs, watchParent };
 
 async function counter(metrics: WorkerMetrics, name: string): Promise<number> {
   const m = await metrics.registry.getSingleMetric(name)?.get();
@@ -39,23 +25,6 @@ async function counter(metrics: WorkerMetrics, name: string): Promise<number> {
 
 /** Time past the drain bound before the backstop ends the process (the drain itself keeps ~2 s spare). */
 const STOP_GRACE_MS = 3_000;
-
-/**
- * LP_EXIT_WITH_PARENT=<pid>: drain and exit once that process is gone (this one is re-parented).
- * A local supervisor (the test pod runner, the demo) sets it so no worker outlives it, even when it
- * is killed without a chance to stop its children. In a pod, PID 1 never goes away: unset there.
- */
-export function watchParent(env: NodeJS.ProcessEnv, onGone: () => void, intervalMs = 1_000): void {
-  const parent = Number(env.LP_EXIT_WITH_PARENT);
-  if (!Number.isInteger(parent) || parent <= 0) return;
-  const timer = setInterval(() => {
-    if (process.ppid !== parent) {
-      clearInterval(timer);
-      onGone();
-    }
-  }, intervalMs);
-  timer.unref();
-}
 
 async function main(): Promise<void> {
   applyArgs(process.argv.slice(2), process.env);

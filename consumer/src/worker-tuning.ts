@@ -79,9 +79,9 @@ export function readSecrets(env: NodeJS.ProcessEnv = process.env): WorkerSecrets
   };
 }
 
-/** kafkajs client options for the worker (brokers, client id, SASL and TLS). */
+/** kafkajs client options for the worker and the receiver (brokers, client id, SASL and TLS). */
 export function kafkaClientConfig(
-  cfg: WorkerConfig,
+  cfg: Pick<WorkerConfig, 'kafka'>,
   secrets: WorkerSecrets,
   requestTimeoutMs: number,
 ): KafkaConfig {

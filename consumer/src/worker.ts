@@ -21,6 +21,7 @@ import { createIntegrityStage } from './integrity/integrity-stage';
 import type { ClickHouseSink } from './sink/clickhouse-sink';
 import { errorReason } from './sink/retry';
 import { countLines } from './sink/row-lines';
+import { senderHeader } from './encode/batch';
 import { tokenSalt } from './sink/token';
 import { BatchPipeline } from './worker-batches';
 import { resolveTuning, type WorkerSecrets, type WorkerTuning } from './worker-tuning';
@@ -259,7 +260,8 @@ export class Worker {
       }
       const value = m.value ?? EMPTY;
       const n = countLines(m.value);
-      this.pipeline.take(state, { topic, partition, offset, value }, n, now);
+      const sender = senderHeader(m.headers);
+      this.pipeline.take(state, { topic, partition, offset, value, sender }, n, now);
       state.nextIn = offset + 1;
       unresolved = m.offset;
       lines += n;

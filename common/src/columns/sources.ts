@@ -29,6 +29,8 @@ export const SOURCES = [
   'nat_dst_ip',
   'nat_src_port',
   'nat_dst_port',
+  // The device that sent the line to the syslog receiver (its Kafka header; empty without one).
+  'sender_ip',
 ] as const;
 
 /** A standard column source. */
@@ -56,6 +58,7 @@ export const ADDRESS_SOURCES: ReadonlySet<string> = new Set<StandardSource>([
   'dst_ip',
   'nat_src_ip',
   'nat_dst_ip',
+  'sender_ip',
 ]);
 /** Sources holding instants (epoch milliseconds). */
 export const TIME_SOURCES: ReadonlySet<string> = new Set<StandardSource>(['timestamp', 'ingest_time']);

@@ -20,6 +20,8 @@ export interface CutMessage {
   partition: number;
   offset: number;
   value: Buffer;
+  /** SENDER_HEADER of the message, when present (kept for the encoder's sender_ip source). */
+  sender?: Buffer;
 }
 
 /** A closed batch: its messages, inclusive offset range, line and byte totals, fixed ingest time. */

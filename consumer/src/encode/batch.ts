@@ -13,6 +13,7 @@ import { ColumnInput, ColumnPlan, compileColumnPlan, PlannedColumn } from './col
 import type { IdentityStats } from './identity-stats';
 import { needsEscape } from './tsv-output';
 import { TsvRowWriter } from './tsv-writer';
+import { SENDER_HEADER } from '../../../common/src/ingest-config';
 
 /** The parts of a Kafka message the encoder reads (kafkajs messages fit after adding topic/partition). */
 export interface MessageInput {
@@ -21,6 +22,19 @@ export interface MessageInput {
   partition: number;
   /** Kafka offset (kafkajs gives strings). */
   offset: string | number;
+  /** The message's SENDER_HEADER (the syslog receiver's sending device), when it has one. */
+  sender?: Buffer;
+}
+
+/** Kafka message headers as kafkajs hands them (values are Buffers when read from a broker). */
+type Headers = Record<string, Buffer | string | (Buffer | string)[] | undefined> | undefined;
+
+/** The SENDER_HEADER value of a consumed message as bytes, or undefined when it has none. */
+export function senderHeader(headers: Headers): Buffer | undefined {
+  let v = headers?.[SENDER_HEADER];
+  if (Array.isArray(v)) v = v[0];
+  if (v === undefined) return undefined;
+  return typeof v === 'string' ? Buffer.from(v, 'latin1') : v;
 }
 
 /** A line that did not become a row, with where it came from and why. */
@@ -160,6 +174,7 @@ export class BatchEncoder {
     writer.topicClean = !needsEscape(writer.topic, 0, writer.topic.length);
     writer.partition = msg.partition;
     writer.offset = typeof msg.offset === 'number' ? msg.offset : Number(msg.offset);
+    writer.sender = msg.sender ?? EMPTY;
     const len = value.length;
     if (len === 0) {
       result.lines++;

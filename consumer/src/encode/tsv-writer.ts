@@ -45,6 +45,8 @@ export class TsvRowWriter {
   offset = 0;
   /** Index of the current line within its (possibly packed) Kafka message: provenance and canonical order. */
   line = 0;
+  /** The message's sender address text (SENDER_HEADER), empty when it has none. */
+  sender: Buffer = EMPTY;
 
   /** `tz` reads offset-less clocks in `field:` values written to DateTime columns. */
   constructor(plan: ColumnPlan, tz: TimeZone, initialBytes = 1 << 20) {
@@ -132,6 +134,8 @@ export class TsvRowWriter {
         return this.number(col, rec.natSrcPort);
       case S.nat_dst_port:
         return this.number(col, rec.natDstPort);
+      case S.sender_ip:
+        return this.senderIp(col);
       case S_STATIC: {
         const v = col.staticValue as Buffer;
         this.out.verbatim(v, 0, v.length);
@@ -217,6 +221,22 @@ export class TsvRowWriter {
     // An IPv6 address cannot be stored in an IPv4 column: the row is dead-lettered, not truncated.
     if (version === 6 && col.type.kind === T_IPV4) return false;
     this.out.verbatim(rec.spanBuffer(span), span.start, span.end);
+    return true;
+  }
+
+  /**
+   * The header is metadata about the message, not the line: one that is no address of the column's
+   * family (a foreign producer's header) is written as absent instead of dead-lettering the line.
+   */
+  private senderIp(col: PlannedColumn): boolean {
+    const b = this.sender;
+    const kind = col.type.kind;
+    if (b.length === 0) return this.absent(col);
+    if (kind === T_STRING) return this.writeText(col, b, 0, b.length, false);
+    const v = ipVersion(b, 0, b.length);
+    if (v === 0 || (v === 6 && kind === T_IPV4) || (kind !== T_IPV4 && kind !== T_IPV6))
+      return this.absent(col);
+    this.out.verbatim(b, 0, b.length);
     return true;
   }
 

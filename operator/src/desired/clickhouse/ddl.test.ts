@@ -48,6 +48,7 @@ describe('buildTableDDL: firewall preset defaults', () => {
       'ts:timestamp', 'ingest_ts:ingest_time', 'vendor:vendor', 'device:device', 'src_ip:src_ip', 'dst_ip:dst_ip',
       'src_port:src_port', 'dst_port:dst_port', 'nat_src_ip:nat_src_ip', 'nat_src_port:nat_src_port', 'nat_dst_ip:nat_dst_ip', 'nat_dst_port:nat_dst_port', 'proto:proto', 'action:action', 'bytes:bytes', 'rule:rule',
       'severity:severity', 'raw:raw', 'kafka_partition:kafka_partition', 'kafka_offset:kafka_offset', 'kafka_line:kafka_line',
+      'sender_ip:sender_ip',
     ]); // prettier-ignore
     const types = Object.fromEntries(schema.columns.map((c) => [c.name, c.type]));
     expect(types.ts).toBe("DateTime64(3, 'UTC')");

@@ -24,7 +24,13 @@ function observedDefault(): ObservedTable {
   return {
     ...before,
     skipIndexes: ['idx_dst_ip', 'idx_nat_src'],
-    columns: [...before.columns.slice(0, at), ...nat, ...before.columns.slice(at)],
+    // sender_ip (issue 16) came after the NAT columns; ADD COLUMN appends it.
+    columns: [
+      ...before.columns.slice(0, at),
+      ...nat,
+      ...before.columns.slice(at),
+      { name: 'sender_ip', type: 'IPv6' },
+    ],
   };
 }
 
@@ -70,6 +76,7 @@ describe('planTableChanges', () => {
       'ALTER TABLE `logs`.`fw` ADD COLUMN IF NOT EXISTS `nat_src_port` UInt16 CODEC(ZSTD(1))',
       'ALTER TABLE `logs`.`fw` ADD COLUMN IF NOT EXISTS `nat_dst_ip` IPv6 CODEC(ZSTD(1))',
       'ALTER TABLE `logs`.`fw` ADD COLUMN IF NOT EXISTS `nat_dst_port` UInt16 CODEC(ZSTD(1))',
+      'ALTER TABLE `logs`.`fw` ADD COLUMN IF NOT EXISTS `sender_ip` IPv6 CODEC(ZSTD(1))',
       'ALTER TABLE `logs`.`fw` ADD INDEX IF NOT EXISTS `idx_nat_src` cityHash64(`nat_src_ip`, `nat_src_port`) TYPE bloom_filter(0.01) GRANULARITY 1',
     ]);
     // Once applied, the same table plans nothing.

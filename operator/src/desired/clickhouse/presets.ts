@@ -58,6 +58,10 @@ export const FIREWALL_COLUMNS: readonly Required<Pick<ColumnSpec, 'name' | 'type
   // Line index inside a packed message: with partition and offset it names every row exactly
   // (provenance for legal answers) and gives the integrity digest its canonical row order.
   { name: 'kafka_line', type: 'UInt32', source: 'kafka_line', codec: ['T64', 'ZSTD(1)'] },
+  // The device that sent the line to the syslog receiver (Law 5651: which device logged); `::` for
+  // lines that reached Kafka otherwise. Last, so a table upgraded by ADD COLUMN (which appends) has
+  // the same column order as a new one.
+  { name: 'sender_ip', type: 'IPv6', source: 'sender_ip', codec: TEXT },
 ];
 
 /** Default partitioning: one partition per day, so TTL drops and moves whole parts cheaply. */

@@ -1,0 +1,227 @@
+/**
+ * Syslog receiver entry point, the worker image's third one:
+ *   node dist/consumer/src/ingest/main.js [--config <path>]
+ * Listens (UDP/TCP/TLS), packs lines per sender, produces to the pipeline's topic (idempotent,
+ * acks=all, LZ4/zstd, SENDER_HEADER). Serves /metrics, /healthz, /readyz (ready = listening, Kafka
+ * answered within READY_WINDOW_MS, not stopping). SIGTERM: readiness fails at once, stop accepting,
+ * read open connections for a grace, cut every open message, wait for Kafka's acks within
+ * drainTimeoutMs, exit 0. Logs are JSON lines, never per line of data, never credentials.
+ */
+import fs from 'node:fs';
+import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
+import type { IngestConfig } from '../../../common/src/ingest-config';
+import { registerKafkaCodecs } from '../../../common/src/kafka/codecs';
+import { createLogger, type LogLevel, type Logger } from '../../../common/src/log';
+import { applyArgs, peakRssMiB, watchParent } from '../../../common/src/process-lifecycle';
+import { startProbeServer } from '../../../common/src/probe-server';
+import { backoffMs } from '../../../common/src/timing';
+import { errorReason } from '../sink/retry';
+import { writeTerminationMessage } from '../termination';
+import { deadLetterSendLimit } from '../worker-parts';
+import { kafkaClientConfig, readSecrets } from '../worker-tuning';
+import { FlowGate } from './flow-gate';
+import { loadIngestConfig } from './ingest-config';
+import { KafkaSink } from './kafka-sink';
+import { IngestMetrics } from './metrics';
+import { SyslogReceiver, type TlsMaterial } from './receiver';
+
+/** Readiness needs a Kafka answer (a metadata probe or a send's ack) this recent. */
+export const READY_WINDOW_MS = 10_000;
+const PROBE_INTERVAL_MS = 3_000;
+/** Time past the drain bound before the backstop ends the process. */
+const STOP_GRACE_MS = 3_000;
+
+/** Pure readiness rule (unit-tested). */
+export function ingestReady(s: {
+  listening: boolean;
+  stopping: boolean;
+  now: number;
+  lastKafkaOkMs: number;
+  lastKafkaFailureMs: number;
+}): { ready: boolean; reason: string } {
+  if (s.stopping) return { ready: false, reason: 'stopping' };
+  if (!s.listening) return { ready: false, reason: 'not listening yet' };
+  if (s.now - s.lastKafkaOkMs > READY_WINDOW_MS) return { ready: false, reason: 'kafka unreachable' };
+  if (s.lastKafkaFailureMs > s.lastKafkaOkMs) return { ready: false, reason: 'kafka send failing' };
+  return { ready: true, reason: 'ok' };
+}
+
+/** The TLS files named by the config, read once at start (a rotated Secret restarts the pod). */
+function readTls(cfg: IngestConfig): TlsMaterial | undefined {
+  if (!cfg.tls) return undefined;
+  return {
+    cert: fs.readFileSync(cfg.tls.certFile),
+    key: fs.readFileSync(cfg.tls.keyFile),
+    ca: cfg.tls.caFile ? fs.readFileSync(cfg.tls.caFile) : undefined,
+    clientAuth: cfg.tls.clientAuth,
+  };
+}
+
+/** The sink with its metrics: what Kafka acknowledged, how long it took, what failed. */
+function buildSink(cfg: IngestConfig, kafka: Kafka, gate: FlowGate, metrics: IngestMetrics, log: Logger) {
+  // Idempotent: acks=all, and kafkajs's in-send retries reuse sequence numbers (no duplicates).
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+  });
+  const state = { partitions: 1 };
+  const sink = new KafkaSink(
+    (record) => producer.send(record),
+    gate,
+    {
+      topic: cfg.kafka.topic,
+      compression: cfg.compression === 'zstd' ? CompressionTypes.ZSTD : CompressionTypes.LZ4,
+      partitions: () => state.partitions,
+      partitionBudgetBytes: cfg.packing.maxBytes, // lowered once the topic's limit is read
+    },
+    {
+      sent(msgs, seconds) {
+        metrics.produceSeconds.observe(seconds);
+        const now = Date.now();
+        let lines = 0;
+        let bytes = 0;
+        for (const m of msgs) {
+          lines += m.lines;
+          bytes += m.value.length;
+          metrics.lineLatency.observe((now - m.firstLineMs) / 1000);
+        }
+        metrics.linesProduced.inc(lines);
+        metrics.bytesProduced.inc(bytes);
+        metrics.messagesProduced.inc(msgs.length);
+      },
+      failed(err, attempt) {
+        metrics.produceFailures.inc();
+        log.warn('kafka send failed; retrying', { err: errorReason(err), attempt });
+      },
+    },
+  );
+  return { producer, sink, state };
+}
+
+async function main(): Promise<void> {
+  applyArgs(process.argv.slice(2), process.env);
+  const cfg = loadIngestConfig(process.env);
+  const log = createLogger({
+    level: (process.env.LP_LOG_LEVEL as LogLevel | undefined) ?? 'info',
+    base: {
+      component: 'ingest',
+      pipeline: `${cfg.pipeline.namespace}/${cfg.pipeline.name}`,
+      pid: process.pid,
+    },
+  });
+  process.on('uncaughtException', (err) => {
+    log.error('uncaught exception; exiting', { err: errorReason(err) });
+    writeTerminationMessage(err);
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (err) => log.error('unhandled rejection', { err: errorReason(err) }));
+  registerKafkaCodecs();
+  const metrics = new IngestMetrics();
+  const kafka = new Kafka({
+    ...kafkaClientConfig(cfg, readSecrets(process.env), 30_000),
+    logLevel: logLevel.ERROR,
+  });
+  const gate = new FlowGate(cfg.maxBytesHeld);
+  const { producer, sink, state } = buildSink(cfg, kafka, gate, metrics, log);
+  const admin = kafka.admin();
+  const receiver = new SyslogReceiver(
+    {
+      listeners: cfg.listeners,
+      packing: cfg.packing,
+      maxFrameBytes: cfg.maxFrameBytes,
+      allowedSourceCIDRs: cfg.allowedSourceCIDRs,
+      tls: readTls(cfg),
+      udpReceiveBufferBytes: cfg.udpReceiveBufferBytes,
+    },
+    gate,
+    sink,
+    metrics,
+  );
+  let lastProbeOk = 0;
+  let listening = false;
+  let stopping = false;
+  const health = {
+    alive: () => true,
+    ready: () =>
+      ingestReady({
+        listening,
+        stopping,
+        now: Date.now(),
+        lastKafkaOkMs: Math.max(lastProbeOk, sink.lastAckMs),
+        lastKafkaFailureMs: sink.lastFailureMs,
+      }),
+  };
+  const server = await startProbeServer(cfg.httpPort, metrics, health);
+
+  // A send may hang inside kafkajs's own retries without failing: readiness asks the brokers itself.
+  const probe = async () => {
+    try {
+      const md = await admin.fetchTopicMetadata({ topics: [cfg.kafka.topic] });
+      state.partitions = md.topics[0]?.partitions.length || state.partitions;
+      lastProbeOk = Date.now();
+    } catch (err) {
+      log.warn('kafka metadata probe failed', { err: errorReason(err) });
+    }
+  };
+  const probeTimer = setInterval(() => void probe(), PROBE_INTERVAL_MS);
+  probeTimer.unref();
+
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('draining', { signal });
+    setTimeout(() => {
+      log.warn('drain overran its bound; exiting', { drainTimeoutMs: cfg.drainTimeoutMs });
+      process.exit(0);
+    }, cfg.drainTimeoutMs + STOP_GRACE_MS).unref();
+    await receiver.stop();
+    const clean = await sink.drain(cfg.drainTimeoutMs);
+    const cpu = process.cpuUsage();
+    log.info('receiver stopped', {
+      clean,
+      cpuUserSeconds: cpu.user / 1e6,
+      cpuSystemSeconds: cpu.system / 1e6,
+      peakRssMiB: peakRssMiB(),
+      listeners: receiver.snapshot(),
+    });
+    clearInterval(probeTimer);
+    await producer.disconnect().catch(() => undefined);
+    await admin.disconnect().catch(() => undefined);
+    await server.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  watchParent(process.env, () => void stop('parent exited'));
+
+  // Listen first (senders queue on their side meanwhile; the gate bounds memory), then connect.
+  await receiver.start();
+  listening = true;
+  log.info('receiver listening', { ports: Object.fromEntries(receiver.ports), topic: cfg.kafka.topic });
+  for (let attempt = 0; !stopping; attempt++) {
+    try {
+      await producer.connect();
+      await admin.connect();
+      await probe();
+      sink.setPartitionBudget(await deadLetterSendLimit(admin, cfg.kafka.topic));
+      log.info('kafka connected', { partitions: state.partitions });
+      return;
+    } catch (err) {
+      log.warn('kafka connect failed; retrying', { err: errorReason(err), attempt });
+      await new Promise((r) =>
+        setTimeout(r, backoffMs(attempt, { initialMs: 500, maxMs: 15_000, factor: 2 })),
+      );
+    }
+  }
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    writeTerminationMessage(err);
+    process.stderr.write(
+      `${JSON.stringify({ level: 'error', msg: 'receiver failed to start', err: errorReason(err) })}\n`,
+    );
+    process.exit(1);
+  });
+}
