@@ -200,6 +200,12 @@ function printerColumns(): Array<Record<string, string>> {
       jsonPath: '.status.lag.total',
       description: 'Total consumer lag (messages)',
     },
+    {
+      name: 'Ingest',
+      type: 'string',
+      jsonPath: '.status.ingest.endpoints[0]',
+      description: 'First syslog receiver endpoint (spec.ingest.syslog)',
+    },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ];
 }

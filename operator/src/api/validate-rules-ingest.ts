@@ -50,14 +50,17 @@ export const INGEST_RULES: readonly PipelineRule[] = [
     fieldPath: '.tls',
     holds: (self) => self.tls === undefined || self.listeners.some((l) => l.protocol === 'TLS'),
   }),
-  rule<SyslogIngestSpec['listeners']>({
+  rule<Syslog>({
     id: 'ingest-listener-ports-unique',
-    at: `${S}.listeners`,
+    at: S,
     // TCP and TLS share the TCP port space; UDP has its own (UDP 514 and TCP 514 may coexist).
-    rule: "self.all(a, self.exists_one(b, b.port == a.port && (b.protocol == 'UDP') == (a.protocol == 'UDP')))",
+    rule: "self.listeners.all(a, self.listeners.exists_one(b, b.port == a.port && (b.protocol == 'UDP') == (a.protocol == 'UDP')))",
     message: `${S}.listeners must not use one port twice for the same transport (TCP and TLS are both TCP; UDP and TCP may share a port)`,
+    fieldPath: '.listeners',
     holds: (self) =>
-      self.every((a) => self.filter((b) => b.port === a.port && isUdp(b) === isUdp(a)).length === 1),
+      self.listeners.every(
+        (a) => self.listeners.filter((b) => b.port === a.port && isUdp(b) === isUdp(a)).length === 1,
+      ),
   }),
   rule<SyslogListenerSpec>({
     id: 'ingest-framing-tcp-only',
