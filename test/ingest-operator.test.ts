@@ -135,10 +135,10 @@ afterAll(async () => {
 it('kubectl apply brings up the receiver: objects owned by the pipeline, IngestReady with endpoints', async () => {
   kubectl(['apply', '-f', '-'], manifest());
   const lp = await waitFor(
-    'IngestReady=True',
+    'IngestReady=True and Ready=True',
     async () => {
       const p = await getPipeline(ns, 'fw');
-      return condition(p, 'IngestReady')?.status === 'True' && p;
+      return condition(p, 'IngestReady')?.status === 'True' && condition(p, 'Ready')?.status === 'True' && p;
     },
     180_000,
   ).catch(async (err) => {
