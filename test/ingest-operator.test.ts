@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
+import { kstatus } from './env/kstatus';
 import { freePort, requireTool } from './env/process';
 import { PodRunner } from './env/pod-runner';
 import { readTestBed } from './env/testbed';
@@ -168,6 +169,7 @@ it('kubectl apply brings up the receiver: objects owned by the pipeline, IngestR
   // kstatus: a ready pipeline with a receiver is Current (not stalled, not reconciling).
   expect(condition(lp, 'Stalled')?.status).toBe('False');
   expect(condition(lp, 'Reconciling')?.status).toBe('False');
+  expect(kstatus(lp).status).toBe('Current');
   expect(kubectl(['get', 'lp', 'fw', '-n', ns])).toContain(`tcp://${svc.spec!.clusterIP}:${port}`);
 });
 
