@@ -52,6 +52,8 @@ export const RECONCILE_GRANTS: Record<string, string[]> = {
   'apps/deployments/scale': ['get', 'update', 'patch'],
   '/configmaps': ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
   'policy/poddisruptionbudgets': ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  '/services': ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  'autoscaling/horizontalpodautoscalers': ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
   '/secrets': ['get', 'list', 'watch'],
   '/pods': ['get', 'list', 'watch'],
   '/events': ['create', 'patch'],

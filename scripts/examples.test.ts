@@ -17,6 +17,12 @@ import type { LogPipeline } from '../operator/src/api/types';
 import { formatValidationError, validatePipeline } from '../operator/src/api/validate';
 import { buildTableDDL, buildWorkerColumns, resolveTableSchema } from '../operator/src/desired/clickhouse';
 import { buildWorkerConfig } from '../operator/src/desired/configmap';
+import {
+  buildIngestDeployment,
+  buildIngestService,
+  renderIngestConfig,
+  type IngestSpec,
+} from '../operator/src/desired/ingest';
 import { buildDeadLetterTopicSpec, buildTopicSpec } from '../operator/src/desired/topic';
 import { referencedSecrets } from '../operator/src/controller/secrets';
 import { REPO_ROOT } from './helm';
@@ -72,6 +78,7 @@ describe('examples/', () => {
         'examples/firewall.yaml',
         'examples/tiered-retention.yaml',
         'examples/custom-columns.yaml',
+        'examples/firewall-syslog.yaml',
       ]),
     );
     for (const format of PARSER_FORMATS) {
@@ -99,6 +106,14 @@ describe.each(files)('%s', (file) => {
     const columns = buildWorkerColumns(resolveTableSchema(spec));
     expect(columns.length).toBeGreaterThan(0);
     expect(buildWorkerConfig(spec, columns).clickhouse.columns).toEqual(columns);
+    if (spec.ingest) {
+      const ingest = spec as IngestSpec;
+      const service = buildIngestService(ingest);
+      expect(service.spec.ports.length).toBe(spec.ingest.listeners.length);
+      expect(
+        buildIngestDeployment(ingest, renderIngestConfig(ingest)).spec.template.spec.containers,
+      ).toHaveLength(1);
+    }
   });
 
   it("encodes the sample log of its parser format with the worker's parser and encoder, no dead letters", () => {

@@ -105,6 +105,7 @@ describe('LogPipeline CRD on the real apiserver', () => {
       'Partitions',
       'Replicas',
       'Lag',
+      'Ingest',
       'Age',
     ]);
   });

@@ -93,6 +93,8 @@ describe('npm run demo', () => {
     expect(summary.legalQuery.latencyMs).toBeGreaterThan(0);
     expect(summary.endToEndSeconds).toBeGreaterThan(0);
     expect(summary.interrupted).toBe(false);
+    // By default the traffic goes as syslog over TCP through the pipeline's receiver (issue 16).
+    expect(run.stderr + run.stdout).toContain('of syslog over TCP to the receiver on 127.0.0.1:');
 
     // Not a terminal: plain periodic status lines instead of the live view.
     expect(run.stdout).toMatch(/\[00:\d\d\] producing produced=\d+ \(\d+\/s\) inserted=\d+/);

@@ -25,6 +25,7 @@ describe('demo args', () => {
       '--keep',
       '--json-summary',
       '--plain=false',
+      '--direct',
     ]);
     expect(parsed).toEqual({
       kind: 'run',
@@ -42,6 +43,7 @@ describe('demo args', () => {
         keep: true,
         jsonSummary: true,
         plain: false,
+        direct: true,
       },
     });
   });
@@ -101,7 +103,7 @@ describe('demo args', () => {
     expect(USAGE).toContain(`default ${DEFAULT_OPTIONS.linesPerMessage})`);
     // Every flag the help mentions is accepted.
     const documented = [...USAGE.matchAll(/^ {2}--([a-z-]+)/gm)].map((m) => m[1]);
-    expect(documented).toHaveLength(14);
+    expect(documented).toHaveLength(15);
     for (const flag of documented) {
       const parsed = parseArgs([`--${flag}`]);
       expect(parsed.kind === 'error' ? parsed.message : '').not.toMatch(/unknown flag/);

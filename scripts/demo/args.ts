@@ -32,6 +32,8 @@ export interface DemoOptions {
   jsonSummary: boolean;
   /** Force plain periodic lines even on a terminal. */
   plain: boolean;
+  /** Produce straight into Kafka instead of sending syslog over TCP to the pipeline's receiver. */
+  direct: boolean;
 }
 
 /** The outcome of parsing: options to run with, a help request, or a usage error. */
@@ -53,6 +55,7 @@ export const DEFAULT_OPTIONS: Readonly<DemoOptions> = {
   keep: false,
   jsonSummary: false,
   plain: false,
+  direct: false,
 };
 
 /** The --help text. */
@@ -60,8 +63,8 @@ export const USAGE = `Usage: npm run demo -- [flags]
 
 Brings up the local stack (Kubernetes API server, Kafka, ClickHouse engine), the operator and the
 local pod runner (a kubelet stand-in that runs the worker Deployments as local processes), applies
-the example LogPipeline, produces realistic firewall traffic into its topic and shows what the
-pipeline does with it. Stops by itself after --duration (Ctrl-C stops earlier) and prints a summary.
+the example LogPipeline with a syslog receiver, sends realistic firewall traffic to it over TCP
+(or, with --direct, produces it straight into the topic) and shows what the pipeline does with it. Stops by itself after --duration (Ctrl-C stops earlier) and prints a summary.
 
 Flags:
   --rate N                 lines per second to produce (default ${DEFAULT_OPTIONS.rate})
@@ -78,6 +81,8 @@ Flags:
   --keep                   leave the stack running afterwards and print how to reach it
   --json-summary           end with one JSON line with the summary (for scripts and tests)
   --plain                  plain periodic lines instead of the live view (automatic when not a TTY)
+  --direct                 produce packed messages straight into Kafka instead of sending syslog over
+                           TCP to the pipeline's receiver (spec.ingest.syslog, added for the run)
   --help                   this text
 
 Durations: a number of seconds, or Go-style like 90s, 2m, 1m30s, 500ms.`;
@@ -98,6 +103,7 @@ const FLAGS: Record<string, { key: keyof DemoOptions; kind: FlagKind; min?: numb
   keep: { key: 'keep', kind: 'bool' },
   'json-summary': { key: 'jsonSummary', kind: 'bool' },
   plain: { key: 'plain', kind: 'bool' },
+  direct: { key: 'direct', kind: 'bool' },
 };
 
 /** Parses "60s", "2m", "1m30s", "500ms" or a bare number of seconds; undefined when neither. */

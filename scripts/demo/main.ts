@@ -15,7 +15,7 @@ import { waitForReady } from './ready';
 import { runDemo } from './run';
 import { pruneToLogs, startStack, stopStack, type Stack } from './stack';
 import { summaryJson, summaryLines, type SummaryFacts } from './summary';
-import { tailLog } from '../../test/env/process';
+import { freePort, tailLog } from '../../test/env/process';
 
 const READY_TIMEOUT_MS = 180_000;
 let interrupts = 0;
@@ -99,13 +99,16 @@ async function demo(
     deadLetterTable: spec.deadLetter.enabled ? spec.deadLetter.table : undefined,
   });
   say(
-    `Ready. Producing ${opts.rate} lines/s into ${spec.kafka.topic.name} for ${opts.durationMs / 1000}s…\n`,
+    spec.ingest
+      ? `Ready. Sending ${opts.rate} lines/s of syslog over TCP to the receiver on 127.0.0.1:${spec.ingest.listeners[0].port} (packed into ${spec.kafka.topic.name}) for ${opts.durationMs / 1000}s…\n`
+      : `Ready. Producing ${opts.rate} lines/s into ${spec.kafka.topic.name} for ${opts.durationMs / 1000}s…\n`,
   );
   try {
     const facts = await runDemo({
       pipeline: `${spec.namespace}/${spec.name}`,
       collector,
       display: new Display(process.stdout, `${spec.namespace}/${spec.name}`, opts.plain),
+      syslog: stack.manifest.pipeline.spec.ingest?.syslog?.listeners[0].port,
       produce: {
         bootstrap: bed.kafka!.bootstrap,
         topic: spec.kafka.topic.name,
@@ -164,6 +167,7 @@ async function main(): Promise<number> {
     namespace: opts.namespace,
     maxReplicas: opts.maxReplicas,
     lagPerReplica: opts.lagPerReplica,
+    syslogPort: opts.direct ? undefined : await freePort(),
     say,
   });
   let ok = false;

@@ -151,3 +151,32 @@ describe('the demo applied to examples/firewall.yaml', () => {
     expect(m.pipeline.spec.kafka.tls).toBeUndefined();
   });
 });
+
+describe('demo manifest: the syslog receiver', () => {
+  const endpoints = {
+    kafkaBootstrap: '127.0.0.1:9092',
+    clickhouseUrl: 'http://127.0.0.1:8123',
+    clickhouseUser: 'u',
+    clickhousePassword: 'p',
+    signingKeyPem: 'pem',
+  };
+  const yamlText = fs.readFileSync(path.join(__dirname, '../../examples/firewall-syslog.yaml'), 'utf8');
+
+  it('replaces the example receiver with one local TCP listener (LF framing) on the given port', () => {
+    const m = buildDemoManifest(yamlText, endpoints, {
+      namespace: 'demo',
+      maxReplicas: 2,
+      syslogPort: 15514,
+    });
+    expect(m.pipeline.spec.ingest).toEqual({
+      syslog: { listeners: [{ name: 'tcp', protocol: 'TCP', port: 15514, framing: 'lf' }], replicas: 1 },
+    });
+    expect(m.notes.join('\n')).toContain('15514');
+  });
+
+  it('drops the receiver with --direct', () => {
+    const m = buildDemoManifest(yamlText, endpoints, { namespace: 'demo', maxReplicas: 2 });
+    expect(m.pipeline.spec.ingest).toBeUndefined();
+    expect(m.notes.join('\n')).toContain('--direct');
+  });
+});

@@ -79,7 +79,26 @@ function adaptSpec(lp: LogPipeline, endpoints: DemoEndpoints, opts: DemoManifest
     spec.workers!.replicas = maxReplicas;
     notes.push(`workers.replicas capped at ${maxReplicas} (workers are local processes here)`);
   }
+  adaptIngest(spec, opts.syslogPort, notes);
   return notes;
+}
+
+/**
+ * One local TCP receiver (LF framing: generated malformed lines may start with digits) on
+ * `port`, or none when the traffic goes straight to Kafka.
+ */
+function adaptIngest(spec: LogPipeline['spec'], port: number | undefined, notes: string[]): void {
+  if (port === undefined) {
+    if (spec.ingest) notes.push('ingest removed: --direct produces straight into Kafka');
+    delete spec.ingest;
+    return;
+  }
+  spec.ingest = {
+    syslog: { listeners: [{ name: 'tcp', protocol: 'TCP', port, framing: 'lf' }], replicas: 1 },
+  };
+  notes.push(
+    `ingest.syslog set to one TCP receiver on local port ${port} (the demo sends its traffic there)`,
+  );
 }
 
 /** The Secrets the pipeline references, filled for the bed (the example's own values are ignored). */
@@ -104,6 +123,8 @@ export interface DemoManifestOptions {
   maxReplicas: number;
   /** Replaces autoscaling.lagPerReplica when set (non-zero). */
   lagPerReplica?: number;
+  /** Local port of the syslog receiver the traffic is sent to; absent: no receiver (direct to Kafka). */
+  syslogPort?: number;
 }
 
 /**

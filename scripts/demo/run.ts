@@ -6,6 +6,7 @@ import { Collector, type Observed } from './collector';
 import type { Display } from './display';
 import { runLegalQuery } from './legal-query';
 import { TrafficProducer } from './producer';
+import { SyslogSender } from './syslog-sender';
 import { StatsTracker } from './stats';
 import type { SummaryFacts } from './summary';
 import { TrafficGenerator } from './traffic';
@@ -16,6 +17,8 @@ export interface RunContext {
   collector: Collector;
   display: Display;
   produce: { bootstrap: string; topic: string; partitions: number };
+  /** Local port of the pipeline's syslog receiver: traffic goes there over TCP instead of to Kafka. */
+  syslog?: number;
   database: string;
   table: string;
   timeColumn: string;
@@ -59,7 +62,10 @@ class Poller {
   }
 }
 
-function sample(tracker: StatsTracker, producer: TrafficProducer, observed: Observed): void {
+/** The Kafka producer or the syslog sender: both count what they handed on. */
+type Sender = Pick<TrafficProducer, 'counters' | 'start' | 'stop'>;
+
+function sample(tracker: StatsTracker, producer: Sender, observed: Observed): void {
   const c = producer.counters;
   tracker.add({
     atMs: Date.now(),
@@ -74,7 +80,7 @@ function sample(tracker: StatsTracker, producer: TrafficProducer, observed: Obse
 async function produce(
   ctx: RunContext,
   tracker: StatsTracker,
-  producer: TrafficProducer,
+  producer: Sender,
   poller: Poller,
 ): Promise<void> {
   const started = Date.now();
@@ -93,11 +99,7 @@ async function produce(
  * counts stopped moving, which ends a run with a shortfall without sitting out the timeout.
  * Returns when the last row arrived, or undefined on timeout or a second Ctrl-C.
  */
-async function drain(
-  ctx: RunContext,
-  tracker: StatsTracker,
-  producer: TrafficProducer,
-): Promise<number | undefined> {
+async function drain(ctx: RunContext, tracker: StatsTracker, producer: Sender): Promise<number | undefined> {
   const deadline = Date.now() + ctx.drainTimeoutMs;
   const c = producer.counters;
   let last = -1;
@@ -135,10 +137,16 @@ export async function runDemo(ctx: RunContext): Promise<SummaryFacts> {
     malformedRatio: ctx.malformedRatio,
     seed: ctx.seed,
   });
-  const producer = new TrafficProducer(
-    { ...ctx.produce, rate: ctx.rate, linesPerMessage: ctx.linesPerMessage },
-    traffic,
-  );
+  const producer: Sender =
+    ctx.syslog !== undefined
+      ? new SyslogSender(
+          { host: '127.0.0.1', port: ctx.syslog, rate: ctx.rate, linesPerMessage: ctx.linesPerMessage },
+          traffic,
+        )
+      : new TrafficProducer(
+          { ...ctx.produce, rate: ctx.rate, linesPerMessage: ctx.linesPerMessage },
+          traffic,
+        );
   const tracker = new StatsTracker(Date.now(), {
     durationMs: ctx.durationMs,
     targetRate: ctx.rate,
@@ -184,7 +192,7 @@ export async function runDemo(ctx: RunContext): Promise<SummaryFacts> {
 async function legalQuery(
   ctx: RunContext,
   traffic: TrafficGenerator,
-  c: TrafficProducer['counters'],
+  c: Sender['counters'],
   facts: SummaryFacts,
 ): Promise<void> {
   const ip = traffic.queryIp;

@@ -34,6 +34,8 @@ export interface StackOptions {
   namespace: string;
   maxReplicas: number;
   lagPerReplica: number;
+  /** Local port of the pipeline's syslog receiver; absent with --direct. */
+  syslogPort?: number;
   /** Progress messages for the user. */
   say: (msg: string) => void;
 }
@@ -163,7 +165,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         clickhousePassword: bed.clickhouse!.password,
         signingKeyPem: signingKeyPem(),
       },
-      { namespace: opts.namespace, maxReplicas: opts.maxReplicas, lagPerReplica: opts.lagPerReplica },
+      {
+        namespace: opts.namespace,
+        maxReplicas: opts.maxReplicas,
+        lagPerReplica: opts.lagPerReplica,
+        syslogPort: opts.syslogPort,
+      },
     );
     for (const note of manifest.notes) opts.say(`  example adjusted: ${note}`);
     operator = await startOperator(bed, dir, opts.namespace, ownerPid);

@@ -1,6 +1,7 @@
 /**
  * What the local pod runner (pod-runner.ts) prepares before it starts a worker process, like a
- * kubelet mounting volumes and resolving env: ConfigMap volumes written under the pod's directory,
+ * kubelet mounting volumes and resolving env: ConfigMap, Secret and projected (Secret) volumes
+ * written under the pod's directory (a subPath mount as the one file),
  * env values, field refs and secretKeyRefs resolved from the apiserver, container paths mapped to
  * the local copies, and the termination-message file the worker writes when it exits on an error.
  */
@@ -29,12 +30,18 @@ export async function renderPodFiles(
   const mounts: Array<[string, string]> = [];
   for (const mount of container.volumeMounts ?? []) {
     const volume = podSpec.volumes?.find((v) => v.name === mount.name);
-    if (!volume?.configMap) continue;
-    const cm = await core.readNamespacedConfigMap({ name: volume.configMap.name!, namespace: ns });
+    const files = volume && (await volumeFiles(core, ns, volume));
+    if (!files) continue;
     const target = path.join(podDir, mount.mountPath);
-    fs.mkdirSync(target, { recursive: true });
-    for (const [file, content] of Object.entries(cm.data ?? {}))
-      fs.writeFileSync(path.join(target, file), content);
+    if (mount.subPath) {
+      // One file of the volume at the mount path itself.
+      if (files[mount.subPath] === undefined) continue;
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.writeFileSync(target, files[mount.subPath]);
+    } else {
+      fs.mkdirSync(target, { recursive: true });
+      for (const [file, content] of Object.entries(files)) fs.writeFileSync(path.join(target, file), content);
+    }
     mounts.push([mount.mountPath, target]);
   }
   for (const e of container.env ?? [])
@@ -47,6 +54,46 @@ export async function renderPodFiles(
   env.LP_TERMINATION_MESSAGE_PATH = messageFile;
   const args = (container.args ?? []).map((a) => localPath(a, mounts));
   return { env, args, messageFile };
+}
+
+type Volume = NonNullable<V1PodSpec['volumes']>[number];
+type KeyItems = Array<{ key: string; path: string }> | undefined;
+
+/** Picks `items` (key -> file name) from `data`, or every key when there are none. */
+function pick(data: Record<string, string>, items: KeyItems): Record<string, string> {
+  if (!items) return data;
+  const out: Record<string, string> = {};
+  for (const it of items) if (data[it.key] !== undefined) out[it.path] = data[it.key];
+  return out;
+}
+
+async function secretData(core: CoreV1Api, ns: string, name: string): Promise<Record<string, string>> {
+  const secret = await core.readNamespacedSecret({ name, namespace: ns });
+  const out: Record<string, string> = {};
+  for (const [k, b64] of Object.entries(secret.data ?? {}))
+    out[k] = Buffer.from(b64, 'base64').toString('utf8');
+  return out;
+}
+
+/** The files a ConfigMap, Secret or projected Secret volume holds (undefined for other volumes). */
+async function volumeFiles(
+  core: CoreV1Api,
+  ns: string,
+  v: Volume,
+): Promise<Record<string, string> | undefined> {
+  if (v.configMap) {
+    const cm = await core.readNamespacedConfigMap({ name: v.configMap.name!, namespace: ns });
+    return pick(cm.data ?? {}, v.configMap.items);
+  }
+  if (v.secret) return pick(await secretData(core, ns, v.secret.secretName!), v.secret.items);
+  if (v.projected) {
+    const files: Record<string, string> = {};
+    for (const src of v.projected.sources ?? [])
+      if (src.secret)
+        Object.assign(files, pick(await secretData(core, ns, src.secret.name!), src.secret.items));
+    return files;
+  }
+  return undefined;
 }
 
 async function resolveEnv(core: CoreV1Api, ns: string, e: V1EnvVar, podName: string): Promise<string> {

@@ -2,10 +2,13 @@
  * THE LOCAL POD RUNNER — A STAND-IN FOR KUBELET IN TESTS AND THE DEMO ONLY.
  *
  * The test bed has no kubelet, so nothing would run the worker Deployments the operator creates.
- * This runner watches them (label app.kubernetes.io/name=logpipeline-worker) and keeps
- * `spec.replicas` local worker processes (`node dist/consumer/src/main.js`) running with the same
- * configuration as the pod template: the ConfigMap volume written to a temp dir, env values and
- * secretKeyRefs resolved from the apiserver. Like the Deployment controller plus kubelet, it
+ * This runner watches them (label app.kubernetes.io/name=logpipeline-worker, and the syslog
+ * receivers, logpipeline-ingest) and keeps `spec.replicas` local processes running with the same
+ * configuration as the pod template: the image's entrypoint (`node dist/consumer/src/main.js`) or
+ * the container's `command` mapped to the local dist, ConfigMap/Secret volumes written to a temp
+ * dir, env values and secretKeyRefs resolved from the apiserver. Pods share this host's network,
+ * so each gets its own probe port (for a receiver: rewritten into its mounted config); a
+ * receiver's listener ports are bound as configured, so run one replica per port set. Like the Deployment controller plus kubelet, it
  * creates a Pod object per process (labels of the template) and fills its status as the kubelet
  * does (test/env/pod-status.ts): restartCount, `CrashLoopBackOff` with back-off restarts,
  * `lastState.terminated` with the termination message, readiness from /readyz and the pod
@@ -32,12 +35,25 @@ import {
 import { renderPodFiles } from './pod-files';
 import { freePort } from './process';
 
-const WORKER_MAIN = path.resolve(
+const DIST = path.resolve(
   __dirname,
   fs.existsSync(path.join(__dirname, '../../dist')) ? '../../dist' : '../../../dist',
-  'consumer/src/main.js',
 );
-const SELECTOR = 'app.kubernetes.io/name=logpipeline-worker';
+/** Root the image's relative paths (`dist/...`) resolve against: the image's working directory. */
+const IMAGE_ROOT = path.dirname(DIST);
+const WORKER_MAIN = path.join(DIST, 'consumer/src/main.js');
+const SELECTOR = 'app.kubernetes.io/name in (logpipeline-worker,logpipeline-ingest)';
+
+/**
+ * The local argv for a container: its `command` (node -> this Node, relative scripts -> the local
+ * dist) or the worker image's entrypoint, then its args.
+ */
+export function localArgv(command: readonly string[] | undefined, args: readonly string[]): string[] {
+  if (!command || command.length === 0) return [WORKER_MAIN, ...args];
+  const [exe, ...rest] = command;
+  if (path.basename(exe) !== 'node') throw new Error(`the pod runner runs node containers only, not ${exe}`);
+  return [...rest.map((a) => (a.startsWith('dist/') ? path.join(IMAGE_ROOT, a) : a)), ...args];
+}
 /** The node name the runner's pods are "scheduled" to. */
 export const LOCAL_NODE = 'local-pod-runner';
 
@@ -50,8 +66,10 @@ interface LocalPod {
   logFile: string;
   messageFile: string;
   messagePolicy?: string;
-  /** How to (re)start the process. */
-  args: string[];
+  /** How to (re)start the process: node's argv (script first). */
+  argv: string[];
+  /** A receiver's mounted config file (its probe port and brokers are rewritten per pod). */
+  receiverConfig?: string;
   env: Record<string, string>;
   container: ContainerRecord;
   /** Back-off steps since the last long run (the kubelet forgets old crashes after 10 min). */
@@ -220,7 +238,8 @@ export class PodRunner {
       logFile: path.join(podDir, 'worker.log'),
       messageFile,
       messagePolicy: container.terminationMessagePolicy,
-      args,
+      argv: localArgv(container.command, args),
+      receiverConfig: container.command ? args[args.indexOf('--config') + 1] : undefined,
       env,
       container: { name: container.name, image: container.image ?? '', restartCount: 0, ready: false },
       backoffSteps: 0,
@@ -237,8 +256,9 @@ export class PodRunner {
   private spawn(p: LocalPod): void {
     fs.writeFileSync(p.messageFile, '');
     p.env.LP_HTTP_PORT = String(p.port);
+    if (p.receiverConfig) this.localizeReceiverConfig(p.receiverConfig, p.port);
     const log = fs.openSync(p.logFile, 'a');
-    const child = spawn(process.execPath, [WORKER_MAIN, ...p.args], {
+    const child = spawn(process.execPath, p.argv, {
       // The worker drains and exits if this process dies without stopping it (no orphans).
       env: { ...process.env, ...p.env, ...(this.opts.env ?? {}), LP_EXIT_WITH_PARENT: String(process.pid) },
       stdio: ['ignore', log, log],
@@ -249,6 +269,19 @@ export class PodRunner {
     p.container.startedAt = iso(startedAt);
     p.container.restartAt = undefined;
     child.once('exit', (code, signal) => this.exited(p, child, startedAt, code, signal));
+  }
+
+  /** Pods share this host: the receiver's probe port (and the demo's broker override) go into its file. */
+  private localizeReceiverConfig(file: string, port: number): void {
+    if (!fs.existsSync(file)) return;
+    const cfg = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+      httpPort: number;
+      kafka: { brokers: string[] };
+    };
+    cfg.httpPort = port;
+    const brokers = this.opts.env?.LP_KAFKA_BROKERS;
+    if (brokers) cfg.kafka.brokers = brokers.split(',');
+    fs.writeFileSync(file, JSON.stringify(cfg, null, 2));
   }
 
   private exited(

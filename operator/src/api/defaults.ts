@@ -16,6 +16,7 @@ import type {
   SdFormatSpec,
 } from './types';
 import { durationMs } from './duration';
+import { resolveIngest, type ResolvedIngest } from './defaults-ingest';
 import { imageRepository } from './worker-policy';
 
 /** The worker image the chart builds; overridable per pipeline. */
@@ -150,6 +151,8 @@ export interface ResolvedSpec {
     tsaCredentialsSecret?: string;
     seal?: { schedule: 'daily'; graceMs: number; backfillDays: number; timeZone: string };
   };
+  /** The syslog receiver (spec.ingest.syslog); absent when the pipeline has none. */
+  ingest?: ResolvedIngest;
   deletionPolicy: 'Retain' | 'Delete';
 }
 
@@ -303,6 +306,7 @@ export function resolveSpec(lp: LogPipeline): ResolvedSpec {
         timeZone: s.integrity.seal.timeZone ?? 'UTC',
       },
     },
+    ...(s.ingest?.syslog ? { ingest: resolveIngest(s.ingest.syslog) } : {}),
     deletionPolicy: s.deletionPolicy ?? 'Retain',
   };
 }

@@ -19,6 +19,7 @@ import {
   type JSONSchemaProps,
 } from './schema-dsl';
 import { clickhouseSchema } from './schema-clickhouse';
+import { ingestSchema } from './schema-ingest';
 import { kafkaSchema, parserSchema } from './schema-kafka';
 import { statusSchema } from './schema-status';
 import { workersSchema } from './schema-workers';
@@ -85,6 +86,7 @@ const specSchema: JSONSchemaProps = obj(
     workers: workersSchema,
     deadLetter: deadLetterSchema,
     integrity: integritySchema,
+    ingest: ingestSchema,
     deletionPolicy: oneOf(
       'What happens to the topic and table when the LogPipeline is deleted: Retain (default; compliance data survives) or Delete.',
       ['Retain', 'Delete'],
@@ -197,6 +199,12 @@ function printerColumns(): Array<Record<string, string>> {
       type: 'integer',
       jsonPath: '.status.lag.total',
       description: 'Total consumer lag (messages)',
+    },
+    {
+      name: 'Ingest',
+      type: 'string',
+      jsonPath: '.status.ingest.endpoints[0]',
+      description: 'First syslog receiver endpoint (spec.ingest.syslog)',
     },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ];

@@ -78,6 +78,15 @@ export const statusSchema: JSONSchemaProps = obj('Observed state, written by the
       maxLength: 1024,
     }),
   }),
+  ingest: obj('The syslog receiver (spec.ingest.syslog) as observed.', {
+    endpoints: list(
+      'Where senders connect, one per listener: <protocol>://<address>:<port> (load balancer address, <node>:<nodePort>, or the cluster IP).',
+      str('An endpoint such as tcp://203.0.113.10:514.', { maxLength: 300 }),
+      16,
+    ),
+    desired: int('Receivers asked for (fixed or the HPA current count).', 0, 1_000_000),
+    ready: int('Receivers that are ready (Kafka reachable).', 0, 1_000_000),
+  }),
   seal: obj('The scheduled daily seal (spec.integrity.seal).', {
     lastSealedDay: str('Newest UTC day (YYYY-MM-DD) sealed in the <table>_seals table.', { maxLength: 10 }),
     lastSealTime: str('When this operator last sealed a day.', { format: 'date-time', maxLength: 64 }),

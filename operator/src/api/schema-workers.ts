@@ -99,7 +99,8 @@ const envVar = opaque(
   ['name'],
 );
 
-const toleration = obj('A toleration (core/v1 Toleration).', {
+/** A core/v1 Toleration (shared with spec.ingest.syslog). */
+export const toleration = obj('A toleration (core/v1 Toleration).', {
   key: str('Taint key the toleration applies to; empty means all keys.', { maxLength: 316 }),
   operator: oneOf('Exists or Equal. Default Equal.', ['Exists', 'Equal']),
   value: str('Taint value for operator Equal.', { maxLength: 63 }),

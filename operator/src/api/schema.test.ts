@@ -89,6 +89,6 @@ describe('LogPipeline CRD', () => {
       },
     });
     const cols = (v.additionalPrinterColumns as Array<{ name: string; jsonPath: string }>).map((c) => c.name);
-    expect(cols).toEqual(['Ready', 'Topic', 'Partitions', 'Replicas', 'Lag', 'Age']);
+    expect(cols).toEqual(['Ready', 'Topic', 'Partitions', 'Replicas', 'Lag', 'Ingest', 'Age']);
   });
 });

@@ -232,6 +232,63 @@ export interface SealSpec {
   timeZone?: string;
 }
 
+/** Transport of one syslog listener: UDP (RFC 5426), TCP (RFC 6587) or TLS (RFC 5425). */
+export type SyslogProtocol = 'UDP' | 'TCP' | 'TLS';
+
+/** One listening port of the syslog receiver (spec.ingest.syslog.listeners[]). */
+export interface SyslogListenerSpec {
+  /** DNS-1123 label; the Service port name. */
+  name: string;
+  protocol: SyslogProtocol;
+  /** Service port (the container port is derived, see common/src/ingest-config.ts containerPortFor). */
+  port: number;
+  /** TCP/TLS framing: auto (octet counting detected per frame) or lf. Default auto. */
+  framing?: 'auto' | 'lf';
+}
+
+/** The receiver's Service. */
+export interface SyslogServiceSpec {
+  type?: 'LoadBalancer' | 'NodePort' | 'ClusterIP';
+  annotations?: Record<string, string>;
+  loadBalancerIP?: string;
+  /** Default Local for LoadBalancer and NodePort (the sender address survives). */
+  externalTrafficPolicy?: 'Local' | 'Cluster';
+}
+
+/** spec.ingest.syslog: the syslog receiver Deployment, its Service and packing into Kafka. */
+export interface SyslogIngestSpec {
+  listeners: SyslogListenerSpec[];
+  tls?: {
+    secretRef: { name: string };
+    clientAuth?: 'None' | 'Optional' | 'Required';
+    clientCASecretRef?: SecretKeyRef;
+  };
+  service?: SyslogServiceSpec;
+  allowedSourceCIDRs?: string[];
+  replicas?: number;
+  autoscaling?: {
+    enabled?: boolean;
+    minReplicas?: number;
+    maxReplicas?: number;
+    targetCPUUtilizationPercentage?: number;
+  };
+  packing?: { maxLines?: number; maxBytes?: number; linger?: string };
+  compression?: 'lz4' | 'zstd';
+  maxMessageSize?: number;
+  udpReceiveBuffer?: number;
+  maxBytesHeld?: number;
+  resources?: Record<string, unknown>;
+  nodeSelector?: Record<string, string>;
+  tolerations?: Array<Record<string, unknown>>;
+  affinity?: Record<string, unknown>;
+  podAnnotations?: Record<string, string>;
+}
+
+/** spec.ingest: how lines get into the topic (today: a syslog receiver). */
+export interface IngestSpec {
+  syslog?: SyslogIngestSpec;
+}
+
 /** The desired state of a pipeline. */
 export interface LogPipelineSpec {
   kafka: KafkaSpec;
@@ -240,6 +297,7 @@ export interface LogPipelineSpec {
   workers?: WorkersSpec;
   deadLetter?: DeadLetterSpec;
   integrity?: IntegritySpec;
+  ingest?: IngestSpec;
   deletionPolicy?: 'Retain' | 'Delete';
 }
 
@@ -276,6 +334,8 @@ export interface LogPipelineStatus {
     missingSrcIpPercent?: number;
     topShapes?: Array<{ shape: string; rows: number }>;
   };
+  /** The syslog receiver: where senders connect and how many receivers are ready. */
+  ingest?: { endpoints?: string[]; desired?: number; ready?: number } | null;
   lag?: {
     total?: number;
     maxPartition?: number;

@@ -1,5 +1,6 @@
 import { DURATION_PATTERN, parseDuration } from './duration';
 import { PIPELINE_RULES, celDurationMs, celDurationMsMirror, celRulesAt } from './validate-rules';
+import { INGEST_MIRROR_CASES } from '../../../test/fixtures/validate-cases-ingest';
 
 describe('duration grammar shared by the CRD and CEL', () => {
   it.each(['730d', '1d12h', '90m', '500ms', '1h30m15s', '0s', '2d500ms'])('accepts %s', (d) => {
@@ -188,6 +189,7 @@ describe('rule table', () => {
       ['csv-format', { delimiter: '"', fields: { src_ip: 0 } }, undefined, false],
       ['parser-rule-shape', { match: { prefix: 'X' }, kv: { fields: {} } }, undefined, true],
       ['parser-rule-shape', { kv: { fields: {} } }, undefined, false],
+      ...INGEST_MIRROR_CASES,
     ];
     for (const [id, self, old, ok] of cases) expect([id, byId[id].holds(self, old)]).toEqual([id, ok]);
     expect(new Set(cases.map((c) => c[0])).size).toBe(PIPELINE_RULES.length);

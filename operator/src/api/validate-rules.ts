@@ -15,6 +15,7 @@ import type { CelRule } from './schema-dsl';
 import { isReservedEnv } from './worker-policy';
 import { PARSER_RULES } from './validate-rules-parser';
 import { COLUMN_RULES } from './validate-rules-columns';
+import { INGEST_RULES } from './validate-rules-ingest';
 import type {
   AutoscalingSpec,
   ClickHouseSpec,
@@ -312,6 +313,7 @@ export const PIPELINE_RULES: readonly PipelineRule[] = [
     reason: 'FieldValueRequired',
     holds: (self) => self.seal === undefined || (self.enabled === true && self.tsaUrl !== undefined),
   }),
+  ...INGEST_RULES,
 ];
 
 function replicaRules(): PipelineRule[] {

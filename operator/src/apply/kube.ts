@@ -20,6 +20,8 @@ const COLLECTIONS: Record<string, [prefix: string, plural: string]> = {
   Pod: ['/api/v1', 'pods'],
   Deployment: ['/apis/apps/v1', 'deployments'],
   PodDisruptionBudget: ['/apis/policy/v1', 'poddisruptionbudgets'],
+  Service: ['/api/v1', 'services'],
+  HorizontalPodAutoscaler: ['/apis/autoscaling/v2', 'horizontalpodautoscalers'],
   LogPipeline: [`/apis/${GROUP}/${VERSION}`, PLURAL],
 };
 

@@ -21,6 +21,7 @@ import {
   toPdbView,
   type ChildView,
   type DeploymentView,
+  type ServiceView,
 } from '../status/views';
 
 /** Read access to a cache by namespace and name. */
@@ -33,6 +34,9 @@ export interface ChildCaches {
   configMaps: Lookup<ChildView>;
   deployments: Lookup<DeploymentView>;
   pdbs: Lookup<ChildView>;
+  /** The syslog receivers' Services and HPAs (spec.ingest); absent: the operator does not watch them. */
+  services?: Lookup<ServiceView>;
+  hpas?: Lookup<ChildView>;
   /** The worker pods of a pipeline (status only), when the operator watches pods. */
   pods?: { forPipeline(namespace: string, pipeline: string): PodView[] };
 }
@@ -136,7 +140,16 @@ export class ChildApplier {
     return r;
   }
 
-  private async ensure<V extends ChildView>(
+  /** Drops the memos of objects `Kind/namespace/name` (e.g. the receiver's, when removed). */
+  forgetKeys(keys: string[]): void {
+    for (const key of keys) this.memo.delete(key);
+  }
+
+  /**
+   * Applies `desired` unless the memo says the cached `live` object is already what we applied;
+   * returns the stored view, whether a request was sent, and whether someone else had changed it.
+   */
+  async ensure<V extends ChildView>(
     desired: Applicable,
     live: V | undefined,
     toView: (raw: Record<string, unknown>) => V,

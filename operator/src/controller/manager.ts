@@ -23,7 +23,9 @@ import {
   toPdbView,
   toPipelineView,
   toSecretView,
+  toServiceView,
   type ChildView,
+  type ServiceView,
   type DeploymentView,
   type SecretView,
 } from '../status/views';
@@ -64,6 +66,9 @@ export class Manager {
   readonly deployments: InformerSet<DeploymentView>;
   readonly configMaps: InformerSet<ChildView>;
   readonly pdbs: InformerSet<ChildView>;
+  /** The syslog receivers' Services and HorizontalPodAutoscalers (spec.ingest). */
+  readonly services: InformerSet<ServiceView>;
+  readonly hpas: InformerSet<ChildView>;
   readonly secrets: InformerSet<SecretView>;
   /** Worker pods (status only): why workers do not run. */
   readonly pods: InformerSet<PodView>;
@@ -89,6 +94,8 @@ export class Manager {
     this.deployments = informers.deployments;
     this.configMaps = informers.configMaps;
     this.pdbs = informers.pdbs;
+    this.services = informers.services;
+    this.hpas = informers.hpas;
     this.secrets = informers.secrets;
     this.pods = informers.pods;
     const metrics = opts.metrics;
@@ -100,6 +107,8 @@ export class Manager {
         deployments: this.deployments,
         configMaps: this.configMaps,
         pdbs: this.pdbs,
+        services: this.services,
+        hpas: this.hpas,
         pods: { forPipeline: (ns, name) => this.podsOf(ns, name) },
       },
       log: this.log,
@@ -162,6 +171,18 @@ export class Manager {
       kind: 'PodDisruptionBudget',
       transform: toPdbView,
     });
+    const services = new InformerSet<ServiceView>({
+      ...owned,
+      name: 'services',
+      kind: 'Service',
+      transform: toServiceView,
+    });
+    const hpas = new InformerSet<ChildView>({
+      ...owned,
+      name: 'horizontalpodautoscalers',
+      kind: 'HorizontalPodAutoscaler',
+      transform: toPdbView,
+    });
     const onSecret = (s: CachedObject) => {
       for (const key of this.secretIndex.pipelinesFor(s.metadata.namespace ?? '', s.metadata.name))
         this.queue.add(key);
@@ -189,7 +210,7 @@ export class Manager {
       // A pod's status changes often (probes, restarts); only a change of what we keep matters.
       handlers: { add: onPod, update: (old, p) => podChanged(old, p) && onPod(p), delete: onPod },
     });
-    return { pipelines, deployments, configMaps, pdbs, secrets, pods };
+    return { pipelines, deployments, configMaps, pdbs, services, hpas, secrets, pods };
   }
 
   /** The worker pods of pipeline `namespace/name`. */
@@ -234,7 +255,16 @@ export class Manager {
   }
 
   private informerSets(): Array<InformerSet<CachedObject & { metadata: { namespace?: string } }>> {
-    return [this.pipelines, this.deployments, this.configMaps, this.pdbs, this.secrets, this.pods] as never;
+    return [
+      this.pipelines,
+      this.deployments,
+      this.configMaps,
+      this.pdbs,
+      this.services,
+      this.hpas,
+      this.secrets,
+      this.pods,
+    ] as never;
   }
 
   /** True once every cache has listed (readiness). */

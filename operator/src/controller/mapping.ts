@@ -37,6 +37,8 @@ export function secretNamesOf(lp: LogPipeline): string[] {
     s.kafka?.sasl?.secretRef?.name,
     s.kafka?.tls?.caSecretRef?.name,
     s.integrity?.signingKeySecretRef?.name,
+    s.ingest?.syslog?.tls?.secretRef?.name,
+    s.ingest?.syslog?.tls?.clientCASecretRef?.name,
   ];
   return [...new Set(names.filter((n): n is string => typeof n === 'string' && n.length > 0))];
 }

@@ -22,6 +22,9 @@ import { computeStatus, conflictConditions } from '../status/compute';
 import { progressConditions } from '../status/kstatus';
 import { sanitizeMessage } from '../status/sanitize';
 import { ChildApplier, clampReplicas, type ChildCaches, type Lookup } from './children';
+import { IngestApplier } from './ingest-children';
+import { ingestCondition, ingestStatus } from '../status/ingest';
+import type { IngestSpec } from '../desired/ingest';
 import type {
   ExternalPart,
   PartContext,
@@ -87,12 +90,14 @@ export class Reconciler {
   private autoscaler?: ScalingPart;
   private sealer?: SealingPart;
   private readonly childApplier: ChildApplier;
+  private readonly ingestApplier: IngestApplier;
   private readonly status: StatusWriter;
   private readonly log: Logger;
 
   constructor(private readonly opts: ReconcilerOptions) {
     this.log = opts.log ?? silentLogger;
     this.childApplier = new ChildApplier(opts.client, opts.children);
+    this.ingestApplier = new IngestApplier(opts.client, opts.children, this.childApplier);
     this.status = new StatusWriter(
       opts.client,
       opts.identity ?? 'logpipeline-operator',
@@ -126,6 +131,7 @@ export class Reconciler {
     if (!lp) {
       // Gone: children go with their owner reference; only our memory needs cleaning.
       this.childApplier.forget(namespace, name);
+      this.ingestApplier.forget(namespace, name);
       this.status.forget(namespace, name);
       return {};
     }
@@ -189,6 +195,7 @@ export class Reconciler {
     if (topic.conflict || table.conflict) return this.reportConflict(lp, spec, config, topic, table);
     let deployment = await this.applyChildren(lp, spec, config, secretsVersion(spec, this.opts.secrets));
     if (!deployment) return {};
+    const ingest = await this.applyIngest(lp, spec);
     const scaling = await this.runAutoscaler(spec, deployment, ctx);
     deployment = scaling.deployment;
     const seal = await this.sealer?.evaluate(spec, ctx);
@@ -203,9 +210,12 @@ export class Reconciler {
       {
         pods: this.opts.children.pods?.forPipeline(spec.namespace, spec.name),
         partitionStall: scaling.outcome?.stall,
+        ingest,
       },
     );
-    await this.status.write(lp, conditions, extra);
+    // spec.ingest removed: its condition and status fields go too (null deletes in a merge patch).
+    if (!spec.ingest && lp.status?.ingest) extra.ingest = null;
+    await this.status.write(lp, conditions, extra, spec.ingest ? [] : ['IngestReady']);
     if (topic.retry || table.retry) return { requeue: true };
     const delays = [
       this.opts.resyncMs ?? 600_000,
@@ -245,6 +255,40 @@ export class Reconciler {
       await this.status.write(lp, [ready, failed, ...progressConditions(ready, failed)], {});
       return undefined;
     }
+  }
+
+  /** Applies (or removes) the syslog receiver; its condition and status when spec.ingest is set. */
+  private async applyIngest(lp: LogPipeline, spec: ResolvedSpec) {
+    if (!spec.ingest) {
+      const deleted = await this.ingestApplier.remove(spec);
+      if (deleted > 0)
+        await this.status.event(lp, {
+          type: 'Normal',
+          reason: 'IngestRemoved',
+          message: `spec.ingest was removed: deleted ${deleted} receiver objects`,
+        });
+      return undefined;
+    }
+    let applied;
+    try {
+      applied = await this.ingestApplier.apply(spec as IngestSpec, this.opts.secrets);
+    } catch (err) {
+      // 400/422: the apiserver refuses what spec.ingest asks for (e.g. a Service the cluster cannot make).
+      if (!(err instanceof KubeApiError) || (err.status !== 400 && err.status !== 422)) throw err;
+      const condition: ConditionInput = {
+        type: 'IngestReady',
+        status: 'False',
+        reason: 'InvalidIngestSpec',
+        message: sanitizeMessage(err),
+      };
+      return { condition, stall: { reason: condition.reason, message: condition.message }, status: {} };
+    }
+    const { observation, repaired } = applied;
+    for (const child of repaired) {
+      const message = `${child} was changed or deleted outside the operator; restored`;
+      await this.status.event(lp, { type: 'Warning', reason: 'ChildRepaired', message });
+    }
+    return { ...ingestCondition(observation), status: ingestStatus(observation) };
   }
 
   private async runPart(name: PartName, spec: ResolvedSpec, ctx: PartContext) {
@@ -370,6 +414,7 @@ export class Reconciler {
     };
     if (await finalizePipeline(deps, lp)) {
       this.childApplier.forget(lp.metadata.namespace, lp.metadata.name);
+      this.ingestApplier.forget(lp.metadata.namespace, lp.metadata.name);
       this.status.forget(lp.metadata.namespace, lp.metadata.name);
     }
     return {};

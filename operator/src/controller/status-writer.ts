@@ -28,6 +28,7 @@ const OWNED: Array<keyof LogPipelineStatus> = [
   'topic',
   'table',
   'lag',
+  'ingest',
 ];
 
 function owned(
@@ -53,9 +54,15 @@ export class StatusWriter {
    * Computes the status from `inputs` (conditions) and `extra` (workers, topic, table, lag) on top
    * of the stored one, writes it if it differs, and emits Events for flipped conditions.
    */
-  async write(lp: LogPipeline, inputs: ConditionInput[], extra: LogPipelineStatus): Promise<boolean> {
+  async write(
+    lp: LogPipeline,
+    inputs: ConditionInput[],
+    extra: LogPipelineStatus,
+    removeTypes: readonly string[] = [],
+  ): Promise<boolean> {
     const generation = lp.metadata.generation ?? 0;
-    const prev = lp.status?.conditions;
+    // Conditions of a part that no longer exists (e.g. IngestReady once spec.ingest is removed).
+    const prev = lp.status?.conditions?.filter((c) => !removeTypes.includes(c.type));
     // The net under every message: whatever a part returned, status stays short and foreign-free.
     const safe = inputs.map((c) => ({ ...c, message: sanitizeMessage(c.message, MAX_STATUS_MESSAGE) }));
     const conditions = mergeConditions(

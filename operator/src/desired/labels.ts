@@ -83,3 +83,36 @@ export function childMetadata(spec: { namespace: string; name: string; uid: stri
     ownerReferences: [ownerReference(spec)],
   };
 }
+
+/** Value of app.kubernetes.io/name on the syslog receiver's objects (never the workers' value). */
+export const INGEST_APP_NAME = 'logpipeline-ingest';
+
+/** Name of the receiver's Deployment, Service, PodDisruptionBudget and HorizontalPodAutoscaler. */
+export function ingestName(pipeline: string): string {
+  return `${pipeline}-ingest`;
+}
+
+/** Name of the receiver's ConfigMap (ingest.json). */
+export function ingestConfigMapName(pipeline: string): string {
+  return `${pipeline}-ingest-config`;
+}
+
+/** The immutable selector labels of the receivers of `pipeline` (disjoint from the workers'). */
+export function ingestSelectorLabels(pipeline: string): Record<string, string> {
+  return { 'app.kubernetes.io/name': INGEST_APP_NAME, [PIPELINE_LABEL]: labelValue(pipeline) };
+}
+
+/** Labels on every receiver object and pod. */
+export function ingestLabels(pipeline: string): Record<string, string> {
+  return {
+    ...ingestSelectorLabels(pipeline),
+    'app.kubernetes.io/instance': labelValue(pipeline),
+    'app.kubernetes.io/component': 'ingest',
+    [MANAGED_BY_LABEL]: MANAGED_BY,
+  };
+}
+
+/** Metadata of a receiver object: name, namespace, receiver labels, owner reference. */
+export function ingestMetadata(spec: { namespace: string; name: string; uid: string }, name: string) {
+  return { ...childMetadata(spec, name), labels: ingestLabels(spec.name) };
+}

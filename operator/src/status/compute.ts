@@ -37,6 +37,8 @@ export interface ScalingObservation {
 export interface ProgressObservation {
   pods?: readonly PodView[];
   partitionStall?: StallCause;
+  /** The syslog receiver (spec.ingest): its condition, a stalled rollout, its status fields. */
+  ingest?: { condition: ConditionInput; stall?: StallCause; status: LogPipelineStatus['ingest'] };
 }
 
 /**
@@ -57,11 +59,19 @@ export function computeStatus(
   const desired = auto ? deployment.replicas : spec.workers.replicas;
   const crash = desired > 0 ? crashLoopCondition(progress.pods ?? []) : undefined;
   const workers = crash ?? workersCondition(deployment, desired, workerName(spec.name));
-  const stall = crash ? { reason: crash.reason, message: crash.message } : progress.partitionStall;
+  const ingest = progress.ingest;
+  const stall = crash
+    ? { reason: crash.reason, message: crash.message }
+    : (progress.partitionStall ?? ingest?.stall);
   const scalingCond: ConditionInput = scaling
     ? { type: 'Scaling', status: scaling.status, reason: scaling.reason, message: scaling.message }
     : scalingCondition(deployment, auto, desired);
-  const ready = readyCondition([topic.condition, table.condition, workers]);
+  const ready = readyCondition([
+    topic.condition,
+    table.condition,
+    workers,
+    ...(ingest ? [ingest.condition] : []),
+  ]);
   const { parserCoverage, ...tableObserved } = (table.observed ?? {}) as {
     parserCoverage?: ParserCoverage;
   };
@@ -70,6 +80,7 @@ export function computeStatus(
     topic.condition,
     table.condition,
     workers,
+    ...(ingest ? [ingest.condition] : []),
     scalingCond,
     // The seal is evidence about past days, not the data path: it does not gate Ready.
     ...(seal ? [seal.condition] : []),
@@ -88,6 +99,7 @@ export function computeStatus(
     ...(parserCoverage ? { parserCoverage } : {}),
     ...(scaling?.lag ? { lag: scaling.lag } : {}),
     ...(seal ? { seal: seal.observed } : {}),
+    ...(ingest ? { ingest: ingest.status } : {}),
   };
   return { conditions, extra };
 }

@@ -13,6 +13,7 @@ export const CONDITION_TYPES = [
   'TopicReady',
   'TableReady',
   'WorkersReady',
+  'IngestReady',
   'Scaling',
   'Sealed',
   'Stalled',

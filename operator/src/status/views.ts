@@ -48,6 +48,37 @@ export interface DeploymentView extends ChildView {
   };
 }
 
+/** Cached view of a Service: fingerprint and the addresses senders can use. */
+export interface ServiceView extends ChildView {
+  type: string;
+  clusterIP?: string;
+  /** Load balancer ingress addresses (IP or hostname), once the provider assigned them. */
+  ingress: string[];
+  /** Node ports by Service port name (NodePort and LoadBalancer). */
+  nodePorts: Record<string, number>;
+}
+
+/** Projects a Service. */
+export function toServiceView(raw: Raw): ServiceView {
+  const meta = raw.metadata as RawMeta;
+  const spec = (raw.spec ?? {}) as {
+    type?: string;
+    clusterIP?: string;
+    ports?: Array<{ name?: string; nodePort?: number }>;
+  };
+  const st = (raw.status ?? {}) as { loadBalancer?: { ingress?: Array<{ ip?: string; hostname?: string }> } };
+  const nodePorts: Record<string, number> = {};
+  for (const p of spec.ports ?? []) if (p.name && p.nodePort) nodePorts[p.name] = p.nodePort;
+  return {
+    metadata: childMeta(meta),
+    fingerprint: fingerprint(meta, raw.spec),
+    type: spec.type ?? 'ClusterIP',
+    clusterIP: spec.clusterIP && spec.clusterIP !== 'None' ? spec.clusterIP : undefined,
+    ingress: (st.loadBalancer?.ingress ?? []).map((i) => i.ip ?? i.hostname ?? '').filter((a) => a !== ''),
+    nodePorts,
+  };
+}
+
 /** Cached view of a Secret: its name only. */
 export interface SecretView {
   metadata: { name: string; namespace: string; resourceVersion: string };

@@ -1,0 +1,101 @@
+import { resolveIngest } from '../api/defaults-ingest';
+import type { SyslogIngestSpec } from '../api/types';
+import { ingestCondition, ingestEndpoints, ingestStatus, type IngestObservation } from './ingest';
+import type { DeploymentView, ServiceView } from './views';
+
+const meta = { name: 'fw-ingest', namespace: 'ns', uid: 'u', resourceVersion: '1', ownerReferences: [] };
+
+function deployment(ready: number, extra: Partial<DeploymentView['status']> = {}): DeploymentView {
+  return {
+    metadata: meta,
+    fingerprint: 'f',
+    generation: 1,
+    replicas: 2,
+    ownsReplicas: true,
+    status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: ready, ...extra },
+  };
+}
+
+function service(over: Partial<ServiceView> = {}): ServiceView {
+  return {
+    metadata: meta,
+    fingerprint: 'f',
+    type: 'ClusterIP',
+    clusterIP: '10.96.0.20',
+    ingress: [],
+    nodePorts: {},
+    ...over,
+  };
+}
+
+function observe(
+  syslog: Partial<SyslogIngestSpec>,
+  over: Partial<IngestObservation> = {},
+): IngestObservation {
+  const ingest = resolveIngest({
+    listeners: [
+      { name: 'udp', protocol: 'UDP', port: 514 },
+      { name: 'tcp', protocol: 'TCP', port: 514 },
+    ],
+    ...syslog,
+  })!;
+  return { ingest, name: 'fw-ingest', deployment: deployment(2), service: service(), desired: 2, ...over };
+}
+
+describe('IngestReady', () => {
+  it('is True with the endpoints once a receiver is ready and the Service has an address', () => {
+    const { condition, stall } = ingestCondition(observe({}));
+    expect(condition).toMatchObject({ type: 'IngestReady', status: 'True', reason: 'ReceiversAvailable' });
+    expect(condition.message).toContain('udp://10.96.0.20:514');
+    expect(stall).toBeUndefined();
+    expect(ingestStatus(observe({}))).toEqual({
+      endpoints: ['udp://10.96.0.20:514', 'tcp://10.96.0.20:514'],
+      desired: 2,
+      ready: 2,
+    });
+  });
+
+  it.each([
+    ['SecretNotFound', { missingSecrets: 'Secret "syslog-tls" (syslog TLS certificate)' }],
+    ['DeploymentNotFound', { deployment: undefined }],
+    ['ReceiversUnavailable', { deployment: deployment(0) }],
+    ['ServiceNotFound', { service: undefined }],
+    ['ScaledToZero', { desired: 0 }],
+  ] as Array<[string, Partial<IngestObservation>]>)('is False with reason %s', (reason, over) => {
+    expect(ingestCondition(observe({}, over)).condition).toMatchObject({ status: 'False', reason });
+  });
+
+  it('waits for a load balancer address and names what assigns it', () => {
+    const o = observe({ service: { type: 'LoadBalancer' } }, { service: service({ type: 'LoadBalancer' }) });
+    const { condition } = ingestCondition(o);
+    expect(condition).toMatchObject({ status: 'False', reason: 'LoadBalancerPending' });
+    expect(condition.message).toContain('MetalLB');
+    const ready = observe(
+      { service: { type: 'LoadBalancer' } },
+      { service: service({ ingress: ['2001:db8::5'] }) },
+    );
+    expect(ingestEndpoints(ready.ingest, ready.service)).toEqual([
+      'udp://[2001:db8::5]:514',
+      'tcp://[2001:db8::5]:514',
+    ]);
+  });
+
+  it('lists node ports for NodePort', () => {
+    const o = observe(
+      { service: { type: 'NodePort' } },
+      { service: service({ nodePorts: { udp: 30514, tcp: 30515 } }) },
+    );
+    expect(ingestEndpoints(o.ingest, o.service)).toEqual(['udp://<node>:30514', 'tcp://<node>:30515']);
+  });
+
+  it('reports a rollout that stopped progressing as a stall', () => {
+    const dep = deployment(0, {
+      conditions: [
+        { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'timed out' },
+      ],
+    });
+    const { condition, stall } = ingestCondition(observe({}, { deployment: dep }));
+    expect(condition).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded' });
+    expect(stall?.reason).toBe('ProgressDeadlineExceeded');
+  });
+});
