@@ -13,7 +13,8 @@ function fakeClient(lp: LogPipeline) {
       const body = opts?.body as Record<string, unknown> | undefined;
       requests.push({ method, path, body });
       if (path.endsWith('/status') || path.includes('/logpipelines/')) return lp as T;
-      if (path.endsWith('/events')) return { metadata: { name: `ev.${rv++}`, resourceVersion: String(rv) } } as T;
+      if (path.endsWith('/events'))
+        return { metadata: { name: `ev.${rv++}`, resourceVersion: String(rv) } } as T;
       const meta = (body?.metadata ?? {}) as Record<string, unknown>;
       return { ...body, metadata: { ...meta, uid: 'u', resourceVersion: String(rv++) } } as T;
     },
