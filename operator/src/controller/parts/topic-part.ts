@@ -14,6 +14,7 @@ import {
 } from '../../apply/kafka-client';
 import { readTopicOwner, writeTopicOwner } from '../../apply/kafka-owner';
 import { deleteTopic, describeTopic, ensureTopic } from '../../apply/kafka-topic';
+import { countKafkaWrite } from '../../apply/kafka-writes';
 import type { PipelineEvent } from '../../apply/kube';
 import { buildDeadLetterTopicSpec, buildTopicSpec } from '../../desired/topic';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
@@ -108,7 +109,10 @@ async function recordOwners(
       const v = judgeClaim(now, me, `topic ${c.name}`, { adopt: false, legacy: true });
       if (v.kind === 'conflict') return v.message;
     }
-    if (!c.exists || c.stamp) await writeTopicOwner(conn, c.name, ownerRecord(me, new Date()));
+    if (!c.exists || c.stamp) {
+      countKafkaWrite('OwnerRecordCommit');
+      await writeTopicOwner(conn, c.name, ownerRecord(me, new Date()));
+    }
   }
   return undefined;
 }
