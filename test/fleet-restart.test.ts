@@ -36,7 +36,12 @@ afterAll(async () => {
 it('a restarted operator writes nothing for Ready pipelines', async () => {
   manager = startManager(namespace, { resyncMs: 2_000 });
   external = registerExternalParts(manager);
+  const created = auditMark();
   await createReadyFleet(namespace, 'rs', PIPELINES);
+  // The audit log sees the operator's writes (else the zero below would prove nothing).
+  const creation = writesSince(created, namespace);
+  expect(creation.filter((w) => w.resource === 'configmaps' && w.verb === 'patch')).toHaveLength(PIPELINES);
+  expect(creation.some((w) => w.resource === 'logpipelines' && w.subresource === 'status')).toBe(true);
   await reconcilesPast(manager, manager.reconcileCount, PIPELINES);
   await manager.stop();
   await external.close();

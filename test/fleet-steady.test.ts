@@ -37,7 +37,12 @@ afterAll(async () => {
 });
 
 it('writes nothing while Ready pipelines are reconciled again and again', async () => {
+  const created = auditMark();
   await createReadyFleet(namespace, 'st', PIPELINES);
+  // The audit log sees the operator's writes (else the zero below would prove nothing).
+  const creation = writesSince(created, namespace);
+  expect(creation.filter((w) => w.resource === 'configmaps' && w.verb === 'patch')).toHaveLength(PIPELINES);
+  expect(creation.some((w) => w.resource === 'logpipelines' && w.subresource === 'status')).toBe(true);
   // Settle: one full round after all are Ready (the last status writes of the creation).
   await reconcilesPast(manager, manager.reconcileCount, PIPELINES);
   const mark = auditMark();
