@@ -36,9 +36,11 @@ afterAll(async () => {
   await deleteNamespace(namespace);
 });
 
-it('writes nothing while Ready pipelines are reconciled again and again', async () => {
+it('writes nothing while Ready pipelines are reconciled and polled again and again', async () => {
   const created = auditMark();
-  await createReadyFleet(namespace, 'st', PIPELINES);
+  // Every other pipeline autoscaled, polled every second: polls that change nothing write nothing.
+  const autoscaled = { autoscaling: { enabled: true, pollInterval: '1s', minReplicas: 1, maxReplicas: 3 } };
+  await createReadyFleet(namespace, 'st', PIPELINES, (i) => (i % 2 ? autoscaled : { replicas: 1 }));
   // The audit log sees the operator's writes (else the zero below would prove nothing).
   const creation = writesSince(created, namespace);
   expect(creation.filter((w) => w.resource === 'configmaps' && w.verb === 'patch')).toHaveLength(PIPELINES);

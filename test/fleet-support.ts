@@ -93,13 +93,18 @@ export function writesDelta(
 }
 
 /** Creates `count` pipelines on the bed's Kafka and ClickHouse and makes them Ready (worker status by hand). */
-export async function createReadyFleet(namespace: string, prefix: string, count: number): Promise<string[]> {
+export async function createReadyFleet(
+  namespace: string,
+  prefix: string,
+  count: number,
+  workers: (i: number) => object = () => ({ replicas: 1 }),
+): Promise<string[]> {
   await createSecret(namespace, 'ch', {
     username: bed.clickhouse!.username,
     password: bed.clickhouse!.password,
   });
   const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
-  for (const name of names) {
+  for (const [i, name] of names.entries()) {
     await createPipeline({
       ...pipeline(namespace, name),
       spec: {
@@ -113,7 +118,7 @@ export async function createReadyFleet(namespace: string, prefix: string, count:
           database: namespace.replace(/-/g, '_'),
           table: name.replace(/-/g, '_'),
         },
-        workers: { replicas: 1 },
+        workers: workers(i),
       } as never,
     });
   }
