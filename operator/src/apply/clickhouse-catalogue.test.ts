@@ -152,3 +152,22 @@ describe('ClickHouseCatalogue single flight', () => {
     expect(catalogue.roundCount()).toBe(2);
   });
 });
+
+describe('ClickHouseCatalogue before creating', () => {
+  it('re-reads when a table we would create is missing from an older round', async () => {
+    const server = fakeServer();
+    let t = 0;
+    const catalogue = new ClickHouseCatalogue(server.run, { gatherMs: 0, now: () => t });
+    const src = { client: {} as never, catalogue };
+    await catalogue.snapshot(['logs']);
+    t = 10;
+    // All present: no new round.
+    await catalogue.confirmMissing('logs', ['fw', 'fw_dlq']);
+    expect(catalogue.roundCount()).toBe(1);
+    // Created by hand since the last round: seen before anything is created.
+    server.tables.set('logs.byhand', { comment: '', columns: ['a'] });
+    await catalogue.confirmMissing('logs', ['fw', 'byhand']);
+    expect(await tableExists(src, 'logs', 'byhand')).toBe(true);
+    expect(catalogue.roundCount()).toBe(2);
+  });
+});

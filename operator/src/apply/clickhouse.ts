@@ -197,6 +197,8 @@ export async function ensureTable(
   if (!built.ok) return outcome(built.reason, built.message);
   const ddl = built.value;
   const src: ObserveSource = catalogue ? { client, catalogue } : client;
+  // Something to create: look at the server as it is now, not as the last round saw it.
+  await catalogue?.confirmMissing(ddl.database, physicalNames(ddl));
   const version = await serverVersion(src, ddl.database);
   const identity = await serverIdentity(src, ddl.cluster, ddl.database);
   const tooOld = checkServerVersion(version);

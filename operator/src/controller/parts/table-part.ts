@@ -188,12 +188,29 @@ async function writerIsAdmin(spec: ResolvedSpec, ctx: PartContext): Promise<Part
 
 /** Creates the Table part. */
 export function createTablePart(pool: ClickHousePool, access = new AccessApplier()): ExternalPart {
+  // generation + annotations of each pipeline at its last check: a change makes it look afresh.
+  const seen = new Map<string, string>();
+  let checks = 0;
+  const lookAgainOnChange = async (spec: ResolvedSpec, ctx: PartContext) => {
+    if (++checks % 1000 === 0) {
+      // Forget deleted pipelines now and then (bounded memory without a delete hook).
+      const live = new Set([...ctx.pipelines()].map((p) => p.metadata.uid));
+      for (const k of seen.keys()) if (!live.has(k)) seen.delete(k);
+    }
+    const { uid, generation, annotations } = ctx.pipeline.metadata;
+    const key = uid ?? `${spec.namespace}/${spec.name}`;
+    const now = `${generation ?? 0}|${JSON.stringify(annotations ?? {})}`;
+    const before = seen.get(key);
+    seen.set(key, now);
+    if (before !== undefined && before !== now) (await pool.catalogue(spec, ctx)).markDirty();
+  };
   return {
     name: 'Table',
     async ensure(spec: ResolvedSpec, ctx: PartContext): Promise<PartOutcome> {
       try {
         const refused = await writerIsAdmin(spec, ctx);
         if (refused) return refused;
+        await lookAgainOnChange(spec, ctx);
         const out = await ensureTable(
           await pool.client(spec, ctx),
           spec,
