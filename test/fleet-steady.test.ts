@@ -39,7 +39,7 @@ afterAll(async () => {
 it('writes nothing while Ready pipelines are reconciled and polled again and again', async () => {
   const created = auditMark();
   // Every other pipeline autoscaled, polled every second: polls that change nothing write nothing.
-  const autoscaled = { autoscaling: { enabled: true, pollInterval: '1s', minReplicas: 1, maxReplicas: 3 } };
+  const autoscaled = { autoscaling: { enabled: true, pollInterval: '1s', minReplicas: 1, maxReplicas: 1 } };
   await createReadyFleet(namespace, 'st', PIPELINES, (i) => (i % 2 ? autoscaled : { replicas: 1 }));
   // The audit log sees the operator's writes (else the zero below would prove nothing).
   const creation = writesSince(created, namespace);
