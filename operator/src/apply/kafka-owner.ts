@@ -20,9 +20,11 @@ export const OWNER_GROUP = 'logpipeline.owners';
  * fail (retry later) rather than report a missing record that would be re-written.
  */
 export async function readTopicOwner(admin: Admin, topic: string): Promise<string | undefined> {
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 4; attempt++) {
     let res: Awaited<ReturnType<Admin['fetchOffsets']>>;
     try {
+      // A metadata request for one topic replaces kafkajs' whole metadata cache: load ours again.
+      if (attempt > 0) await admin.fetchTopicMetadata({ topics: [topic] });
       res = await admin.fetchOffsets({ groupId: OWNER_GROUP, topics: [topic] });
     } catch (err) {
       throw new KafkaApplyError('KafkaError', `reading the owner record of ${topic}: ${errorMessage(err)}`);
@@ -30,7 +32,14 @@ export async function readTopicOwner(admin: Admin, topic: string): Promise<strin
     const p0 = res.find((t) => t.topic === topic)?.partitions.find((p) => p.partition === 0);
     if (p0) return p0.offset !== '-1' && p0.metadata ? p0.metadata : undefined;
   }
-  throw new KafkaApplyError('KafkaError', `reading the owner record of ${topic}: no partition metadata`);
+  throw new OwnerRecordUnreadable(`reading the owner record of ${topic}: no partition metadata`);
+}
+
+/** The owner record could not be read (kafkajs kept losing the topic's metadata); not "no record". */
+export class OwnerRecordUnreadable extends KafkaApplyError {
+  constructor(message: string) {
+    super('KafkaError', message);
+  }
 }
 
 interface CoordinatorBroker {

@@ -12,7 +12,7 @@ import {
   kafkaConnection,
   type KafkaConnection,
 } from '../../apply/kafka-client';
-import { readTopicOwner, writeTopicOwner } from '../../apply/kafka-owner';
+import { OwnerRecordUnreadable, readTopicOwner, writeTopicOwner } from '../../apply/kafka-owner';
 import { deleteTopic, describeTopic, ensureTopic } from '../../apply/kafka-topic';
 import { countKafkaWrite } from '../../apply/kafka-writes';
 import type { PipelineEvent } from '../../apply/kube';
@@ -48,9 +48,18 @@ async function checkTopicClaim(
   clusterId: string,
 ): Promise<{ conflict?: string; stamp: boolean; exists: boolean }> {
   if (!(await describeTopic(admin, topic))) return { stamp: true, exists: false };
-  const text = await readTopicOwner(admin, topic);
   const me = ownerOf(ctx.pipeline);
   const recorded = ctx.pipeline.status?.topic;
+  let text: string | undefined;
+  try {
+    text = await readTopicOwner(admin, topic);
+  } catch (err) {
+    // Unreadable for now, but our status already holds it on this cluster: judge it next time
+    // rather than flip TopicReady over a client-side metadata race.
+    const ours = recorded?.clusterId === clusterId && recorded.owner === ownerString(me);
+    if (err instanceof OwnerRecordUnreadable && ours) return { stamp: false, exists: true };
+    throw err;
+  }
   // Our status already names this topic on this cluster: an upgrade from an operator version
   // without records, or our record expired with the owner group's offsets (older claims were
   // checked by the caller).
