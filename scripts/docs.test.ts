@@ -24,6 +24,12 @@ const REASON_SOURCES = ['controller', 'apply', 'status', 'desired', 'autoscale',
  * (they reach logs, never a condition).
  */
 const NOT_REASONS = new Set([
+  // Kafka write APIs counted by apply/kafka-writes.ts (labels, not reasons).
+  'AlterConfigs',
+  'CreatePartitions',
+  'CreateTopics',
+  'DeleteTopics',
+  'OwnerRecordCommit',
   'FallbackToLogsOnError',
   'ConfigMap',
   'PodDisruptionBudget',

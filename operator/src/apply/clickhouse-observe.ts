@@ -1,12 +1,47 @@
 /**
  * Read-only checks against a ClickHouse server before and during table reconciliation: version,
- * identity, storage (disks, volumes, policies), clusters, and what a table looks like now.
+ * identity, storage (disks, volumes, policies), clusters, and what a table looks like now. Version,
+ * identity (single server), databases and tables are read from the server's shared catalogue when
+ * the caller passes one (clickhouse-catalogue.ts), else queried directly.
  */
 import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { RetentionMove } from '../api/types';
 import type { ObservedTable } from '../desired/clickhouse';
 import { queryRows } from './clickhouse-client';
+import { tableKey, type ClickHouseCatalogue, type CatalogueSnapshot } from './clickhouse-catalogue';
+
+/** Observations through the server's shared catalogue; `client` serves what it does not hold. */
+export interface CatalogueSource {
+  client: ClickHouseClient;
+  catalogue: ClickHouseCatalogue;
+}
+
+/** Where observations come from: the server directly, or its catalogue. */
+export type ObserveSource = ClickHouseClient | CatalogueSource;
+
+function viaCatalogue(src: ObserveSource): src is CatalogueSource {
+  return 'catalogue' in src && 'client' in src;
+}
+
+/** The raw client of a source (for checks the catalogue does not hold, and for statements). */
+export function clientOf(src: ObserveSource): ClickHouseClient {
+  return viaCatalogue(src) ? src.client : src;
+}
+
+function snapshotOf(src: CatalogueSource, database: string): Promise<CatalogueSnapshot> {
+  return src.catalogue.snapshot([database]);
+}
+
+/** Our statement changed the server: the catalogue (if any) is read again before the next look. */
+export function markChanged(src: ObserveSource): void {
+  if (viaCatalogue(src)) src.catalogue.markDirty();
+}
+
+/** `server:<uuid>`, or `host:<hostName>` where the engine reports the zero UUID (embedded engines). */
+function singleServerIdentity(host: string, uuid: string): string {
+  return /^0{8}-0{4}-0{4}-0{4}-0{12}$/.test(uuid) || uuid === '' ? `host:${host}` : `server:${uuid}`;
+}
 
 /**
  * Oldest supported server: 22.3 LTS. Below it `insert_deduplication_token` (22.2), which the worker's
@@ -39,8 +74,10 @@ export function checkServerVersion(version: string): CheckFailure | undefined {
   return undefined;
 }
 
-/** The server's version string. */
-export async function serverVersion(client: ClickHouseClient): Promise<string> {
+/** The server's version string; `database` picks the catalogue round that answers. */
+export async function serverVersion(src: ObserveSource, database = ''): Promise<string> {
+  if (viaCatalogue(src)) return (await snapshotOf(src, database)).version;
+  const client = src;
   const rows = await queryRows<{ v: string }>(client, 'SELECT version() AS v');
   return rows[0]?.v ?? 'unknown';
 }
@@ -51,7 +88,12 @@ export async function serverVersion(client: ClickHouseClient): Promise<string> {
  * zero UUID (embedded engines do). Cluster: `cluster:<name>:<hash of its host:port list>`, because a
  * load balancer may land each request on another node.
  */
-export async function serverIdentity(client: ClickHouseClient, cluster?: string): Promise<string> {
+export async function serverIdentity(src: ObserveSource, cluster?: string, database = ''): Promise<string> {
+  if (cluster === undefined && viaCatalogue(src)) {
+    const snap = await snapshotOf(src, database);
+    return singleServerIdentity(snap.host, snap.uuid);
+  }
+  const client = clientOf(src);
   if (cluster !== undefined) {
     const rows = await queryRows<{ h: string }>(
       client,
@@ -66,7 +108,7 @@ export async function serverIdentity(client: ClickHouseClient, cluster?: string)
     'SELECT hostName() AS host, toString(serverUUID()) AS uuid',
   );
   const { host = 'unknown', uuid = '' } = rows[0] ?? {};
-  return /^0{8}-0{4}-0{4}-0{4}-0{12}$/.test(uuid) || uuid === '' ? `host:${host}` : `server:${uuid}`;
+  return singleServerIdentity(host, uuid);
 }
 
 /** Checks that the cluster is defined on the server we talk to. */
@@ -126,7 +168,9 @@ export async function checkStorage(
 }
 
 /** True when the database exists. */
-export async function databaseExists(client: ClickHouseClient, database: string): Promise<boolean> {
+export async function databaseExists(src: ObserveSource, database: string): Promise<boolean> {
+  if (viaCatalogue(src)) return (await snapshotOf(src, database)).databases.has(database);
+  const client = src;
   const rows = await queryRows<{ n: string }>(
     client,
     'SELECT count() AS n FROM system.databases WHERE name = {db:String}',
@@ -136,11 +180,9 @@ export async function databaseExists(client: ClickHouseClient, database: string)
 }
 
 /** True when a table (of any engine) exists. */
-export async function tableExists(
-  client: ClickHouseClient,
-  database: string,
-  table: string,
-): Promise<boolean> {
+export async function tableExists(src: ObserveSource, database: string, table: string): Promise<boolean> {
+  if (viaCatalogue(src)) return (await snapshotOf(src, database)).tables.has(tableKey(database, table));
+  const client = src;
   const rows = await queryRows<{ n: string }>(
     client,
     'SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = {t:String}',
@@ -151,10 +193,17 @@ export async function tableExists(
 
 /** What ClickHouse reports about a table, or undefined when it does not exist. */
 export async function observeTable(
-  client: ClickHouseClient,
+  src: ObserveSource,
   database: string,
   table: string,
 ): Promise<ObservedTable | undefined> {
+  if (viaCatalogue(src)) {
+    const seen = (await snapshotOf(src, database)).tables.get(tableKey(database, table));
+    if (!seen) return undefined;
+    const { comment: _comment, columns, skipIndexes, ...rest } = seen;
+    return { ...rest, columns: columns.map((c) => ({ ...c })), skipIndexes: [...skipIndexes] };
+  }
+  const client = src;
   const params = { db: database, t: table };
   const tables = await queryRows<Omit<ObservedTable, 'columns' | 'skipIndexes'>>(
     client,
@@ -178,10 +227,20 @@ export async function observeTable(
 
 /** The COMMENT of each existing table among `tables` (missing tables are absent from the map). */
 export async function tableComments(
-  client: ClickHouseClient,
+  src: ObserveSource,
   database: string,
   tables: string[],
 ): Promise<Map<string, string>> {
+  if (viaCatalogue(src)) {
+    const snap = await snapshotOf(src, database);
+    const out = new Map<string, string>();
+    for (const t of tables) {
+      const seen = snap.tables.get(tableKey(database, t));
+      if (seen) out.set(t, seen.comment);
+    }
+    return out;
+  }
+  const client = src;
   const rows = await queryRows<{ name: string; comment: string }>(
     client,
     'SELECT name, comment FROM system.tables WHERE database = {db:String} AND has({names:Array(String)}, name)',

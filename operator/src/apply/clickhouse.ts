@@ -16,9 +16,12 @@ import { checkIdentifier, catchSchemaError } from '../../../common/src/sql/ident
 import { judgeClaim, ownerRecord, ownerString, parseOwnerComment, type Owner } from '../desired/ownership';
 import { runStatement } from './clickhouse-client';
 import { UNGUARDED, type DestructiveGuard } from './guard';
+import type { ClickHouseCatalogue } from './clickhouse-catalogue';
 import {
   checkCluster,
   databaseExists,
+  markChanged,
+  type ObserveSource,
   checkServerVersion,
   checkStorage,
   observeTable,
@@ -100,7 +103,7 @@ async function preflight(
 type Run = (sql: string, settings?: Record<string, string>) => Promise<void>;
 
 async function reconcileOne(
-  client: ClickHouseClient,
+  client: ObserveSource,
   table: DesiredTable,
   retention: { materializeOnChange: boolean; allowShortening: boolean },
   run: Run,
@@ -125,7 +128,7 @@ function physicalNames(ddl: TableDDL): string[] {
  * statement runs: a conflict comes back as its message; adopted or legacy tables are stamped.
  */
 async function checkClaims(
-  client: ClickHouseClient,
+  client: ObserveSource,
   ddl: TableDDL,
   claim: TableClaim,
   identity: string,
@@ -159,7 +162,7 @@ function quoted(database: string, table: string): string {
 
 /** After creating: a table someone else created in between carries their record, not ours. */
 async function recheckCreated(
-  client: ClickHouseClient,
+  client: ObserveSource,
   ddl: TableDDL,
   claim: TableClaim,
   existedBefore: Set<string>,
@@ -181,18 +184,23 @@ async function recheckCreated(
  * Brings the database and every table of the pipeline to the spec: checks version, cluster and
  * storage, checks the owner record of every existing table (with `claim`; a Conflict sends no
  * statement at all), creates what is missing with the owner record as COMMENT, applies additive
- * changes and refuses destructive ones.
+ * changes and refuses destructive ones. With `catalogue`, the server's shared catalogue answers the
+ * reads (a steady pipeline sends no query of its own) and every statement marks it dirty.
  */
 export async function ensureTable(
   client: ClickHouseClient,
   spec: ResolvedSpec,
   claim?: TableClaim,
+  catalogue?: ClickHouseCatalogue,
 ): Promise<TableOutcome> {
   const built = buildTableDDL(spec, claim && ownerRecord(claim.owner));
   if (!built.ok) return outcome(built.reason, built.message);
   const ddl = built.value;
-  const version = await serverVersion(client);
-  const identity = await serverIdentity(client, ddl.cluster);
+  const src: ObserveSource = catalogue ? { client, catalogue } : client;
+  // Something to create: look at the server as it is now, not as the last round saw it.
+  await catalogue?.confirmMissing(ddl.database, physicalNames(ddl));
+  const version = await serverVersion(src, ddl.database);
+  const identity = await serverIdentity(src, ddl.cluster, ddl.database);
   const tooOld = checkServerVersion(version);
   if (tooOld) return outcome(tooOld.reason, tooOld.message, { identity, version });
   const missing = await preflight(client, spec, ddl);
@@ -202,7 +210,12 @@ export async function ensureTable(
   const run: Run = async (sql, settings) => {
     // ON CLUSTER DDL fans out to every node through the DDL queue: only a current leader sends it.
     if (ddl.cluster !== undefined) await guard.confirm(sql.split('\n')[0]);
-    await runStatement(client, sql, settings, guard.signal);
+    try {
+      await runStatement(client, sql, settings, guard.signal);
+    } finally {
+      // Even a failed statement may have changed something: look again before judging.
+      markChanged(src);
+    }
     applied.push(sql);
   };
   let existing = new Set<string>();
@@ -212,17 +225,17 @@ export async function ensureTable(
     return outcome('Conflict', message, { identity, version, applied });
   }
   if (claim) {
-    const checked = await checkClaims(client, ddl, claim, identity, run);
+    const checked = await checkClaims(src, ddl, claim, identity, run);
     existing = checked.existing;
     if ('message' in checked) return outcome('Conflict', checked.message, { identity, version, applied });
   }
   // Checked first so a steady-state reconcile sends no DDL (ON CLUSTER DDL goes through a queue).
-  if (!(await databaseExists(client, ddl.database))) await run(ddl.createDatabase);
+  if (!(await databaseExists(src, ddl.database))) await run(ddl.createDatabase);
   const refusals: Refusal[] = [];
   for (const table of ddl.tables) {
-    refusals.push(...(await reconcileOne(client, table, spec.clickhouse.retention, run)));
+    refusals.push(...(await reconcileOne(src, table, spec.clickhouse.retention, run)));
   }
-  const lost = claim && (await recheckCreated(client, ddl, claim, existing));
+  const lost = claim && (await recheckCreated(src, ddl, claim, existing));
   if (lost) return outcome('Conflict', lost, { identity, version, applied });
   const owner = claim && ownerString(claim.owner);
   if (refusals.length > 0) {

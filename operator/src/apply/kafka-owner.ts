@@ -13,14 +13,32 @@ import { buildKafkaConfig, errorMessage, KafkaApplyError, type KafkaConnection }
 /** Consumer group holding the owner records of every topic the operator manages. */
 export const OWNER_GROUP = 'logpipeline.owners';
 
-/** The owner record of `topic`, or undefined when none is committed. */
+/**
+ * The owner record of `topic`, or undefined when none is committed. kafkajs asks only for the
+ * partitions its metadata cache knows; when a concurrent metadata refresh on the shared admin left
+ * the topic out, the answer has no partition 0 at all, which is not "no record": read again, and
+ * fail (retry later) rather than report a missing record that would be re-written.
+ */
 export async function readTopicOwner(admin: Admin, topic: string): Promise<string | undefined> {
-  try {
-    const res = await admin.fetchOffsets({ groupId: OWNER_GROUP, topics: [topic] });
+  for (let attempt = 0; attempt < 4; attempt++) {
+    let res: Awaited<ReturnType<Admin['fetchOffsets']>>;
+    try {
+      // A metadata request for one topic replaces kafkajs' whole metadata cache: load ours again.
+      if (attempt > 0) await admin.fetchTopicMetadata({ topics: [topic] });
+      res = await admin.fetchOffsets({ groupId: OWNER_GROUP, topics: [topic] });
+    } catch (err) {
+      throw new KafkaApplyError('KafkaError', `reading the owner record of ${topic}: ${errorMessage(err)}`);
+    }
     const p0 = res.find((t) => t.topic === topic)?.partitions.find((p) => p.partition === 0);
-    return p0 && p0.offset !== '-1' && p0.metadata ? p0.metadata : undefined;
-  } catch (err) {
-    throw new KafkaApplyError('KafkaError', `reading the owner record of ${topic}: ${errorMessage(err)}`);
+    if (p0) return p0.offset !== '-1' && p0.metadata ? p0.metadata : undefined;
+  }
+  throw new OwnerRecordUnreadable(`reading the owner record of ${topic}: no partition metadata`);
+}
+
+/** The owner record could not be read (kafkajs kept losing the topic's metadata); not "no record". */
+export class OwnerRecordUnreadable extends KafkaApplyError {
+  constructor(message: string) {
+    super('KafkaError', message);
   }
 }
 

@@ -10,6 +10,7 @@ import type { TopicSpec } from '../desired/topic';
 import type { DestructiveGuard } from './guard';
 import { KafkaApplyError, errorMessage } from './kafka-client';
 import { readTopicOwner } from './kafka-owner';
+import { countKafkaWrite } from './kafka-writes';
 
 /** Result of ensureTopic. */
 export interface TopicOutcome {
@@ -82,6 +83,7 @@ export async function describeTopic(
 
 async function createTopic(admin: Admin, spec: TopicSpec): Promise<{ created: boolean; rejected?: string }> {
   try {
+    countKafkaWrite('CreateTopics');
     const created = await admin.createTopics({
       waitForLeaders: true,
       topics: [
@@ -142,6 +144,7 @@ async function repairConfigs(
   const merged = new Map(own.map((e) => [e.configName, e.configValue]));
   for (const want of spec.configEntries) merged.set(want.name, want.value);
   try {
+    countKafkaWrite('AlterConfigs');
     await admin.alterConfigs({
       validateOnly: false,
       resources: [
@@ -180,6 +183,7 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicO
       throw new KafkaApplyError('KafkaError', `topic ${spec.topic} is not visible after creation`);
   }
   if (current.partitions < spec.numPartitions) {
+    countKafkaWrite('CreatePartitions');
     await call(`adding partitions to ${spec.topic}`, () =>
       admin.createPartitions({ topicPartitions: [{ topic: spec.topic, count: spec.numPartitions }] }),
     );
@@ -248,6 +252,7 @@ export async function deleteTopic(
     }
     await claim.guard.confirm(`delete topic ${topic}`);
   }
+  countKafkaWrite('DeleteTopics');
   await call(`deleting topic ${topic}`, () => admin.deleteTopics({ topics: [topic] }));
   return { deleted: true, reason: 'TopicDeleted', message: `deleted topic ${topic}`, clusterId };
 }

@@ -12,7 +12,7 @@ import type { KubeClient } from '../apply/kube-rest';
 import { buildConfigMap, type RenderedConfig } from '../desired/configmap';
 import { stableJson } from '../../../common/src/stable-json';
 import { buildDeployment } from '../desired/deployment';
-import { configMapName, workerName } from '../desired/labels';
+import { APPLIED_HASH_ANNOTATION, configMapName, workerName } from '../desired/labels';
 import { buildPodDisruptionBudget } from '../desired/pdb';
 import type { PodView } from '../status/pod-view';
 import {
@@ -54,6 +54,24 @@ interface Memo {
   desiredHash: string;
   fingerprint: string;
   resourceVersion: string;
+}
+
+/**
+ * True when applying would change nothing. With a memo (we applied or checked it in this
+ * process): the desired object and the stored fingerprint are what we remembered. Without one
+ * (after a restart): the object carries our hash of this very desired object and nobody else
+ * owns spec or data fields, so no one edited what we set.
+ */
+function unchanged(memo: Memo | undefined, live: ChildView, desiredHash: string): boolean {
+  if (memo) return memo.desiredHash === desiredHash && memo.fingerprint === live.fingerprint;
+  return live.appliedHash === desiredHash && !live.foreignSpec;
+}
+
+/** `desired` with the applied-hash annotation added (the hash is of the object without it). */
+function withAppliedHash(desired: Applicable, hash: string): Applicable {
+  const meta = desired.metadata as Applicable['metadata'] & { annotations?: Record<string, string> };
+  const metadata = { ...meta, annotations: { ...meta.annotations, [APPLIED_HASH_ANNOTATION]: hash } };
+  return { ...desired, metadata } as Applicable;
 }
 
 /** Clamps `n` into [min, max]. */
@@ -157,10 +175,16 @@ export class ChildApplier {
     const key = `${desired.kind}/${desired.metadata.namespace}/${desired.metadata.name}`;
     const desiredHash = createHash('sha1').update(stableJson(desired)).digest('hex');
     const memo = this.memo.get(key);
-    if (live && memo && memo.desiredHash === desiredHash && memo.fingerprint === live.fingerprint) {
+    if (live && unchanged(memo, live, desiredHash)) {
+      if (!memo)
+        this.memo.set(key, {
+          desiredHash,
+          fingerprint: live.fingerprint,
+          resourceVersion: live.metadata.resourceVersion,
+        });
       return { view: live, wrote: false, repaired: false };
     }
-    const view = toView(await applyObject(this.client, desired));
+    const view = toView(await applyObject(this.client, withAppliedHash(desired, desiredHash)));
     const rv = view.metadata.resourceVersion;
     // Our apply changed the object although the desired state did not change since our last
     // apply: someone else had modified or deleted it.

@@ -49,6 +49,8 @@ export interface PartContext {
   guard: DestructiveGuard;
   /** Every cached LogPipeline (older claims on a table or topic, see parts/claims.ts). */
   pipelines: () => Iterable<LogPipeline>;
+  /** Records an Event on the pipeline through the operator's deduplicating recorder (best effort). */
+  event?(ev: PipelineEvent): Promise<void>;
 }
 
 /** A Kafka topic or ClickHouse table manager. */

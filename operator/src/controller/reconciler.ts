@@ -151,6 +151,7 @@ export class Reconciler {
       log: this.log.child({ namespace, name }),
       guard: this.opts.guard?.() ?? UNGUARDED,
       pipelines: this.opts.allPipelines ?? (() => []),
+      event: (ev) => this.status.event(lp, ev),
     };
   }
 
@@ -192,6 +193,8 @@ export class Reconciler {
     const ctx = this.partContext(lp);
     const topic = await this.runPart('Topic', spec, ctx);
     const table = await this.runPart('Table', spec, ctx);
+    // What the parts did or refused (TopicChanged, DestructiveChangeRefused, ...), deduplicated.
+    for (const ev of [...(topic.events ?? []), ...(table.events ?? [])]) await this.status.event(lp, ev);
     if (topic.conflict || table.conflict) return this.reportConflict(lp, spec, config, topic, table);
     let deployment = await this.applyChildren(lp, spec, config, secretsVersion(spec, this.opts.secrets));
     if (!deployment) return {};
@@ -327,6 +330,7 @@ export class Reconciler {
       retry: outcome.retry,
       requeueAfterMs: outcome.requeueAfterMs,
       conflict: outcome.conflict === true,
+      events: outcome.events,
     };
   }
 

@@ -4,7 +4,8 @@
  * merge-patched through the status subresource. Condition flips become Events.
  */
 import type { Condition, LogPipeline, LogPipelineStatus } from '../api/types';
-import { patchPipelineStatus, recordEvent, type PipelineEvent } from '../apply/kube';
+import { EventRecorder } from '../apply/event-recorder';
+import { patchPipelineStatus, type PipelineEvent } from '../apply/kube';
 import type { KubeClient } from '../apply/kube-rest';
 import { stableJson } from '../../../common/src/stable-json';
 import type { Logger } from '../../../common/src/log';
@@ -42,13 +43,18 @@ function owned(
 
 /** Status and Event writer for LogPipelines. */
 export class StatusWriter {
+  /** Deduplicating, rate-limited Event writer shared by everything that reports on pipelines. */
+  readonly events: EventRecorder;
+
   constructor(
     private readonly client: KubeClient,
-    private readonly identity: string,
+    identity: string,
     private readonly log: Logger,
     private readonly observer?: StatusObserver,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.events = new EventRecorder(client, identity, { now: () => this.now().getTime() });
+  }
 
   /**
    * Computes the status from `inputs` (conditions) and `extra` (workers, topic, table, lag) on top
@@ -97,7 +103,7 @@ export class StatusWriter {
   /** Records an Event on the pipeline; a failure is logged, never thrown. */
   async event(lp: LogPipeline, ev: PipelineEvent): Promise<void> {
     const safe = { ...ev, message: sanitizeMessage(ev.message, MAX_STATUS_MESSAGE) };
-    const err = await recordEvent(this.client, lp, safe, this.identity);
+    const { error: err } = await this.events.record(lp, safe);
     if (err)
       this.log.warn('event not recorded', {
         namespace: lp.metadata.namespace,
@@ -110,5 +116,6 @@ export class StatusWriter {
   /** Forgets a deleted pipeline (drops its metrics series). */
   forget(namespace: string, name: string): void {
     this.observer?.forget(namespace, name);
+    this.events.forget(namespace, name);
   }
 }

@@ -20,6 +20,11 @@ export const CONFIG_HASH_ANNOTATION = 'logpipeline.io/config-hash';
  * a rotated password or signing key rolls the pods, which read Secrets only at start.
  */
 export const SECRETS_HASH_ANNOTATION = 'logpipeline.io/secrets-hash';
+/**
+ * Annotation on every child: sha1 of the desired object we last applied (without this
+ * annotation). A restarted operator skips the apply when it still matches (no in-memory memo needed).
+ */
+export const APPLIED_HASH_ANNOTATION = 'logpipeline.io/applied-hash';
 /** Value of app.kubernetes.io/name on worker objects. */
 export const WORKER_APP_NAME = 'logpipeline-worker';
 

@@ -6,6 +6,8 @@ import {
   judgeClaim,
   ownerOf,
   ownerRecord,
+  ownerRecordDate,
+  ownerRecordStale,
   parseOwnerComment,
   wantsAdoption,
 } from './ownership';
@@ -113,5 +115,28 @@ describe('buildTableDDL with an owner', () => {
   it('builds no COMMENT without an owner (offline plan)', () => {
     const r = buildTableDDL(resolved({}));
     expect(r.ok && r.value.tables[0].create[0]).not.toContain('COMMENT');
+  });
+});
+
+describe('dated topic owner records', () => {
+  const me = { namespace: 'logs', name: 'firewall', uid: '6f1c2a3b-1111-4222-8333-444455556666' };
+  it('writes and parses the date; undated records still parse', () => {
+    const text = ownerRecord(me, new Date('2026-12-03T17:00:00Z'));
+    expect(text).toBe(
+      'logpipeline.io/owner=v1:logs/firewall/6f1c2a3b-1111-4222-8333-444455556666@2026-12-03',
+    );
+    expect(parseOwnerComment(text)).toEqual(me);
+    expect(ownerRecordDate(text)).toBe(Date.parse('2026-12-03T00:00:00Z'));
+    expect(ownerRecordDate(ownerRecord(me))).toBeUndefined();
+    expect(parseOwnerComment(`${ownerRecord(me)}@2026-13`)).toBeUndefined();
+  });
+  it('is stale when missing, undated or older than a day', () => {
+    const now = Date.parse('2026-12-04T12:00:00Z');
+    expect(ownerRecordStale(undefined, now)).toBe(true);
+    expect(ownerRecordStale(ownerRecord(me), now)).toBe(true);
+    expect(ownerRecordStale(ownerRecord(me, new Date('2026-12-04T01:00:00Z')), now)).toBe(false);
+    // The date has a day's granularity: a record of yesterday is renewed today, i.e. at most daily.
+    expect(ownerRecordStale(ownerRecord(me, new Date('2026-12-03T23:00:00Z')), now)).toBe(true);
+    expect(ownerRecordStale(ownerRecord(me, new Date('2026-12-04T00:00:00Z')), now)).toBe(false);
   });
 });

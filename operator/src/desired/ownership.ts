@@ -2,7 +2,12 @@
  * Ownership of external things (tables, topics), pure. Every table and topic a pipeline manages
  * records its one owning LogPipeline on the thing itself, in a versioned, parseable form:
  *
- *   logpipeline.io/owner=v1:<namespace>/<name>/<uid>
+ *   logpipeline.io/owner=v1:<namespace>/<name>/<uid>[@YYYY-MM-DD]
+ *
+ * The optional date (topics only) says when the record was last written: Kafka forgets an empty
+ * group's offsets after `offsets.retention.minutes`, so the operator renews a topic's record once
+ * it is a day old, and a restarted operator, reading the date, rewrites nothing. Table records stay
+ * undated (a COMMENT that changed daily would be drift).
  *
  * Namespace and name are DNS labels and the uid a UUID, so the record needs no escaping and a
  * slash can never be part of a field. Before any CREATE/ALTER/DROP or topic change the operator
@@ -24,7 +29,8 @@ export interface Owner {
 export const ADOPT_ANNOTATION = 'logpipeline.io/adopt';
 
 const PREFIX = 'logpipeline.io/owner=';
-const RECORD = /^logpipeline\.io\/owner=v(\d+):([a-z0-9-]{1,63})\/([a-z0-9.-]{1,253})\/([A-Za-z0-9-]{1,64})$/;
+const RECORD =
+  /^logpipeline\.io\/owner=v(\d+):([a-z0-9-]{1,63})\/([a-z0-9.-]{1,253})\/([A-Za-z0-9-]{1,64})(?:@(\d{4}-\d{2}-\d{2}))?$/;
 
 /** The owner record of a pipeline object. */
 export function ownerOf(lp: LogPipeline): Owner {
@@ -36,9 +42,27 @@ export function wantsAdoption(lp: LogPipeline): boolean {
   return lp.metadata.annotations?.[ADOPT_ANNOTATION] === 'true';
 }
 
-/** The record written on a thing (a table COMMENT, a topic's owner metadata). */
-export function ownerRecord(owner: Owner): string {
-  return `${PREFIX}v1:${owner.namespace}/${owner.name}/${owner.uid}`;
+/** The record written on a thing (a table COMMENT; a topic's owner metadata, dated `on` that day). */
+export function ownerRecord(owner: Owner, on?: Date): string {
+  const date = on ? `@${on.toISOString().slice(0, 10)}` : '';
+  return `${PREFIX}v1:${owner.namespace}/${owner.name}/${owner.uid}${date}`;
+}
+
+/** The day a dated record was written (UTC midnight, ms), or undefined for an undated or foreign one. */
+export function ownerRecordDate(text: string | null | undefined): number | undefined {
+  const m = RECORD.exec((text ?? '').trim());
+  if (!m || m[1] !== '1' || !m[5]) return undefined;
+  const t = Date.parse(`${m[5]}T00:00:00Z`);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/** How long a dated topic owner record is kept before it is written again. */
+export const OWNER_RENEW_MS = 24 * 3600_000;
+
+/** True when a topic's owner record must be (re)written: missing, undated, or older than a day. */
+export function ownerRecordStale(text: string | undefined, nowMs: number): boolean {
+  const date = ownerRecordDate(text);
+  return date === undefined || nowMs - date > OWNER_RENEW_MS;
 }
 
 /** `namespace/name/uid`, as status shows it. */

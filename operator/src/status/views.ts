@@ -7,7 +7,10 @@
 import { createHash } from 'node:crypto';
 import type { LogPipeline } from '../api/types';
 import { stableJson } from '../../../common/src/stable-json';
-import { FIELD_MANAGER } from '../desired/labels';
+import { APPLIED_HASH_ANNOTATION, FIELD_MANAGER } from '../desired/labels';
+
+/** Field manager of the autoscaler's scale writes (kept here: views must not import apply/). */
+const AUTOSCALER_MANAGER = 'logpipeline-autoscaler';
 
 /** Owner reference fields used to map a child to its pipeline. */
 export interface OwnerRef {
@@ -29,6 +32,10 @@ export interface ChildView {
   };
   /** sha1 of labels, annotations, owner references and spec/data: changes on any edit of those. */
   fingerprint: string;
+  /** Our annotation: hash of the desired object we last applied (children.ts). */
+  appliedHash?: string;
+  /** True when a field manager other than ours (or the autoscaler's) owns spec or data fields. */
+  foreignSpec?: boolean;
 }
 
 /** Cached view of the worker Deployment. */
@@ -102,6 +109,32 @@ function fingerprint(meta: RawMeta, body: unknown): string {
   return createHash('sha1').update(basis).digest('hex');
 }
 
+/**
+ * True when someone other than the operator and its autoscaler wrote spec or data fields (an
+ * edit, a `kubectl apply`): status subresource writers and metadata-only writers (the Deployment
+ * controller's revision annotation) do not count.
+ */
+export function hasForeignSpecManager(meta: RawMeta): boolean {
+  return (meta.managedFields ?? []).some((mf) => {
+    if (mf.manager === FIELD_MANAGER || mf.manager === AUTOSCALER_MANAGER) return false;
+    if (mf.subresource) return false;
+    const f = mf.fieldsV1 ?? {};
+    return 'f:spec' in f || 'f:data' in f || 'f:binaryData' in f;
+  });
+}
+
+/** The fields every child view shares besides metadata. */
+function childBase(
+  meta: RawMeta,
+  body: unknown,
+): Pick<ChildView, 'fingerprint' | 'appliedHash' | 'foreignSpec'> {
+  return {
+    fingerprint: fingerprint(meta, body),
+    appliedHash: meta.annotations?.[APPLIED_HASH_ANNOTATION],
+    foreignSpec: hasForeignSpecManager(meta),
+  };
+}
+
 function childMeta(meta: RawMeta): ChildView['metadata'] {
   const owners = (meta.ownerReferences ?? []).map(({ apiVersion, kind, name, uid, controller }) => ({
     apiVersion,
@@ -122,13 +155,13 @@ function childMeta(meta: RawMeta): ChildView['metadata'] {
 /** Projects a ConfigMap (data hashed, not kept). */
 export function toConfigMapView(raw: Raw): ChildView {
   const meta = raw.metadata as RawMeta;
-  return { metadata: childMeta(meta), fingerprint: fingerprint(meta, [raw.data, raw.binaryData]) };
+  return { metadata: childMeta(meta), ...childBase(meta, [raw.data, raw.binaryData]) };
 }
 
 /** Projects a PodDisruptionBudget. */
 export function toPdbView(raw: Raw): ChildView {
   const meta = raw.metadata as RawMeta;
-  return { metadata: childMeta(meta), fingerprint: fingerprint(meta, raw.spec) };
+  return { metadata: childMeta(meta), ...childBase(meta, raw.spec) };
 }
 
 /** True when `manager` applied spec.replicas (main resource or scale subresource). */
@@ -147,7 +180,7 @@ export function toDeploymentView(raw: Raw): DeploymentView {
   const st = (raw.status ?? {}) as DeploymentView['status'] & Raw;
   return {
     metadata: childMeta(meta),
-    fingerprint: fingerprint(meta, spec),
+    ...childBase(meta, spec),
     generation: meta.generation ?? 0,
     replicas: typeof spec.replicas === 'number' ? spec.replicas : 1,
     ownsReplicas: managerOwnsReplicas(meta),

@@ -244,12 +244,11 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       const prev = ctx.pipeline.status?.conditions?.find((c) => c.type === 'Scaling');
       const flips = prev ? prev.status !== d.status : d.status === 'False';
       if (!flips) {
-        const err = await recordEvent(
-          deps.client,
-          ctx.pipeline,
-          { type: 'Normal', reason: d.reason, message: d.message },
-          identity,
-        );
+        const ev = { type: 'Normal' as const, reason: d.reason, message: d.message };
+        // Through the reconciler's deduplicating recorder when it gives one (apply/event-recorder.ts).
+        const err = ctx.event
+          ? await ctx.event(ev)
+          : await recordEvent(deps.client, ctx.pipeline, ev, identity);
         if (err) ctx.log.warn('event not recorded', { reason: d.reason, err: err.message });
       }
     }

@@ -8,19 +8,71 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { ResolvedSpec } from '../../api/defaults';
 import type { LogPipeline, LogPipelineStatus } from '../../api/types';
 import { dropTable, ensureTable, type TableClaim } from '../../apply/clickhouse';
-import { ClickHouseApplyError, createClickHouseClient } from '../../apply/clickhouse-client';
+import { ClickHouseCatalogue, type CatalogueOptions } from '../../apply/clickhouse-catalogue';
+import { ClickHouseApplyError, createClickHouseClient, queryRows } from '../../apply/clickhouse-client';
 import { AccessApplier, pipelineRoles } from '../../compliance/access';
 import { checkRetention } from '../../compliance/retention';
-import { readParserCoverage } from '../../apply/parser-coverage';
+import { CoverageReader } from '../../apply/parser-coverage';
 import type { PipelineEvent } from '../../apply/kube';
 import { ownerOf, wantsAdoption } from '../../desired/ownership';
 import { sanitizeMessage } from '../../status/sanitize';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
 import { olderTableClaimant } from './claims';
 
-/** Shared ClickHouse clients keyed by URL and user (passwords are compared, never logged). */
+/**
+ * Shared ClickHouse clients keyed by URL and user (passwords are compared, never logged), and one
+ * catalogue per server and user, shared by every pipeline on it.
+ */
 export class ClickHousePool {
   private readonly clients = new Map<string, { password: string; client: ClickHouseClient }>();
+  private readonly catalogues = new Map<string, ClickHouseCatalogue>();
+  private readonly coverage = new Map<string, CoverageReader>();
+
+  constructor(private readonly catalogueOptions: CatalogueOptions = {}) {}
+
+  /** The catalogue of a spec's server (reads go through the current client of the same key). */
+  async catalogue(spec: ResolvedSpec, ctx: PartContext): Promise<ClickHouseCatalogue> {
+    await this.client(spec, ctx);
+    const key = await this.keyOf(spec, ctx);
+    let cat = this.catalogues.get(key);
+    if (!cat) {
+      cat = new ClickHouseCatalogue(
+        (query, params) => queryRows(this.clients.get(key)!.client, query, params),
+        this.catalogueOptions,
+      );
+      this.catalogues.set(key, cat);
+    }
+    return cat;
+  }
+
+  /** The batched parser-coverage reader of a spec's server. */
+  async coverageReader(spec: ResolvedSpec, ctx: PartContext): Promise<CoverageReader> {
+    await this.client(spec, ctx);
+    const key = await this.keyOf(spec, ctx);
+    let reader = this.coverage.get(key);
+    if (!reader) {
+      const run = <T>(query: string, params: Record<string, unknown>) =>
+        queryRows<T>(this.clients.get(key)!.client, query, params);
+      reader = new CoverageReader(run, { maxAgeMs: this.catalogueOptions.maxAgeMs });
+      this.coverage.set(key, reader);
+    }
+    return reader;
+  }
+
+  /** Catalogue rounds read so far, over all servers (for tests and the bench). */
+  catalogueRounds(): number {
+    let n = 0;
+    for (const c of this.catalogues.values()) n += c.roundCount();
+    return n;
+  }
+
+  private async keyOf(spec: ResolvedSpec, ctx: PartContext): Promise<string> {
+    const creds = spec.clickhouse.adminCredentials ?? spec.clickhouse.credentials;
+    const username = creds
+      ? ((await ctx.readSecretKey(creds.secretName, creds.usernameKey)) ?? 'default')
+      : 'default';
+    return `${spec.clickhouse.url}|${username}`;
+  }
 
   /**
    * The client for a spec's server, created on first use: with the admin credentials when the spec
@@ -45,6 +97,8 @@ export class ClickHousePool {
   async close(): Promise<void> {
     await Promise.all([...this.clients.values()].map((c) => c.client.close()));
     this.clients.clear();
+    this.catalogues.clear();
+    this.coverage.clear();
   }
 }
 
@@ -134,20 +188,38 @@ async function writerIsAdmin(spec: ResolvedSpec, ctx: PartContext): Promise<Part
 
 /** Creates the Table part. */
 export function createTablePart(pool: ClickHousePool, access = new AccessApplier()): ExternalPart {
+  // generation + annotations of each pipeline at its last check: a change makes it look afresh.
+  const seen = new Map<string, string>();
+  let checks = 0;
+  const lookAgainOnChange = async (spec: ResolvedSpec, ctx: PartContext) => {
+    if (++checks % 1000 === 0) {
+      // Forget deleted pipelines now and then (bounded memory without a delete hook).
+      const live = new Set([...ctx.pipelines()].map((p) => p.metadata.uid));
+      for (const k of seen.keys()) if (!live.has(k)) seen.delete(k);
+    }
+    const { uid, generation, annotations } = ctx.pipeline.metadata;
+    const key = uid ?? `${spec.namespace}/${spec.name}`;
+    const now = `${generation ?? 0}|${JSON.stringify(annotations ?? {})}`;
+    const before = seen.get(key);
+    seen.set(key, now);
+    if (before !== undefined && before !== now) (await pool.catalogue(spec, ctx)).markDirty();
+  };
   return {
     name: 'Table',
     async ensure(spec: ResolvedSpec, ctx: PartContext): Promise<PartOutcome> {
       try {
         const refused = await writerIsAdmin(spec, ctx);
         if (refused) return refused;
+        await lookAgainOnChange(spec, ctx);
         const out = await ensureTable(
           await pool.client(spec, ctx),
           spec,
           tableClaim(ctx.pipeline, spec, ctx),
+          await pool.catalogue(spec, ctx),
         );
         // A failed read leaves ParserCoverage Unknown; it never blocks the table's own state.
         const parserCoverage = out.ready
-          ? await readParserCoverage(await pool.client(spec, ctx), spec).catch(() => undefined)
+          ? await (await pool.coverageReader(spec, ctx)).read(spec)
           : undefined;
         const observed = {
           database: spec.clickhouse.database,
@@ -205,10 +277,11 @@ export function createTablePart(pool: ClickHousePool, access = new AccessApplier
           message: 'no ClickHouse server identity was recorded; tables left in place',
         };
       const client = await pool.client(spec, ctx);
+      const catalogue = await pool.catalogue(spec, ctx);
       const out = await dropTable(client, spec, identity, {
         owner: ownerOf(ctx.pipeline),
         guard: ctx.guard,
-      });
+      }).finally(() => catalogue.markDirty());
       // The roles go with the tables: a later table of the same name must not inherit their grants.
       if (
         out.reason === 'TablesDropped' &&

@@ -12,12 +12,20 @@ import {
   kafkaConnection,
   type KafkaConnection,
 } from '../../apply/kafka-client';
-import { readTopicOwner, writeTopicOwner } from '../../apply/kafka-owner';
+import { OwnerRecordUnreadable, readTopicOwner, writeTopicOwner } from '../../apply/kafka-owner';
 import { deleteTopic, describeTopic, ensureTopic } from '../../apply/kafka-topic';
+import { countKafkaWrite } from '../../apply/kafka-writes';
 import type { PipelineEvent } from '../../apply/kube';
 import { buildDeadLetterTopicSpec, buildTopicSpec } from '../../desired/topic';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
-import { judgeClaim, ownerOf, ownerRecord, ownerString, wantsAdoption } from '../../desired/ownership';
+import {
+  judgeClaim,
+  ownerOf,
+  ownerRecord,
+  ownerRecordStale,
+  ownerString,
+  wantsAdoption,
+} from '../../desired/ownership';
 import { CONFLICT } from '../../status/conditions';
 import { sanitizeMessage } from '../../status/sanitize';
 import { olderTopicClaimant } from './claims';
@@ -42,17 +50,28 @@ async function checkTopicClaim(
   if (!(await describeTopic(admin, topic))) return { stamp: true, exists: false };
   const me = ownerOf(ctx.pipeline);
   const recorded = ctx.pipeline.status?.topic;
+  let text: string | undefined;
+  try {
+    text = await readTopicOwner(admin, topic);
+  } catch (err) {
+    // Unreadable for now, but our status already holds it on this cluster: judge it next time
+    // rather than flip TopicReady over a client-side metadata race.
+    const ours = recorded?.clusterId === clusterId && recorded.owner === ownerString(me);
+    if (err instanceof OwnerRecordUnreadable && ours) return { stamp: false, exists: true };
+    throw err;
+  }
   // Our status already names this topic on this cluster: an upgrade from an operator version
   // without records, or our record expired with the owner group's offsets (older claims were
   // checked by the caller).
   const legacy =
     recorded?.clusterId === clusterId && (recorded.owner === undefined || recorded.owner === ownerString(me));
-  const verdict = judgeClaim(await readTopicOwner(admin, topic), me, `topic ${topic}`, {
+  const verdict = judgeClaim(text, me, `topic ${topic}`, {
     adopt: wantsAdoption(ctx.pipeline),
     legacy,
   });
   if (verdict.kind === 'conflict') return { conflict: verdict.message, stamp: false, exists: true };
-  return { stamp: verdict.kind === 'stamp', exists: true };
+  // Renewal is judged from the date in the record itself, so a restart rewrites nothing.
+  return { stamp: verdict.kind === 'stamp' || ownerRecordStale(text, Date.now()), exists: true };
 }
 
 type Claims = { clusterId: string; checks: Array<{ name: string; stamp: boolean; exists: boolean }> };
@@ -80,31 +99,28 @@ async function claimTopics(
   return { clusterId, checks };
 }
 
-const RENEW_MS = 24 * 3600_000;
-
 /**
- * Writes our owner record where the claim asked for it, on topics created just now, and daily
- * (renewal); returns a conflict message when a topic created concurrently carries another record.
+ * Writes our owner record (dated today) where the claim asked for it, on topics created just now,
+ * and when the stored one is a day old (renewal); returns a conflict message when a topic created
+ * concurrently carries another record.
  */
 async function recordOwners(
   pool: KafkaAdminPool,
   conn: KafkaConnection,
   claims: Claims,
   ctx: PartContext,
-  stamped: Map<string, number>,
 ): Promise<string | undefined> {
   const me = ownerOf(ctx.pipeline);
   for (const c of claims.checks) {
-    const key = `${claims.clusterId}/${c.name}`;
     if (!c.exists) {
       // Created just now: by us, or by a pipeline of another operator at the same moment.
       const now = await pool.withAdmin(conn, (admin) => readTopicOwner(admin, c.name));
       const v = judgeClaim(now, me, `topic ${c.name}`, { adopt: false, legacy: true });
       if (v.kind === 'conflict') return v.message;
     }
-    if (!c.exists || c.stamp || Date.now() - (stamped.get(key) ?? 0) > RENEW_MS) {
-      await writeTopicOwner(conn, c.name, ownerRecord(me));
-      stamped.set(key, Date.now());
+    if (!c.exists || c.stamp) {
+      countKafkaWrite('OwnerRecordCommit');
+      await writeTopicOwner(conn, c.name, ownerRecord(me, new Date()));
     }
   }
   return undefined;
@@ -112,8 +128,6 @@ async function recordOwners(
 
 /** Creates the Topic part; `pipelines` lists every cached LogPipeline (for claim conflicts). */
 export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<LogPipeline>): ExternalPart {
-  // When this instance last wrote each owner record ("clusterId/topic"): renewed daily.
-  const stamped = new Map<string, number>();
   const conflict = (message: string): PartOutcome => ({
     status: 'False',
     reason: CONFLICT,
@@ -137,7 +151,7 @@ export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<
         const dead = dlq?.ok
           ? await pool.withAdmin(conn, (admin) => ensureTopic(admin, dlq.value))
           : undefined;
-        const lost = await recordOwners(pool, conn, claims, ctx, stamped);
+        const lost = await recordOwners(pool, conn, claims, ctx);
         if (lost) return conflict(lost);
         const events: PipelineEvent[] = [...main.changes, ...(dead?.changes ?? [])].map((c) => ({
           type: 'Normal',

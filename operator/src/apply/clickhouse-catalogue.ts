@@ -1,0 +1,178 @@
+/**
+ * The catalogue of one ClickHouse server (one per URL and user, like ClickHousePool's clients):
+ * version, identity, databases, tables, columns and skipping indexes of every database the
+ * pipelines on that server use, read in ONE round of five queries and shared by all of them.
+ * Without it each reconcile of each pipeline read ~10 catalogue rows by itself.
+ *
+ * A snapshot is reused until it is `maxAgeMs` old or marked dirty; every statement we run on the
+ * server marks it dirty, so our own DDL is never judged against a stale catalogue. Rounds are
+ * single-flight and gathered: callers asking while a round is being prepared share it, callers
+ * asking after a change wait for a fresh one.
+ */
+import type { ObservedTable } from '../desired/clickhouse';
+
+/** Runs one read-only query with parameters and returns its rows (a fake in unit tests). */
+export type CatalogueExecutor = <T>(query: string, params: Record<string, unknown>) => Promise<T[]>;
+
+/** One table as the catalogue saw it. */
+export interface CatalogueTable extends ObservedTable {
+  comment: string;
+}
+
+/** What one round read. */
+export interface CatalogueSnapshot {
+  version: string;
+  host: string;
+  uuid: string;
+  databases: ReadonlySet<string>;
+  /** Keyed by `database.table`. */
+  tables: ReadonlyMap<string, CatalogueTable>;
+  /** When the round started (ms). */
+  at: number;
+}
+
+/** Tuning of a catalogue. */
+export interface CatalogueOptions {
+  /** Reuse a snapshot this long. Default 30 s. */
+  maxAgeMs?: number;
+  /** Wait this long before a round starts, so concurrent callers share it. Default 5 ms. */
+  gatherMs?: number;
+  now?: () => number;
+}
+
+type TableRow = Omit<CatalogueTable, 'columns' | 'skipIndexes'> & { database: string; name: string };
+
+const Q_SERVER = 'SELECT version() AS version, hostName() AS host, toString(serverUUID()) AS uuid';
+const Q_DATABASES = 'SELECT name FROM system.databases WHERE has({dbs:Array(String)}, name)';
+const Q_TABLES =
+  'SELECT database, name, engine, engine_full AS engineFull, sorting_key AS sortingKey, ' +
+  'partition_key AS partitionKey, storage_policy AS storagePolicy, comment ' +
+  'FROM system.tables WHERE has({dbs:Array(String)}, database)';
+const Q_COLUMNS =
+  'SELECT database, table, name, type FROM system.columns WHERE has({dbs:Array(String)}, database) ' +
+  'ORDER BY database, table, position';
+const Q_INDEXES =
+  'SELECT database, table, name FROM system.data_skipping_indices WHERE has({dbs:Array(String)}, database)';
+
+/** Queries one round sends (for tests and the bench). */
+export const QUERIES_PER_ROUND = 5;
+
+/** `database.table`, the key of a snapshot's tables. */
+export function tableKey(database: string, table: string): string {
+  return `${database}.${table}`;
+}
+
+/** Shared, invalidated-on-write catalogue of one server; see the module comment. */
+export class ClickHouseCatalogue {
+  private readonly databases = new Set<string>();
+  private current?: CatalogueSnapshot;
+  private dirty = false;
+  private pending?: Promise<CatalogueSnapshot>;
+  private inFlight?: Promise<CatalogueSnapshot>;
+  private rounds = 0;
+  private readonly maxAgeMs: number;
+  private readonly gatherMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly run: CatalogueExecutor,
+    opts: CatalogueOptions = {},
+  ) {
+    this.maxAgeMs = opts.maxAgeMs ?? 30_000;
+    this.gatherMs = opts.gatherMs ?? 5;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Rounds read so far (each is QUERIES_PER_ROUND queries). */
+  roundCount(): number {
+    return this.rounds;
+  }
+
+  /** Our own statement changed the server: the next read fetches a fresh round. */
+  markDirty(): void {
+    this.dirty = true;
+  }
+
+  /**
+   * Makes sure `tables` of `database` are judged on a round read after this call started unless
+   * the current snapshot already holds all of them: a table someone else created since the last
+   * round must be seen (and its owner record judged) before we would create it.
+   */
+  async confirmMissing(database: string, tables: readonly string[]): Promise<void> {
+    const since = this.now();
+    const snap = await this.snapshot([database]);
+    if (snap.at >= since) return;
+    if (snap.databases.has(database) && tables.every((t) => snap.tables.has(tableKey(database, t)))) return;
+    this.markDirty();
+  }
+
+  /** A snapshot covering `databases`, fresh enough; fetches a round when needed. */
+  async snapshot(databases: readonly string[]): Promise<CatalogueSnapshot> {
+    for (const db of databases) {
+      if (!this.databases.has(db)) {
+        this.databases.add(db);
+        this.dirty = true;
+      }
+    }
+    const s = this.current;
+    if (s && !this.dirty && this.now() - s.at < this.maxAgeMs) return s;
+    // Nothing changed since the round in flight started, and it covers our databases: share it.
+    if (this.inFlight && !this.dirty && !this.pending) return this.inFlight;
+    return this.nextRound();
+  }
+
+  /** The round after any in flight: callers arriving before it starts share it. */
+  private nextRound(): Promise<CatalogueSnapshot> {
+    if (this.pending) return this.pending;
+    const pending = (async () => {
+      // Always yield first: `pending` must be set before this body clears it.
+      await (this.gatherMs > 0 ? new Promise((r) => setTimeout(r, this.gatherMs)) : Promise.resolve());
+      // A round started before the change we wait for must not answer for it.
+      if (this.inFlight) await this.inFlight.catch(() => undefined);
+      this.pending = undefined;
+      this.dirty = false;
+      const round = this.fetch([...this.databases].sort());
+      this.inFlight = round;
+      try {
+        const snap = await round;
+        this.current = snap;
+        return snap;
+      } catch (err) {
+        this.dirty = true;
+        throw err;
+      } finally {
+        if (this.inFlight === round) this.inFlight = undefined;
+      }
+    })();
+    this.pending = pending;
+    return pending;
+  }
+
+  private async fetch(dbs: string[]): Promise<CatalogueSnapshot> {
+    const at = this.now();
+    this.rounds++;
+    const params = { dbs };
+    const [server] = await this.run<{ version: string; host: string; uuid: string }>(Q_SERVER, {});
+    const databases = await this.run<{ name: string }>(Q_DATABASES, params);
+    const tableRows = await this.run<TableRow>(Q_TABLES, params);
+    const columns = await this.run<{ database: string; table: string; name: string; type: string }>(
+      Q_COLUMNS,
+      params,
+    );
+    const indexes = await this.run<{ database: string; table: string; name: string }>(Q_INDEXES, params);
+    const tables = new Map<string, CatalogueTable>();
+    for (const { database, name, ...row } of tableRows)
+      tables.set(tableKey(database, name), { ...row, columns: [], skipIndexes: [] });
+    for (const c of columns)
+      tables.get(tableKey(c.database, c.table))?.columns.push({ name: c.name, type: c.type });
+    for (const i of indexes) tables.get(tableKey(i.database, i.table))?.skipIndexes.push(i.name);
+    return {
+      version: server?.version ?? 'unknown',
+      host: server?.host ?? 'unknown',
+      uuid: server?.uuid ?? '',
+      databases: new Set(databases.map((d) => d.name)),
+      tables,
+      at,
+    };
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * Records Events on LogPipelines the way client-go's EventCorrelator does, so a pipeline that
+ * keeps failing the same way writes one Event whose count grows instead of a new object per
+ * reconcile:
+ *  - dedup: the same (object, type, reason, message) seen within 10 min PATCHes the existing
+ *    Event's count and lastTimestamp;
+ *  - aggregation: 10 or more distinct messages of the same (object, type, reason) within 10 min
+ *    become one "(combined from similar events)" Event, deduplicated as above;
+ *  - spam filter: a token bucket per object (burst 25, one token per 5 min) drops the rest.
+ * Events are best effort: failures are returned, never thrown.
+ */
+import { PatchStrategy } from '@kubernetes/client-node';
+import { GROUP, type LogPipeline } from '../api/types';
+import { FIELD_MANAGER } from '../desired/labels';
+import { collectionPath, objectPath, type PipelineEvent } from './kube';
+import { isStatus, type KubeClient } from './kube-rest';
+
+/** Tuning of the correlator; the defaults are client-go's. */
+export interface EventRecorderOptions {
+  /** Window of dedup and aggregation. Default 10 min. */
+  windowMs?: number;
+  /** Distinct messages of one reason within the window before they are combined. Default 10. */
+  aggregateAfter?: number;
+  /** Token bucket per object: burst and refill interval. Defaults 25 and 5 min. */
+  burst?: number;
+  refillMs?: number;
+  /** Most remembered keys (oldest dropped first). Default 4096. */
+  maxKeys?: number;
+  now?: () => number;
+}
+
+/** What became of one Event. */
+export type EventResult = 'created' | 'aggregated' | 'dropped' | 'failed';
+
+/** Prefix of a combined Event's message, as client-go writes it. */
+export const COMBINED_PREFIX = '(combined from similar events): ';
+
+interface Logged {
+  name: string;
+  count: number;
+  firstTimestamp: string;
+  lastSeen: number;
+}
+interface Similar {
+  messages: Set<string>;
+  since: number;
+}
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/** Bounded map: re-setting a key moves it to the end; the oldest is dropped past `max`. */
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > max) map.delete(map.keys().next().value as string);
+}
+
+/** Deduplicating, aggregating, rate-limited Event writer; one per operator instance. */
+export class EventRecorder {
+  private readonly logged = new Map<string, Logged>();
+  private readonly similar = new Map<string, Similar>();
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly counts: Record<EventResult, number> = { created: 0, aggregated: 0, dropped: 0, failed: 0 };
+  private readonly windowMs: number;
+  private readonly aggregateAfter: number;
+  private readonly burst: number;
+  private readonly refillMs: number;
+  private readonly maxKeys: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly instance: string,
+    opts: EventRecorderOptions = {},
+  ) {
+    this.windowMs = opts.windowMs ?? 600_000;
+    this.aggregateAfter = opts.aggregateAfter ?? 10;
+    this.burst = opts.burst ?? 25;
+    this.refillMs = opts.refillMs ?? 300_000;
+    this.maxKeys = opts.maxKeys ?? 4096;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Events by result since start (for metrics and tests). */
+  stats(): Readonly<Record<EventResult, number>> {
+    return { ...this.counts };
+  }
+
+  /** Records `ev` on `lp`; see the module comment. Returns what happened and the error, if any. */
+  async record(lp: LogPipeline, ev: PipelineEvent): Promise<{ result: EventResult; error?: Error }> {
+    const t = this.now();
+    const object = `${lp.metadata.namespace}/${lp.metadata.name}/${lp.metadata.uid ?? ''}`;
+    if (!this.takeToken(object, t)) return this.done('dropped');
+    const combined = this.aggregate(object, ev, t);
+    const message = combined ? `${COMBINED_PREFIX}${ev.message}` : ev.message;
+    // A combined Event is one object per reason, whatever the latest message says (client-go).
+    const key = `${object}\u0000${ev.type}\u0000${ev.reason}\u0000${combined ? COMBINED_PREFIX : ev.message}`;
+    const prev = this.logged.get(key);
+    try {
+      if (prev && prev.name && t - prev.lastSeen < this.windowMs) {
+        const patched = await this.patch(lp, prev, t);
+        if (patched) {
+          remember(this.logged, key, { ...prev, count: prev.count + 1, lastSeen: t }, this.maxKeys);
+          return this.done('aggregated');
+        }
+      }
+      const name = await this.create(lp, { ...ev, message }, t);
+      remember(this.logged, key, { name, count: 1, firstTimestamp: iso(t), lastSeen: t }, this.maxKeys);
+      return this.done('created');
+    } catch (err) {
+      return { ...this.done('failed'), error: err as Error };
+    }
+  }
+
+  /** Forgets a deleted pipeline's keys. */
+  forget(namespace: string, name: string): void {
+    const prefix = `${namespace}/${name}/`;
+    for (const map of [this.logged, this.similar, this.buckets] as Array<Map<string, unknown>>) {
+      for (const k of map.keys()) if (k.startsWith(prefix)) map.delete(k);
+    }
+  }
+
+  private done(result: EventResult): { result: EventResult } {
+    this.counts[result]++;
+    return { result };
+  }
+
+  private takeToken(object: string, t: number): boolean {
+    const b = this.buckets.get(object) ?? { tokens: this.burst, at: t };
+    const refilled = Math.floor((t - b.at) / this.refillMs);
+    const next = refilled > 0 ? { tokens: Math.min(this.burst, b.tokens + refilled), at: t } : b;
+    if (next.tokens < 1) {
+      remember(this.buckets, object, next, this.maxKeys);
+      return false;
+    }
+    remember(this.buckets, object, { ...next, tokens: next.tokens - 1 }, this.maxKeys);
+    return true;
+  }
+
+  /** True once this reason got noisy on this object (too many distinct messages in the window). */
+  private aggregate(object: string, ev: PipelineEvent, t: number): boolean {
+    const key = `${object}\u0000${ev.type}\u0000${ev.reason}`;
+    let s = this.similar.get(key);
+    if (!s || t - s.since >= this.windowMs) s = { messages: new Set(), since: t };
+    if (s.messages.size < this.aggregateAfter) s.messages.add(ev.message);
+    remember(this.similar, key, s, this.maxKeys);
+    return s.messages.size >= this.aggregateAfter;
+  }
+
+  /** PATCHes count and lastTimestamp; false when the Event is gone (expired by its TTL). */
+  private async patch(lp: LogPipeline, prev: Logged, t: number): Promise<boolean> {
+    try {
+      await this.client.request('PATCH', objectPath('Event', lp.metadata.namespace, prev.name), {
+        body: { count: prev.count + 1, lastTimestamp: iso(t) },
+        contentType: PatchStrategy.MergePatch,
+      });
+      return true;
+    } catch (err) {
+      if (isStatus(err, 404)) return false;
+      throw err;
+    }
+  }
+
+  private async create(lp: LogPipeline, ev: PipelineEvent, t: number): Promise<string> {
+    const now = iso(t);
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { generateName: `${lp.metadata.name}.`, namespace: lp.metadata.namespace },
+      involvedObject: {
+        apiVersion: lp.apiVersion,
+        kind: lp.kind,
+        name: lp.metadata.name,
+        namespace: lp.metadata.namespace,
+        uid: lp.metadata.uid,
+        resourceVersion: lp.metadata.resourceVersion,
+      },
+      type: ev.type,
+      reason: ev.reason,
+      message: ev.message.slice(0, 1024),
+      source: { component: FIELD_MANAGER },
+      reportingComponent: `${GROUP}/operator`,
+      reportingInstance: this.instance,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    const made = await this.client.request<{ metadata?: { name?: string } }>(
+      'POST',
+      collectionPath('Event', lp.metadata.namespace),
+      { body },
+    );
+    return made?.metadata?.name ?? '';
+  }
+}
+
+function iso(t: number): string {
+  return new Date(t).toISOString();
+}

@@ -1,0 +1,87 @@
+import { resolveSpec } from '../api/defaults';
+import type { LogPipeline } from '../api/types';
+import type { KubeClient } from '../apply/kube-rest';
+import { renderWorkerConfig } from '../desired/configmap';
+import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
+import { APPLIED_HASH_ANNOTATION } from '../desired/labels';
+import { toConfigMapView, toDeploymentView, toPdbView, type ChildView } from '../status/views';
+import { ChildApplier } from './children';
+
+const lp: LogPipeline = {
+  apiVersion: 'logpipeline.io/v1alpha1',
+  kind: 'LogPipeline',
+  metadata: { name: 'fw', namespace: 'isp', uid: 'uid-1', generation: 1 },
+  spec: {
+    kafka: { bootstrapServers: ['kafka:9092'] },
+    clickhouse: { url: 'http://ch:8123', database: 'logs', table: 'fw' },
+  },
+};
+const spec = resolveSpec(lp);
+const config = renderWorkerConfig(spec, buildWorkerColumns(resolveTableSchema(spec)));
+
+/** An apiserver that stores what is applied (SSA approximated by replacing the object). */
+function fakeServer() {
+  const stored = new Map<string, Record<string, unknown>>();
+  let rv = 1;
+  let writes = 0;
+  const client: KubeClient = {
+    async request<T>(_m: string, path: string, opts?: { body?: unknown }): Promise<T> {
+      writes++;
+      const body = opts?.body as { metadata: Record<string, unknown> };
+      const obj = { ...body, metadata: { ...body.metadata, uid: 'c', resourceVersion: String(rv++) } };
+      stored.set(path.replace(/\/scale$/, ''), obj);
+      return obj as T;
+    },
+    watch: async () => undefined,
+  };
+  const view = <V>(kind: string, to: (r: Record<string, unknown>) => V) => ({
+    get: (_ns: string, name: string) => {
+      const hit = [...stored.entries()].find(([p]) => p.includes(`/${kind}/${name}`));
+      return hit ? to(hit[1]) : undefined;
+    },
+  });
+  const caches = {
+    configMaps: view<ChildView>('configmaps', toConfigMapView),
+    deployments: view('deployments', toDeploymentView),
+    pdbs: view<ChildView>('poddisruptionbudgets', toPdbView),
+  };
+  return { client, caches, stored, writes: () => writes };
+}
+
+describe('ChildApplier applied-hash annotation', () => {
+  it('a fresh applier (a restarted operator) sends nothing when the children carry the hash', async () => {
+    const server = fakeServer();
+    const first = await new ChildApplier(server.client, server.caches).apply(spec, config);
+    expect(first.writes).toBe(3);
+    for (const obj of server.stored.values())
+      expect(
+        (obj.metadata as { annotations: Record<string, string> }).annotations[APPLIED_HASH_ANNOTATION],
+      ).toMatch(/^[0-9a-f]{40}$/);
+    const restarted = await new ChildApplier(server.client, server.caches).apply(spec, config);
+    expect(restarted.writes).toBe(0);
+    expect(server.writes()).toBe(3);
+  });
+
+  it('re-applies after a restart when another field manager owns spec fields', async () => {
+    const server = fakeServer();
+    await new ChildApplier(server.client, server.caches).apply(spec, config);
+    const [path, pdb] = [...server.stored.entries()].find(([p]) => p.includes('poddisruptionbudgets'))!;
+    server.stored.set(path, {
+      ...pdb,
+      metadata: {
+        ...(pdb.metadata as object),
+        managedFields: [{ manager: 'kubectl-edit', operation: 'Update', fieldsV1: { 'f:spec': {} } }],
+      },
+    });
+    const restarted = await new ChildApplier(server.client, server.caches).apply(spec, config);
+    expect(restarted.writes).toBe(1);
+  });
+
+  it('re-applies when the desired object changed', async () => {
+    const server = fakeServer();
+    await new ChildApplier(server.client, server.caches).apply(spec, config);
+    const more = resolveSpec({ ...lp, spec: { ...lp.spec, workers: { replicas: 3 } } });
+    const again = await new ChildApplier(server.client, server.caches).apply(more, config);
+    expect(again.writes).toBe(1);
+  });
+});

@@ -1,0 +1,65 @@
+import type { LogPipeline } from '../api/types';
+import type { KubeClient } from '../apply/kube-rest';
+import type { ExternalPart } from './external';
+import { FINALIZER } from './finalize';
+import { Reconciler } from './reconciler';
+
+/** A fake apiserver: applies echo the body with metadata, everything else is recorded. */
+function fakeClient(lp: LogPipeline) {
+  const requests: Array<{ method: string; path: string; body?: Record<string, unknown> }> = [];
+  let rv = 10;
+  const client: KubeClient = {
+    async request<T>(method: string, path: string, opts?: { body?: unknown }): Promise<T> {
+      const body = opts?.body as Record<string, unknown> | undefined;
+      requests.push({ method, path, body });
+      if (path.endsWith('/status') || path.includes('/logpipelines/')) return lp as T;
+      if (path.endsWith('/events'))
+        return { metadata: { name: `ev.${rv++}`, resourceVersion: String(rv) } } as T;
+      const meta = (body?.metadata ?? {}) as Record<string, unknown>;
+      return { ...body, metadata: { ...meta, uid: 'u', resourceVersion: String(rv++) } } as T;
+    },
+    watch: async () => undefined,
+  };
+  return { client, requests };
+}
+
+const lp: LogPipeline = {
+  apiVersion: 'logpipeline.io/v1alpha1',
+  kind: 'LogPipeline',
+  metadata: { name: 'fw', namespace: 'isp', uid: 'uid-1', generation: 1, finalizers: [FINALIZER] },
+  spec: {
+    kafka: { bootstrapServers: ['kafka:9092'] },
+    clickhouse: { url: 'http://ch:8123', database: 'logs', table: 'fw' },
+  },
+};
+
+const none = { get: () => undefined };
+
+describe('reconciler records the Events external parts return (PLAN finding 8)', () => {
+  it('posts TopicChanged and TableChanged', async () => {
+    const { client, requests } = fakeClient(lp);
+    const rec = new Reconciler({
+      client,
+      pipelines: { get: () => lp },
+      secrets: none,
+      children: { configMaps: none, deployments: none, pdbs: none },
+    });
+    const part = (name: 'Topic' | 'Table', reason: string): ExternalPart => ({
+      name,
+      ensure: async () => ({
+        status: 'True',
+        reason: `${name}Ready`,
+        message: 'ok',
+        events: [{ type: 'Normal', reason, message: `${name} changed` }],
+      }),
+      delete: async () => undefined,
+    });
+    rec.registerPart(part('Topic', 'TopicChanged'));
+    rec.registerPart(part('Table', 'TableChanged'));
+    await rec.reconcile('isp/fw');
+    const reasons = requests
+      .filter((r) => r.method === 'POST' && r.path.endsWith('/events'))
+      .map((r) => r.body?.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['TopicChanged', 'TableChanged']));
+  });
+});
