@@ -16,8 +16,11 @@ import {
   benchSpec,
   cpuSeconds,
   median,
+  groupCpuSeconds,
   metric,
+  metricSeries,
   rssMiB,
+  seriesDelta,
   scrape,
   startOperator,
   until,
@@ -42,6 +45,66 @@ export interface ScaleResult {
   };
   afterDeleteRssMiB: number;
   afterDeleteAutoscalerSeries: number;
+  /** Seconds after creation when 50% / 90% / 100% were Ready (5 s sampling). */
+  readyAt?: Record<string, number>;
+  /** Create phase (t0 -> all Ready): CPU of operator and kube-apiserver, reconciles, requests. */
+  create?: PhaseCounters;
+  steadyCounters?: PhaseCounters;
+  steadyLate?: PhaseCounters;
+  /** LP_BENCH_RESTART: a fresh operator over the Ready pipelines (cold start), its whole counters. */
+  restart?: Record<string, unknown>;
+}
+
+/** Counters of one phase (the requests counters are the operator's own metrics). */
+export interface PhaseCounters {
+  seconds: number;
+  operatorCpuSeconds: number;
+  apiserverCpuSeconds: number;
+  reconciles: number;
+  reconcileSeconds: number;
+  kube: Record<string, number>;
+  clickhouse: Record<string, number>;
+  kafka: Record<string, number>;
+  phases: Record<string, number>;
+  perReconcile: { kube: number; clickhouse: number; kafka: number };
+}
+
+interface Mark {
+  at: number;
+  op: number;
+  api: number;
+  text: string;
+}
+
+function phase(a: Mark, b: Mark): PhaseCounters {
+  const d = (name: string) => seriesDelta(metricSeries(a.text, name), metricSeries(b.text, name));
+  const sum = (r: Record<string, number>) => Object.values(r).reduce((x, y) => x + y, 0);
+  const reconciles =
+    metric(b.text, 'logpipeline_operator_reconcile_total').sum -
+    metric(a.text, 'logpipeline_operator_reconcile_total').sum;
+  const kube = d('logpipeline_operator_kube_requests_total');
+  const clickhouse = d('logpipeline_operator_clickhouse_requests_total');
+  const kafka = d('logpipeline_operator_kafka_requests_total');
+  const phases = d('logpipeline_operator_reconcile_phase_seconds_total');
+  for (const k of Object.keys(phases)) phases[k] = Math.round(phases[k] * 100) / 100;
+  const per = (r: Record<string, number>) => (reconciles ? Math.round((sum(r) / reconciles) * 100) / 100 : 0);
+  return {
+    seconds: (b.at - a.at) / 1000,
+    operatorCpuSeconds: Math.round((b.op - a.op) * 100) / 100,
+    apiserverCpuSeconds: Math.round((b.api - a.api) * 100) / 100,
+    reconciles,
+    reconcileSeconds:
+      Math.round(
+        (metric(b.text, 'logpipeline_operator_reconcile_duration_seconds_sum').sum -
+          metric(a.text, 'logpipeline_operator_reconcile_duration_seconds_sum').sum) *
+          100,
+      ) / 100,
+    kube,
+    clickhouse,
+    kafka,
+    phases,
+    perReconcile: { kube: per(kube), clickhouse: per(clickhouse), kafka: per(kafka) },
+  };
 }
 
 const NS = 'bench-1000';
@@ -134,7 +197,7 @@ export async function scaleBench(
       stringData: { username: bed.clickhouse!.username, password: bed.clickhouse!.password },
     },
   });
-  const op = await startOperator(bed, [NS], dir);
+  let op = await startOperator(bed, [NS], dir);
   const writer = zeroReplicaStatusWriter(bed);
   try {
     const names = Array.from({ length: n }, (_, i) => `p${String(i).padStart(4, '0')}`);
@@ -145,6 +208,15 @@ export async function scaleBench(
       lagPerReplica: 10_000,
       scaleDownStabilization: '0s',
     };
+    const apiPgid = bed.kubernetes!.apiserver.pid;
+    const mark = async (): Promise<Mark> => ({
+      at: Date.now(),
+      op: cpuSeconds(op.child.pid!),
+      api: groupCpuSeconds(apiPgid),
+      text: await scrape(op),
+    });
+    const m0 = await mark();
+    const readyAt: Record<string, number> = {};
     const t0 = Date.now();
     await pool(names, 8, (name) =>
       custom.createNamespacedCustomObject({
@@ -169,12 +241,19 @@ export async function scaleBench(
         const line = `${Math.round((Date.now() - t0) / 1000)}s: ${c.ready}/${c.total} Ready`;
         if (line.split(':')[1] !== last.split(':')[1]) process.stderr.write(`${line}\n`);
         last = line;
+        for (const [label, frac] of [
+          ['p50', 0.5],
+          ['p90', 0.9],
+          ['all', 1],
+        ] as const)
+          if (readyAt[label] === undefined && c.ready >= frac * n) readyAt[label] = (Date.now() - t0) / 1000;
         return c.ready === n;
       },
       3_600_000,
-      5_000,
+      Number(process.env.LP_BENCH_READY_POLL_MS ?? 5_000),
     );
     const allReady = Date.now();
+    const m1 = await mark();
     const pid = op.child.pid!;
     const text = await scrape(op);
     const ready = {
@@ -189,8 +268,11 @@ export async function scaleBench(
     const rec0 = metric(text, 'logpipeline_operator_reconcile_total').sum;
     const rss: number[] = [];
     const heap: number[] = [];
+    let mMid: Mark | undefined;
+    const half = Date.now() + (steadySeconds * 1000) / 2;
     for (const end = Date.now() + steadySeconds * 1000; Date.now() < end;) {
       await new Promise((r) => setTimeout(r, 5_000));
+      if (!mMid && Date.now() >= half) mMid = await mark();
       rss.push(rssMiB(pid));
       heap.push(
         Math.round(
@@ -199,7 +281,65 @@ export async function scaleBench(
       );
     }
     const cpu = cpuSeconds(pid) - cpu0;
+    const m2 = await mark();
     const reconciles = metric(await scrape(op), 'logpipeline_operator_reconcile_total').sum - rec0;
+    let restart: Record<string, unknown> | undefined;
+    if (process.env.LP_BENCH_RESTART) {
+      // Cold start: a new operator process over N Ready pipelines; its counters start at zero.
+      await op.stop();
+      const r0 = Date.now();
+      op = await startOperator(bed, [NS], dir);
+      let backAt = 0;
+      await until(
+        'restarted operator steady',
+        async () => {
+          const text = await scrape(op);
+          const done = metric(text, 'logpipeline_operator_reconcile_total').sum >= n;
+          const idle = metric(text, 'logpipeline_operator_queue_depth').sum === 0;
+          if (done && idle && !backAt) backAt = Date.now();
+          return done && idle;
+        },
+        600_000,
+        500,
+      );
+      await new Promise((r) => setTimeout(r, 5_000));
+      const text = await scrape(op);
+      const all = (name: string) => seriesDelta(new Map(), metricSeries(text, name));
+      restart = {
+        backToSteadySeconds: (backAt - r0) / 1000,
+        reconciles: metric(text, 'logpipeline_operator_reconcile_total').sum,
+        operatorCpuSeconds: cpuSeconds(op.child.pid!),
+        kube: all('logpipeline_operator_kube_requests_total'),
+        clickhouse: all('logpipeline_operator_clickhouse_requests_total'),
+        clickhouseStatements: all('logpipeline_operator_clickhouse_statements_total'),
+        kafka: all('logpipeline_operator_kafka_requests_total'),
+      };
+      process.stderr.write(`restart: ${JSON.stringify(restart)}\n`);
+    }
+    if (process.env.LP_BENCH_SKIP_DELETE) {
+      // Profiling runs: skip the churn phase (the bed is torn down with the namespace anyway).
+      return {
+        pipelines: n,
+        createSeconds: (created - t0) / 1000,
+        allReadySeconds: (allReady - t0) / 1000,
+        ...ready,
+        steady: {
+          seconds: steadySeconds,
+          cpuSeconds: Math.round(cpu * 100) / 100,
+          reconciles,
+          pollsPerCpuSecond: Math.round(reconciles / cpu),
+          rssMiB: { median: median(rss), max: Math.max(...rss) },
+          heapUsedMiB: { median: median(heap), max: Math.max(...heap) },
+        },
+        afterDeleteRssMiB: NaN,
+        afterDeleteAutoscalerSeries: NaN,
+        readyAt,
+        create: phase(m0, m1),
+        steadyCounters: phase(m1, m2),
+        steadyLate: mMid ? phase(mMid, m2) : undefined,
+        restart,
+      };
+    }
     // Churn: delete every pipeline; the autoscaler's state and series must go with them (sweep: 30 s).
     await pool(names, 8, (name) =>
       custom.deleteNamespacedCustomObject({
@@ -233,6 +373,11 @@ export async function scaleBench(
       },
       afterDeleteRssMiB: rssMiB(pid),
       afterDeleteAutoscalerSeries: metric(afterText, 'logpipeline_autoscaler_lag_messages').series,
+      readyAt,
+      create: phase(m0, m1),
+      steadyCounters: phase(m1, m2),
+      /** The second half of the steady window only (late first polls and scale-downs are over). */
+      steadyLate: mMid ? phase(mMid, m2) : undefined,
     };
   } finally {
     await writer.stop();

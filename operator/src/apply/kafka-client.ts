@@ -8,6 +8,7 @@ import type { SaslMechanism } from '../../../common/src/worker-config';
 import { createHash } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type KafkaConfig, type logCreator, type SASLOptions } from 'kafkajs';
 import { registerKafkaCodecs } from '../../../common/src/kafka/codecs';
+import { countKafkaRequest } from '../observability/requests';
 import type { ResolvedSpec } from '../api/defaults';
 
 /** Secret values the pipeline's Secrets hold (read by the caller). */
@@ -123,6 +124,7 @@ export class KafkaAdminPool {
     let admin = this.admins.get(key);
     if (!admin) {
       const created = new Kafka(buildKafkaConfig(conn, this.opts)).admin();
+      created.on(created.events.REQUEST, (e) => countKafkaRequest(e.payload.apiName));
       admin = created.connect().then(
         () => created,
         (err: unknown) => {

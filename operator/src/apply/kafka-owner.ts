@@ -7,6 +7,7 @@
  * listConsumerGroupOffsets), Kafka removes it with the topic, and the operator renews it daily,
  * because an empty group's offsets expire after `offsets.retention.minutes` (7 days by default).
  */
+import { countKafkaRequest } from '../observability/requests';
 import { Kafka, type Admin } from 'kafkajs';
 import { buildKafkaConfig, errorMessage, KafkaApplyError, type KafkaConnection } from './kafka-client';
 
@@ -24,7 +25,7 @@ export async function readTopicOwner(admin: Admin, topic: string): Promise<strin
   }
 }
 
-interface CoordinatorBroker {
+export interface CoordinatorBroker {
   offsetCommit(req: {
     groupId: string;
     groupGenerationId: number;
@@ -35,7 +36,7 @@ interface CoordinatorBroker {
     }>;
   }): Promise<unknown>;
 }
-interface InternalCluster {
+export interface InternalCluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
   findGroupCoordinator(req: { groupId: string }): Promise<CoordinatorBroker>;
@@ -46,7 +47,7 @@ interface InternalCluster {
  * admin APIs drop the metadata string); kafkajs 2.2.4 is pinned, and the integration tests
  * (test/ownership.test.ts) fail if this ever changes.
  */
-function internalCluster(kafka: Kafka): InternalCluster {
+export function internalCluster(kafka: Kafka): InternalCluster {
   const key = Object.getOwnPropertySymbols(kafka).find(
     (s) => s.description === 'private:Kafka:createCluster',
   );
@@ -59,6 +60,7 @@ function internalCluster(kafka: Kafka): InternalCluster {
 /** Commits `record` as the owner of `topic` (generation -1: a group no consumer ever joins). */
 export async function writeTopicOwner(conn: KafkaConnection, topic: string, record: string): Promise<void> {
   const cluster = internalCluster(new Kafka(buildKafkaConfig(conn)));
+  countKafkaRequest('OwnerRecordCommit');
   try {
     await cluster.connect();
     const coordinator = await cluster.findGroupCoordinator({ groupId: OWNER_GROUP });

@@ -83,7 +83,7 @@ export class Manager {
   constructor(private readonly opts: ManagerOptions) {
     this.log = opts.log ?? silentLogger;
     this.client = createKubeClient(opts.kubeConfig);
-    this.queue = new WorkQueue(opts.queue);
+    this.queue = new WorkQueue(this.queueOptions());
     const informers = this.buildInformers();
     this.pipelines = informers.pipelines;
     this.deployments = informers.deployments;
@@ -127,6 +127,14 @@ export class Manager {
     });
   }
 
+  /** Keys reconciled by this instance at least once: their later work skips the bulk of new keys. */
+  private readonly reconciled = new Set<string>();
+
+  private queueOptions(): WorkQueueOptions {
+    if (process.env.LP_QUEUE_LANES === 'false') return { ...this.opts.queue };
+    return { laneOf: (key) => (this.reconciled.has(key) ? 'fast' : 'bulk'), ...this.opts.queue };
+  }
+
   /** Informers of pipelines, owned children (label-selected) and Secret metadata; handlers only enqueue. */
   private buildInformers() {
     const enqueue = (key: string | undefined) => key && this.queue.add(key);
@@ -163,6 +171,7 @@ export class Manager {
       transform: toPdbView,
     });
     const onSecret = (s: CachedObject) => {
+      this.reconciler?.secretValues.forget(s.metadata.namespace ?? '', s.metadata.name);
       for (const key of this.secretIndex.pipelinesFor(s.metadata.namespace ?? '', s.metadata.name))
         this.queue.add(key);
     };
@@ -301,7 +310,7 @@ export class Manager {
     this.log.info('stopped leading', { identity: this.opts.identity });
     const old = this.queue;
     // Events keep arriving into a fresh queue; a next term starts from a full resync anyway.
-    this.queue = new WorkQueue(this.opts.queue);
+    this.queue = new WorkQueue(this.queueOptions());
     await old.shutDownWithDrain();
     await Promise.all(this.workers);
     this.workers = [];
@@ -314,6 +323,8 @@ export class Manager {
       try {
         this.reconcileCount++;
         const r = await this.reconciler.reconcile(key);
+        if (this.pipelines.get(...splitKey(key))) this.reconciled.add(key);
+        else this.reconciled.delete(key);
         if (r.requeue) {
           result = 'requeue';
           queue.addRateLimited(key);
@@ -335,4 +346,9 @@ export class Manager {
       }
     }
   }
+}
+
+function splitKey(key: string): [string, string] {
+  const i = key.indexOf('/');
+  return [key.slice(0, i), key.slice(i + 1)];
 }

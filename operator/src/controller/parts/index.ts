@@ -1,6 +1,7 @@
 /** Registers the Kafka topic and ClickHouse table parts and the lag autoscaler on a manager; returns a closer for shutdown. */
 import type { Registry } from 'prom-client';
 import { KafkaAdminPool } from '../../apply/kafka-client';
+import { KafkaObservers } from '../../autoscale/kafka-observer';
 import { AutoscalerMetrics } from '../../autoscale/metrics';
 import type { Manager } from '../manager';
 import { createScalingPart, type LagScaler } from './scaling-part';
@@ -32,8 +33,10 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
   const pipelines = () => manager.pipelines.list();
   manager.reconciler.registerPart(createTopicPart(kafka, pipelines));
   manager.reconciler.registerPart(createTablePart(clickhouse));
+  const observers = process.env.LP_KAFKA_OBSERVER === 'false' ? undefined : new KafkaObservers();
   const autoscaler = createScalingPart({
     kafka,
+    observers,
     clickhouse,
     client: manager.client,
     pipelines,
@@ -47,7 +50,7 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     autoscaler,
     close: async () => {
       autoscaler.close();
-      await Promise.allSettled([kafka.close(), clickhouse.close()]);
+      await Promise.allSettled([kafka.close(), clickhouse.close(), observers?.close()]);
     },
   };
 }

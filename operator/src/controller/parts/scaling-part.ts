@@ -20,6 +20,7 @@ import { decide, type Decision, type ScalerState } from '../../autoscale/decide'
 import { computeLag, type PartitionOffsets } from '../../autoscale/lag';
 import type { AutoscalerMetrics } from '../../autoscale/metrics';
 import { readGroupOffsets } from '../../autoscale/offsets';
+import type { KafkaObservers } from '../../autoscale/kafka-observer';
 import { trackPartitions, type PartitionMarks } from '../../autoscale/partition-stall';
 import { sinkProblem, stallAfterMs, trackJournalStall, type StallMark } from '../../autoscale/sink-health';
 import type { PartContext, ScalingOutcome, ScalingPart } from '../external';
@@ -38,6 +39,8 @@ export interface ScalingPartDeps {
   /** Every cached LogPipeline (to forget the state of deleted ones). */
   pipelines: () => Iterable<LogPipeline>;
   metrics?: AutoscalerMetrics;
+  /** Shared per-cluster offset observation (autoscale/kafka-observer.ts); absent: one admin round per pipeline. */
+  observers?: KafkaObservers;
   now?: () => number;
   /** Event reportingInstance; default POD_NAME or the host name. */
   identity?: string;
@@ -158,9 +161,13 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     const pollMs = pollIntervalMs(spec);
     const conn = await kafkaConnectionFor(spec, ctx);
     const [group, pingError] = await Promise.all([
-      deps.kafka.withAdmin(conn, (admin) =>
-        readGroupOffsets(admin, spec.kafka.topic.name, spec.kafka.consumerGroup),
-      ),
+      deps.observers
+        ? // Half an interval: a pipeline sees offsets at most pollMs/2 old, and all pipelines of
+          // the cluster on this interval share two rounds per interval.
+          deps.observers.for(conn).read(spec.kafka.topic.name, spec.kafka.consumerGroup, pollMs / 2)
+        : deps.kafka.withAdmin(conn, (admin) =>
+            readGroupOffsets(admin, spec.kafka.topic.name, spec.kafka.consumerGroup),
+          ),
       ping(spec, ctx, t),
     ]);
     if (group.offsets.length === 0) throw new Error(`topic ${spec.kafka.topic.name} has no partitions`);
