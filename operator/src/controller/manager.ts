@@ -246,6 +246,11 @@ export class Manager {
     return [this.pipelines, this.deployments, this.configMaps, this.pdbs, this.secrets, this.pods] as never;
   }
 
+  /** Queues a reconcile of `namespace/name` (the autoscaler's background decisions call this on a change). */
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
   /** True once every cache has listed (readiness). */
   isReady(): boolean {
     return this.informerSets().every((s) => s.hasSynced());

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { KafkaAdminPool } from '../../apply/kafka-client';
 import { KafkaObservers } from '../../autoscale/kafka-observer';
 import { AutoscalerMetrics } from '../../autoscale/metrics';
+import { workerName } from '../../desired/labels';
 import type { Manager } from '../manager';
 import { createScalingPart, type LagScaler } from './scaling-part';
 import { SealScheduler } from './seal-part';
@@ -33,13 +34,21 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
   const pipelines = () => manager.pipelines.list();
   manager.reconciler.registerPart(createTopicPart(kafka, pipelines));
   manager.reconciler.registerPart(createTablePart(clickhouse));
-  const observers = process.env.LP_KAFKA_OBSERVER === 'false' ? undefined : new KafkaObservers();
+  const observers = new KafkaObservers();
   const autoscaler = createScalingPart({
-    kafka,
     observers,
     clickhouse,
     client: manager.client,
     pipelines,
+    // Sampling runs in the background (while leading); only a changed outcome costs a reconcile.
+    current: (namespace, name) =>
+      manager.isLeader()
+        ? {
+            pipeline: manager.pipelines.get(namespace, name),
+            deployment: manager.deployments.get(namespace, workerName(name)),
+          }
+        : {},
+    onChange: (key) => manager.enqueue(key),
     metrics: opts.registry && new AutoscalerMetrics(opts.registry),
   });
   manager.reconciler.setAutoscaler(autoscaler);
@@ -50,7 +59,7 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     autoscaler,
     close: async () => {
       autoscaler.close();
-      await Promise.allSettled([kafka.close(), clickhouse.close(), observers?.close()]);
+      await Promise.allSettled([kafka.close(), clickhouse.close(), observers.close()]);
     },
   };
 }
