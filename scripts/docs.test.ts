@@ -24,6 +24,14 @@ const REASON_SOURCES = ['controller', 'apply', 'status', 'desired', 'autoscale',
  * (they reach logs, never a condition).
  */
 const NOT_REASONS = new Set([
+  // Kafka API names: labels of logpipeline_operator_kafka_requests_total, not reasons.
+  'Metadata',
+  'ListOffsets',
+  'OffsetFetch',
+  'GroupCoordinator',
+  'OwnerRecordCommit',
+  'DescribeConfigs',
+  'CreateTopics',
   'FallbackToLogsOnError',
   'ConfigMap',
   'PodDisruptionBudget',

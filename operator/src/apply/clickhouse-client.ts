@@ -3,7 +3,8 @@
  * for conditions worth a retry with backoff: the server unreachable, authentication refused, or a
  * statement failing on the server. The server's own message is kept; credentials never appear.
  */
-import { countClickHouseRequest } from '../observability/requests';
+import { countClickHouseRequest } from './request-counts';
+import { backendLimits, InFlightLimiter } from './in-flight';
 import {
   ClickHouseError,
   ClickHouseLogLevel,
@@ -37,6 +38,7 @@ export interface ClickHouseConnection {
 /** Creates a client; it connects lazily, so creating one never fails for an unreachable server. */
 export function createClickHouseClient(conn: ClickHouseConnection): ClickHouseClient {
   return countedClient(
+    conn.url,
     createClient({
       url: conn.url,
       username: conn.username ?? 'default',
@@ -52,8 +54,11 @@ export function createClickHouseClient(conn: ClickHouseConnection): ClickHouseCl
   );
 }
 
-/** Counts every request the client sends (observability/requests.ts). */
-function countedClient(client: ClickHouseClient): ClickHouseClient {
+/** DDL in flight per ClickHouse server (apply/in-flight.ts): concurrent reconciles must not pile it up. */
+const ddlInFlight = new InFlightLimiter(() => backendLimits().clickhouseDdl);
+
+/** Counts every request the client sends (observability/requests.ts); limits commands per server. */
+function countedClient(server: string, client: ClickHouseClient): ClickHouseClient {
   const query = client.query.bind(client);
   const command = client.command.bind(client);
   const ping = client.ping.bind(client);
@@ -63,7 +68,7 @@ function countedClient(client: ClickHouseClient): ClickHouseClient {
   }) as typeof client.query;
   client.command = ((p: { query: string }) => {
     countClickHouseRequest(p.query);
-    return command(p as never);
+    return ddlInFlight.run(server, () => command(p as never));
   }) as typeof client.command;
   client.ping = ((p?: unknown) => {
     countClickHouseRequest('PING');

@@ -7,7 +7,7 @@
  * listConsumerGroupOffsets), Kafka removes it with the topic, and the operator renews it daily,
  * because an empty group's offsets expire after `offsets.retention.minutes` (7 days by default).
  */
-import { countKafkaRequest } from '../observability/requests';
+import { countKafkaRequest } from './request-counts';
 import { Kafka, type Admin } from 'kafkajs';
 import { buildKafkaConfig, errorMessage, KafkaApplyError, type KafkaConnection } from './kafka-client';
 

@@ -5,7 +5,7 @@
  * apply code path for every kind, metadata-only lists and watches (Secrets never enter memory),
  * and timestamps kept as the server's strings so hashes of list and watch results agree.
  */
-import { countKubeRequest } from '../observability/requests';
+import { countKubeRequest } from './request-counts';
 import {
   HttpMethod,
   IsomorphicFetchHttpLibrary,
@@ -109,7 +109,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
   const transport = new IsomorphicFetchHttpLibrary();
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('kubeconfig has no current cluster');
-  const shared = process.env.LP_KUBE_SHARED_DISPATCHER === 'false' ? undefined : new SharedDispatcher();
+  const shared = new SharedDispatcher();
   return {
     async request<T>(method: HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
       countKubeRequest(method, path, opts.query);
@@ -123,7 +123,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       }
       ctx.setSignal(AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS));
       await kc.applySecurityAuthentication(ctx);
-      shared?.use(ctx);
+      shared.use(ctx);
       let status: number;
       let text: string;
       try {

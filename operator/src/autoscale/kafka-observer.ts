@@ -25,7 +25,7 @@ import {
   type KafkaConnection,
 } from '../apply/kafka-client';
 import { internalCluster, type CoordinatorBroker } from '../apply/kafka-owner';
-import { countKafkaRequest } from '../observability/requests';
+import { countKafkaRequest } from '../apply/request-counts';
 
 /** The parts of kafkajs's internal cluster a round uses (kafkajs 2.2.4 is pinned). */
 interface PartitionMeta {

@@ -43,7 +43,7 @@ export interface ManagerOptions {
   kubeConfig: KubeConfig;
   /** Namespaces to watch; empty = all. */
   namespaces: string[];
-  /** Parallel reconciles (different keys only). Default 4. */
+  /** Parallel reconciles (different keys only). Default 16 (reconciles wait on I/O; backends are limited per server, apply/in-flight.ts). */
   concurrency?: number;
   /** Off: this instance reconciles right away (single replica, tests). */
   leaderElection?: LeaderElectionConfig | false;
@@ -53,6 +53,8 @@ export interface ManagerOptions {
   metrics?: OperatorMetrics;
   queue?: WorkQueueOptions;
   resyncMs?: number;
+  /** How long a clean Topic/Table outcome is reused before the next real check (part-memo.ts); 0: never. */
+  externalRecheckMs?: number;
   workerColumns?: ReconcilerOptions['workerColumns'];
 }
 
@@ -105,6 +107,7 @@ export class Manager {
       log: this.log,
       identity: opts.identity,
       resyncMs: opts.resyncMs,
+      externalRecheckMs: opts.externalRecheckMs,
       workerColumns: opts.workerColumns,
       allPipelines: () => this.pipelines.list(),
       guard: () => {
@@ -131,7 +134,6 @@ export class Manager {
   private readonly reconciled = new Set<string>();
 
   private queueOptions(): WorkQueueOptions {
-    if (process.env.LP_QUEUE_LANES === 'false') return { ...this.opts.queue };
     return { laneOf: (key) => (this.reconciled.has(key) ? 'fast' : 'bulk'), ...this.opts.queue };
   }
 
@@ -303,7 +305,7 @@ export class Manager {
     await Promise.race([Promise.all(this.informerSets().map((s) => s.waitForSync())), aborted]);
     if (!this.leading || this.stopping.signal.aborted) return;
     for (const lp of this.pipelines.list()) this.queue.add(`${lp.metadata.namespace}/${lp.metadata.name}`);
-    const n = this.opts.concurrency ?? 4;
+    const n = this.opts.concurrency ?? 16;
     this.workers = Array.from({ length: n }, () => this.runWorker(this.queue));
   }
 

@@ -33,7 +33,7 @@ import type {
 } from './external';
 import { FINALIZER, finalizePipeline } from './finalize';
 import { referencedSecrets, secretsVersion } from './secrets';
-import { timed } from '../observability/requests';
+import { timed } from '../apply/request-counts';
 import { PartMemo } from './part-memo';
 import { SecretValues } from './secret-values';
 import { StatusWriter, type StatusObserver } from './status-writer';
@@ -101,7 +101,7 @@ export class Reconciler {
 
   constructor(private readonly opts: ReconcilerOptions) {
     this.log = opts.log ?? silentLogger;
-    const recheckMs = opts.externalRecheckMs ?? Number(process.env.LP_EXTERNAL_RECHECK_MS ?? 300_000);
+    const recheckMs = opts.externalRecheckMs ?? 300_000;
     if (recheckMs > 0) this.partMemo = new PartMemo({ recheckMs });
     this.secretValues = new SecretValues(
       (ns, name, key) => readSecretKey(opts.client, ns, name, key),
@@ -159,10 +159,7 @@ export class Reconciler {
     const { namespace, name } = lp.metadata;
     return {
       pipeline: lp,
-      readSecretKey: (secret, key) =>
-        process.env.LP_SECRET_CACHE === 'false'
-          ? readSecretKey(this.opts.client, namespace, secret, key)
-          : this.secretValues.get(namespace, secret, key),
+      readSecretKey: (secret, key) => this.secretValues.get(namespace, secret, key),
       log: this.log.child({ namespace, name }),
       guard: this.opts.guard?.() ?? UNGUARDED,
       pipelines: this.opts.allPipelines ?? (() => []),

@@ -11,7 +11,7 @@ import {
   kubeRequests,
   reconcilePhaseSeconds,
   type CountMap,
-} from './requests';
+} from '../apply/request-counts';
 import type { Condition } from '../api/types';
 
 /** Live numbers the gauges read when scraped. */

@@ -83,6 +83,8 @@ interface Entry {
   polling?: boolean;
   /** `last` changed in the background and its reconcile has not consumed it yet. */
   pending?: boolean;
+  /** Replicas handed to the reconciler, until the Deployment cache shows them (our write in flight). */
+  scaledTo?: { replicas: number; at: number };
   /** status.lag.lastScale* as stored before this operator instance made any change. */
   recorded?: Pick<NonNullable<LogPipelineStatus['lag']>, 'lastScaleTime' | 'lastScaleReason'>;
 }
@@ -90,6 +92,8 @@ interface Entry {
 /** Polls closer together than this fraction of the interval reuse the last decision. */
 const MIN_POLL_FRACTION = 0.8;
 const SWEEP_MS = 30_000;
+/** Longest wait for the Deployment cache to show our replica write (at least two poll intervals). */
+const SCALE_IN_FLIGHT_MS = 10_000;
 const PING_TTL_MS = 2_000;
 const PING_TIMEOUT_MS = 3_000;
 
@@ -127,7 +131,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
   async function sampleInBackground(e: Entry, t: number): Promise<void> {
     const cur = deps.current!(e.namespace, e.name);
     if (!cur.pipeline || !cur.deployment || !e.spec || !e.ctx) return;
-    const dep = cur.deployment;
+    const dep = withScaleInFlight(e, cur.deployment, t);
     e.polling = true;
     e.lastPollAt = t;
     let next: ScalingOutcome;
@@ -164,6 +168,26 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
         requeueAfterMs: requeueMs(pollIntervalMs(spec)),
       };
     }
+  }
+
+  /**
+   * The Deployment as the decision must see it: the cache lags behind our own replica write by a
+   * watch event, and deciding on the old count would scale (and report) the same step again.
+   */
+  function withScaleInFlight(e: Entry, dep: DeploymentView, t: number): DeploymentView {
+    const s = e.scaledTo;
+    if (!s || dep.replicas === s.replicas || t - s.at > Math.max(2 * e.pollMs, SCALE_IN_FLIGHT_MS)) {
+      e.scaledTo = undefined;
+      return dep;
+    }
+    return { ...dep, replicas: s.replicas };
+  }
+
+  /** Remembers a replica count the reconciler is about to write. */
+  function handOut(e: Entry, out: ScalingOutcome, dep: DeploymentView, t: number): ScalingOutcome {
+    if (out.replicas !== undefined && out.replicas !== dep.replicas)
+      e.scaledTo = { replicas: out.replicas, at: t };
+    return out;
   }
 
   /** Background sampling needs no requeue; without it the reconcile is the poll. */
@@ -363,7 +387,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       if (e.last && e.pending) {
         // The background decision this reconcile was queued for: apply it once.
         e.pending = false;
-        return e.last;
+        return handOut(e, e.last, dep, t);
       }
       const sinceLast = t - e.lastPollAt;
       // In the background a pipeline is sampled every interval; a reconcile samples only when that
@@ -374,8 +398,8 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
         return { ...e.last, replicas: undefined, requeueAfterMs: requeue };
       }
       e.lastPollAt = t;
-      e.last = await sample(spec, dep, ctx, e, t);
-      return e.last;
+      e.last = await sample(spec, withScaleInFlight(e, dep, t), ctx, e, t);
+      return handOut(e, e.last, dep, t);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { clickhouseRequestKind, kubeVerbResource } from './requests';
+import { clickhouseRequestKind, kubeVerbResource } from './request-counts';
 
 describe('kubeVerbResource', () => {
   it('names verbs and resources as the audit log does', () => {
