@@ -18,13 +18,12 @@ import {
   median,
   groupCpuSeconds,
   metric,
-  metricSeries,
   rssMiB,
-  seriesDelta,
   scrape,
   startOperator,
   until,
 } from './autoscale-support';
+import { coldStart, phase, type Mark, type PhaseCounters } from './autoscale-phases';
 
 /** Result of the N-pipeline run. */
 export interface ScaleResult {
@@ -51,60 +50,22 @@ export interface ScaleResult {
   create?: PhaseCounters;
   steadyCounters?: PhaseCounters;
   steadyLate?: PhaseCounters;
-  /** LP_BENCH_RESTART: a fresh operator over the Ready pipelines (cold start), its whole counters. */
+  /** A fresh operator over the Ready pipelines (cold start): its whole counters. */
   restart?: Record<string, unknown>;
 }
 
-/** Counters of one phase (the requests counters are the operator's own metrics). */
-export interface PhaseCounters {
-  seconds: number;
-  operatorCpuSeconds: number;
-  apiserverCpuSeconds: number;
-  reconciles: number;
-  reconcileSeconds: number;
-  kube: Record<string, number>;
-  clickhouse: Record<string, number>;
-  kafka: Record<string, number>;
-  phases: Record<string, number>;
-  perReconcile: { kube: number; clickhouse: number; kafka: number };
-}
-
-interface Mark {
-  at: number;
-  op: number;
-  api: number;
-  text: string;
-}
-
-function phase(a: Mark, b: Mark): PhaseCounters {
-  const d = (name: string) => seriesDelta(metricSeries(a.text, name), metricSeries(b.text, name));
-  const sum = (r: Record<string, number>) => Object.values(r).reduce((x, y) => x + y, 0);
-  const reconciles =
-    metric(b.text, 'logpipeline_operator_reconcile_total').sum -
-    metric(a.text, 'logpipeline_operator_reconcile_total').sum;
-  const kube = d('logpipeline_operator_kube_requests_total');
-  const clickhouse = d('logpipeline_operator_clickhouse_requests_total');
-  const kafka = d('logpipeline_operator_kafka_requests_total');
-  const phases = d('logpipeline_operator_reconcile_phase_seconds_total');
-  for (const k of Object.keys(phases)) phases[k] = Math.round(phases[k] * 100) / 100;
-  const per = (r: Record<string, number>) => (reconciles ? Math.round((sum(r) / reconciles) * 100) / 100 : 0);
-  return {
-    seconds: (b.at - a.at) / 1000,
-    operatorCpuSeconds: Math.round((b.op - a.op) * 100) / 100,
-    apiserverCpuSeconds: Math.round((b.api - a.api) * 100) / 100,
-    reconciles,
-    reconcileSeconds:
-      Math.round(
-        (metric(b.text, 'logpipeline_operator_reconcile_duration_seconds_sum').sum -
-          metric(a.text, 'logpipeline_operator_reconcile_duration_seconds_sum').sum) *
-          100,
-      ) / 100,
-    kube,
-    clickhouse,
-    kafka,
-    phases,
-    perReconcile: { kube: per(kube), clickhouse: per(clickhouse), kafka: per(kafka) },
-  };
+/** Switches of the scale part (bench CLI flags). */
+export interface ScaleBenchOptions {
+  /** Operator --concurrency. Default 16 (the operator's default). */
+  concurrency?: number;
+  /** Extra node arguments of the operator process, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/p']. */
+  nodeArgs?: string[];
+  /** Measure a cold start (a fresh operator over the Ready pipelines). Default true. */
+  restart?: boolean;
+  /** Ready sampling period (readyAt resolution). Default 1000 ms. */
+  readyPollMs?: number;
+  /** Skip the churn phase (delete all, sweep check). Default false. */
+  skipDelete?: boolean;
 }
 
 const NS = 'bench-1000';
@@ -187,7 +148,9 @@ export async function scaleBench(
   dir: string,
   n: number,
   steadySeconds: number,
+  opts: ScaleBenchOptions = {},
 ): Promise<ScaleResult> {
+  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? 16, opts.nodeArgs ?? []);
   const { core, custom } = clients(bed);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   await core.createNamespacedSecret({
@@ -197,7 +160,7 @@ export async function scaleBench(
       stringData: { username: bed.clickhouse!.username, password: bed.clickhouse!.password },
     },
   });
-  let op = await startOperator(bed, [NS], dir);
+  let op = await start();
   const writer = zeroReplicaStatusWriter(bed);
   try {
     const names = Array.from({ length: n }, (_, i) => `p${String(i).padStart(4, '0')}`);
@@ -250,7 +213,7 @@ export async function scaleBench(
         return c.ready === n;
       },
       3_600_000,
-      Number(process.env.LP_BENCH_READY_POLL_MS ?? 5_000),
+      opts.readyPollMs ?? 1_000,
     );
     const allReady = Date.now();
     const m1 = await mark();
@@ -284,39 +247,13 @@ export async function scaleBench(
     const m2 = await mark();
     const reconciles = metric(await scrape(op), 'logpipeline_operator_reconcile_total').sum - rec0;
     let restart: Record<string, unknown> | undefined;
-    if (process.env.LP_BENCH_RESTART) {
-      // Cold start: a new operator process over N Ready pipelines; its counters start at zero.
+    if (opts.restart ?? true) {
       await op.stop();
-      const r0 = Date.now();
-      op = await startOperator(bed, [NS], dir);
-      let backAt = 0;
-      await until(
-        'restarted operator steady',
-        async () => {
-          const text = await scrape(op);
-          const done = metric(text, 'logpipeline_operator_reconcile_total').sum >= n;
-          const idle = metric(text, 'logpipeline_operator_queue_depth').sum === 0;
-          if (done && idle && !backAt) backAt = Date.now();
-          return done && idle;
-        },
-        600_000,
-        500,
-      );
-      await new Promise((r) => setTimeout(r, 5_000));
-      const text = await scrape(op);
-      const all = (name: string) => seriesDelta(new Map(), metricSeries(text, name));
-      restart = {
-        backToSteadySeconds: (backAt - r0) / 1000,
-        reconciles: metric(text, 'logpipeline_operator_reconcile_total').sum,
-        operatorCpuSeconds: cpuSeconds(op.child.pid!),
-        kube: all('logpipeline_operator_kube_requests_total'),
-        clickhouse: all('logpipeline_operator_clickhouse_requests_total'),
-        clickhouseStatements: all('logpipeline_operator_clickhouse_statements_total'),
-        kafka: all('logpipeline_operator_kafka_requests_total'),
-      };
+      op = await start();
+      restart = await coldStart(op, n);
       process.stderr.write(`restart: ${JSON.stringify(restart)}\n`);
     }
-    if (process.env.LP_BENCH_SKIP_DELETE) {
+    if (opts.skipDelete) {
       // Profiling runs: skip the churn phase (the bed is torn down with the namespace anyway).
       return {
         pipelines: n,
@@ -335,8 +272,8 @@ export async function scaleBench(
         afterDeleteAutoscalerSeries: NaN,
         readyAt,
         create: phase(m0, m1),
-        steadyCounters: phase(m1, m2),
-        steadyLate: mMid ? phase(mMid, m2) : undefined,
+        steadyCounters: phase(m1, m2, n),
+        steadyLate: mMid ? phase(mMid, m2, n) : undefined,
         restart,
       };
     }
@@ -371,13 +308,13 @@ export async function scaleBench(
         rssMiB: { median: median(rss), max: Math.max(...rss) },
         heapUsedMiB: { median: median(heap), max: Math.max(...heap) },
       },
-      afterDeleteRssMiB: rssMiB(pid),
+      afterDeleteRssMiB: rssMiB(op.child.pid!),
       afterDeleteAutoscalerSeries: metric(afterText, 'logpipeline_autoscaler_lag_messages').series,
       readyAt,
       create: phase(m0, m1),
-      steadyCounters: phase(m1, m2),
+      steadyCounters: phase(m1, m2, n),
       /** The second half of the steady window only (late first polls and scale-downs are over). */
-      steadyLate: mMid ? phase(mMid, m2) : undefined,
+      steadyLate: mMid ? phase(mMid, m2, n) : undefined,
     };
   } finally {
     await writer.stop();

@@ -31,7 +31,8 @@ export async function startOperator(
   bed: TestBed,
   namespaces: string[],
   dir: string,
-  concurrency = Number(process.env.LP_BENCH_CONCURRENCY ?? 4),
+  concurrency = 16,
+  nodeArgs: string[] = [],
 ): Promise<OperatorProcess> {
   const main = path.resolve(__dirname, '../operator/src/main.js');
   if (!fs.existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first`);
@@ -54,8 +55,7 @@ export async function startOperator(
     '--log-level',
     'warn',
   );
-  // e.g. LP_OPERATOR_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (profile written at SIGTERM exit).
-  const nodeArgs = (process.env.LP_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] (the profile is written at the SIGTERM exit).
   const child = spawn(process.execPath, [...nodeArgs, main, ...args], { stdio: ['ignore', out, out] });
   fs.closeSync(out);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
