@@ -126,6 +126,11 @@ export class KafkaClusterObserver {
     return { ...o.value, at: o.at };
   }
 
+  /** True while no round is running or gathered (round boundaries, for counting per round). */
+  get idle(): boolean {
+    return !this.running && !this.next;
+  }
+
   /** Stops asking for a pair (pipeline deleted). */
   forget(topic: string, group: string): void {
     const key = pairKey(topic, group);
@@ -322,6 +327,13 @@ export class KafkaObservers {
     return n;
   }
 
+  /** True while no observer has a round running or gathered. */
+  idle(): boolean {
+    for (const o of this.observers.values()) if (!o.idle) return false;
+    return true;
+  }
+
+  /** Disconnects every observer. */
   async close(): Promise<void> {
     await Promise.all([...this.observers.values()].map((o) => o.close()));
     this.observers.clear();

@@ -108,6 +108,7 @@ export class Manager {
       identity: opts.identity,
       resyncMs: opts.resyncMs,
       externalRecheckMs: opts.externalRecheckMs,
+      enqueue: (key) => this.queue.add(key),
       workerColumns: opts.workerColumns,
       allPipelines: () => this.pipelines.list(),
       guard: () => {

@@ -31,6 +31,23 @@ export interface PartMemoOptions {
   jitter?: number;
   now?: () => number;
   random?: () => number;
+  /**
+   * Called with `namespace/name` of every other pipeline naming the same topic or table when a
+   * pipeline's inputs change (new, edited): their memos are dropped and they must be reconciled,
+   * so an older claimant appearing is judged within one reconcile, not at the next recheck.
+   */
+  onPeerChanged?: (key: string) => void;
+}
+
+/** Claim identities of a spec: its topic on its cluster, its table on its server. */
+export function claimKeys(spec: ResolvedSpec): string[] {
+  const kafka = spec.kafka as Partial<ResolvedSpec['kafka']> | undefined;
+  const ch = spec.clickhouse as Partial<ResolvedSpec['clickhouse']> | undefined;
+  const keys: string[] = [];
+  if (kafka?.topic?.name)
+    keys.push(`topic ${[...(kafka.bootstrapServers ?? [])].sort().join(',')} ${kafka.topic.name}`);
+  if (ch?.url && ch.table) keys.push(`table ${ch.url} ${ch.database ?? ''}.${ch.table}`);
+  return keys;
 }
 
 /** What an ensure depends on besides the world outside: spec, Secrets, annotations. */
@@ -63,11 +80,14 @@ export class PartMemo {
   private readonly jitter: number;
   private readonly now: () => number;
   private readonly random: () => number;
+  /** Pipelines (uid) by claim key, and each pipeline's keys, name and last seen fingerprint. */
+  private readonly claimants = new Map<string, Set<string>>();
+  private readonly claimsOf = new Map<string, { keys: string[]; key: string; fingerprint: string }>();
   /** ensure calls answered from the memo / passed to the part (tests, metrics). */
   hits = 0;
   misses = 0;
 
-  constructor(opts: PartMemoOptions = {}) {
+  constructor(private readonly opts: PartMemoOptions = {}) {
     this.recheckMs = opts.recheckMs ?? 300_000;
     this.jitter = opts.jitter ?? 0.2;
     this.now = opts.now ?? Date.now;
@@ -83,6 +103,7 @@ export class PartMemo {
   ): Promise<PartOutcome> {
     const key = `${part.name}/${spec.uid}`;
     const fingerprint = partFingerprint(spec, ctx, secretsVersion);
+    this.track(spec, fingerprint);
     const memo = this.memos.get(key);
     const t = this.now();
     if (memo && memo.fingerprint === fingerprint && t < memo.dueAt) {
@@ -101,6 +122,35 @@ export class PartMemo {
   /** Forces the next ensure of a pipeline's parts to run (our own change, a deleted pipeline). */
   invalidate(uid: string): void {
     for (const k of [...this.memos.keys()]) if (k.endsWith(`/${uid}`)) this.memos.delete(k);
+  }
+
+  /** Forgets a deleted pipeline: its memos and its claims. */
+  forget(uid: string): void {
+    this.invalidate(uid);
+    for (const k of this.claimsOf.get(uid)?.keys ?? []) this.claimants.get(k)?.delete(uid);
+    this.claimsOf.delete(uid);
+  }
+
+  /** Indexes the pipeline's claims; on new inputs drops and requeues the memos of its peers. */
+  private track(spec: ResolvedSpec, fingerprint: string): void {
+    const prev = this.claimsOf.get(spec.uid);
+    if (prev?.fingerprint === fingerprint) return;
+    const keys = claimKeys(spec);
+    const peers = new Set<string>();
+    for (const k of new Set([...(prev?.keys ?? []), ...keys]))
+      for (const uid of this.claimants.get(k) ?? []) if (uid !== spec.uid) peers.add(uid);
+    for (const k of prev?.keys ?? []) this.claimants.get(k)?.delete(spec.uid);
+    for (const k of keys) {
+      let set = this.claimants.get(k);
+      if (!set) this.claimants.set(k, (set = new Set()));
+      set.add(spec.uid);
+    }
+    this.claimsOf.set(spec.uid, { keys, key: `${spec.namespace}/${spec.name}`, fingerprint });
+    for (const uid of peers) {
+      this.invalidate(uid);
+      const peer = this.claimsOf.get(uid);
+      if (peer) this.opts.onPeerChanged?.(peer.key);
+    }
   }
 
   /** Forces every pipeline's next ensure on `part` to run (a catalogue observer saw a change). */

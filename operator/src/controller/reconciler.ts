@@ -78,6 +78,8 @@ export interface ReconcilerOptions {
   guard?: () => DestructiveGuard;
   /** Reuse of clean Topic/Table outcomes (part-memo.ts); 0 turns it off. Default 5 min. */
   externalRecheckMs?: number;
+  /** Queues a pipeline key (`namespace/name`): peers of a changed claim are judged again at once. */
+  enqueue?: (key: string) => void;
   /** Bound on deletionPolicy Delete before it falls back to Retain (finalize.ts). */
   deleteTimeoutMs?: number;
 }
@@ -102,7 +104,7 @@ export class Reconciler {
   constructor(private readonly opts: ReconcilerOptions) {
     this.log = opts.log ?? silentLogger;
     const recheckMs = opts.externalRecheckMs ?? 300_000;
-    if (recheckMs > 0) this.partMemo = new PartMemo({ recheckMs });
+    if (recheckMs > 0) this.partMemo = new PartMemo({ recheckMs, onPeerChanged: opts.enqueue });
     this.secretValues = new SecretValues(
       (ns, name, key) => readSecretKey(opts.client, ns, name, key),
       opts.secrets,
@@ -145,7 +147,7 @@ export class Reconciler {
       return {};
     }
     if (lp.metadata.deletionTimestamp) {
-      this.partMemo?.invalidate(lp.metadata.uid ?? '');
+      this.partMemo?.forget(lp.metadata.uid ?? '');
       return this.finalize(lp);
     }
     let current = lp;

@@ -16,6 +16,8 @@ export interface ExternalClients {
   clickhouse: ClickHousePool;
   /** The lag autoscaler (shares both pools). */
   autoscaler: LagScaler;
+  /** The per-cluster Kafka observers the autoscaler samples through (one round per cluster and interval). */
+  observers: KafkaObservers;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     kafka,
     clickhouse,
     autoscaler,
+    observers,
     close: async () => {
       autoscaler.close();
       await Promise.allSettled([kafka.close(), clickhouse.close(), observers.close()]);

@@ -66,6 +66,7 @@ export interface LagScaler extends ScalingPart {
 }
 
 interface Entry {
+  uid: string;
   namespace: string;
   name: string;
   scaler: ScalerState;
@@ -130,7 +131,8 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
 
   async function sampleInBackground(e: Entry, t: number): Promise<void> {
     const cur = deps.current!(e.namespace, e.name);
-    if (!cur.pipeline || !cur.deployment || !e.spec || !e.ctx) return;
+    if (!cur.pipeline || cur.pipeline.metadata.deletionTimestamp || !cur.deployment || !e.spec || !e.ctx)
+      return;
     const dep = withScaleInFlight(e, cur.deployment, t);
     e.polling = true;
     e.lastPollAt = t;
@@ -140,6 +142,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     } finally {
       e.polling = false;
     }
+    if (entries.get(e.uid) !== e) return;
     if (outcomeChanged(e.last, next, dep.replicas)) {
       e.last = next;
       e.pending = true;
@@ -238,6 +241,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
         ? { lastScaleTime: lag.lastScaleTime, lastScaleReason: lag.lastScaleReason }
         : undefined;
       e = {
+        uid: spec.uid,
         namespace: spec.namespace,
         name: spec.name,
         scaler: { history: [] },
@@ -339,6 +343,8 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     sink: { kind: string } | undefined,
     dep: DeploymentView,
   ): Promise<void> {
+    // Swept while its sample was in flight (pipeline deleted): no Event, no metric series again.
+    if (entries.get(e.uid) !== e) return;
     if (d.direction !== 'none') {
       deps.metrics?.scaled(e.namespace, e.name, d.direction);
       // The status writer turns a flip of the Scaling condition into an Event with this same reason
@@ -398,7 +404,12 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
         return { ...e.last, replicas: undefined, requeueAfterMs: requeue };
       }
       e.lastPollAt = t;
-      e.last = await sample(spec, withScaleInFlight(e, dep, t), ctx, e, t);
+      e.polling = true;
+      try {
+        e.last = await sample(spec, withScaleInFlight(e, dep, t), ctx, e, t);
+      } finally {
+        e.polling = false;
+      }
       return handOut(e, e.last, dep, t);
     },
   };

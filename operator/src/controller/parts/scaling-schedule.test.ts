@@ -31,9 +31,10 @@ describe('dueForSampling', () => {
     expect(dueForSampling([never, inFlight, pending], 1500)).toEqual([]);
   });
 
-  it('decides a pending pipeline again after two intervals without its reconcile', () => {
+  it('decides a pending pipeline again only after a minute without its reconcile', () => {
     const pending = entry('a', 0, { pending: true });
-    expect(dueForSampling([pending], 2000)).toEqual([pending]);
+    expect(dueForSampling([pending], 59_000)).toEqual([]);
+    expect(dueForSampling([pending], 60_000)).toEqual([pending]);
   });
 });
 

@@ -24,8 +24,9 @@ export interface SampledPipeline {
  * Pipelines to sample now: a cluster is due when one of its pipelines is past its interval; then
  * every pipeline of that cluster past `alignFraction` of its interval joins the same round, so
  * pipelines created at different times converge on one round per cluster and interval. A pending
- * outcome is not re-decided until its reconcile consumed it, or it waited two intervals (the
- * reconcile could not run, e.g. children refused: decide again from fresh offsets).
+ * outcome is not re-decided until its reconcile consumed it (deciding again on the old replica
+ * count would scale and report the same step twice), unless it waited pendingLimitMs: the
+ * reconcile could not get to the autoscaler (e.g. children refused), so decide from fresh offsets.
  */
 export function dueForSampling<T extends SampledPipeline>(
   entries: Iterable<T>,
@@ -37,11 +38,16 @@ export function dueForSampling<T extends SampledPipeline>(
   for (const e of entries) {
     if (e.cluster === undefined || e.polling) continue;
     const age = t - e.lastPollAt;
-    if (e.pending && age < 2 * e.pollMs) continue;
+    if (e.pending && age < pendingLimitMs(e.pollMs)) continue;
     if (age >= alignFraction * e.pollMs) candidates.push(e);
     if (age >= e.pollMs) dueClusters.add(e.cluster);
   }
   return candidates.filter((e) => dueClusters.has(e.cluster!));
+}
+
+/** How long a pending outcome blocks new decisions: ten intervals, at least a minute. */
+export function pendingLimitMs(pollMs: number): number {
+  return Math.max(10 * pollMs, 60_000);
 }
 
 /**
