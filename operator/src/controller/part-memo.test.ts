@@ -90,3 +90,64 @@ describe('PartMemo', () => {
     expect(f.calls).toHaveLength(2);
   });
 });
+
+describe('PartMemo claim index', () => {
+  const part: ExternalPart = {
+    name: 'Topic',
+    ensure: async () => ({ status: 'True', reason: 'TopicReady', message: 'ok' }),
+    delete: async () => undefined,
+  };
+  const specOf = (uid: string, name: string, topic: string) =>
+    ({
+      uid,
+      name,
+      namespace: 'ns',
+      kafka: { bootstrapServers: ['k:9092'], topic: { name: topic } },
+      clickhouse: { url: 'http://ch:8123', database: 'logs', table: name },
+    }) as unknown as ResolvedSpec;
+  const ctxOf = (uid: string, name: string, generation = 1): PartContext => ({
+    pipeline: { metadata: { name, namespace: 'ns', uid, generation } } as unknown as LogPipeline,
+    readSecretKey: async () => undefined,
+    log: silentLogger,
+    guard: UNGUARDED,
+    pipelines: () => [],
+  });
+
+  it('drops and requeues the memo of a pipeline whose topic another pipeline starts naming', async () => {
+    const requeued: string[] = [];
+    const memo = new PartMemo({
+      recheckMs: 60_000,
+      jitter: 0,
+      now: () => 0,
+      onPeerChanged: (k) => requeued.push(k),
+    });
+    await memo.ensure(part, specOf('a', 'a', 'shared'), ctxOf('a', 'a'), 'sv');
+    await memo.ensure(part, specOf('b', 'b', 'other'), ctxOf('b', 'b'), 'sv');
+    expect(requeued).toEqual([]);
+    expect(memo.size).toBe(2);
+    // b is edited to name a's topic: a must be judged again now, not at its next recheck.
+    await memo.ensure(part, specOf('b', 'b', 'shared'), ctxOf('b', 'b', 2), 'sv');
+    expect(requeued).toEqual(['ns/a']);
+    expect(memo.misses).toBe(3);
+    await memo.ensure(part, specOf('a', 'a', 'shared'), ctxOf('a', 'a'), 'sv');
+    expect(memo.misses).toBe(4);
+    // Unchanged inputs requeue nobody.
+    await memo.ensure(part, specOf('b', 'b', 'shared'), ctxOf('b', 'b', 2), 'sv');
+    expect(requeued).toEqual(['ns/a']);
+  });
+
+  it('forgets a deleted pipeline and its claims', async () => {
+    const requeued: string[] = [];
+    const memo = new PartMemo({
+      recheckMs: 60_000,
+      jitter: 0,
+      now: () => 0,
+      onPeerChanged: (k) => requeued.push(k),
+    });
+    await memo.ensure(part, specOf('a', 'a', 'shared'), ctxOf('a', 'a'), 'sv');
+    memo.forget('a');
+    expect(memo.size).toBe(0);
+    await memo.ensure(part, specOf('b', 'b', 'shared'), ctxOf('b', 'b'), 'sv');
+    expect(requeued).toEqual([]);
+  });
+});
