@@ -126,7 +126,10 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
 
   /** Samples the due pipelines (one observer round per cluster) and queues the changed ones. */
   function tick(t: number): void {
-    for (const e of dueForSampling(entries.values(), t)) void sampleInBackground(e, t);
+    for (const e of dueForSampling(entries.values(), t))
+      sampleInBackground(e, t).catch((err: unknown) =>
+        e.ctx?.log.warn('autoscaler background sample failed', { err: errorMessage(err) }),
+      );
   }
 
   async function sampleInBackground(e: Entry, t: number): Promise<void> {
