@@ -18,8 +18,8 @@ describe('dueForSampling', () => {
 
   it('pulls the nearly due pipelines of a due cluster into the same round, not those of other clusters', () => {
     const due = entry('a', 0);
-    const nearly = entry('a', 150); // 85 % of its interval at t=1000
-    const early = entry('a', 500);
+    const nearly = entry('a', 450); // 55 % of its interval at t=1000
+    const early = entry('a', 600);
     const other = entry('b', 150);
     expect(dueForSampling([due, nearly, early, other], 1000)).toEqual([due, nearly]);
   });

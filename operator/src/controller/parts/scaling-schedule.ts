@@ -22,8 +22,9 @@ export interface SampledPipeline {
 
 /**
  * Pipelines to sample now: a cluster is due when one of its pipelines is past its interval; then
- * every pipeline of that cluster past `alignFraction` of its interval joins the same round, so
- * pipelines created at different times converge on one round per cluster and interval. A pending
+ * every pipeline of that cluster past `alignFraction` (half) of its interval joins the same round,
+ * so pipelines created at different times converge on one round per cluster and interval within
+ * an interval or two (a round fetches every pair it holds anyway). A pending
  * outcome is not re-decided until its reconcile consumed it (deciding again on the old replica
  * count would scale and report the same step twice), unless it waited pendingLimitMs: the
  * reconcile could not get to the autoscaler (e.g. children refused), so decide from fresh offsets.
@@ -31,7 +32,7 @@ export interface SampledPipeline {
 export function dueForSampling<T extends SampledPipeline>(
   entries: Iterable<T>,
   t: number,
-  alignFraction = 0.8,
+  alignFraction = 0.5,
 ): T[] {
   const candidates: T[] = [];
   const dueClusters = new Set<string>();
