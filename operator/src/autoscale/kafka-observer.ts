@@ -151,13 +151,14 @@ export class KafkaClusterObserver {
         .then(() => new Promise((r) => setTimeout(r, this.opts.gatherMs ?? 20)))
         .then(() => {
           this.next = undefined;
-          // Pairs past half their accepted age: a storm of new pipelines (each one missing)
-          // refreshes only the new and the ageing pairs, not every pair once per newcomer.
+          // Only the pairs past their accepted age (their callers wait for this round): a storm
+          // of new pipelines refreshes only the new pairs, not every pair once per newcomer;
+          // the autoscaler asks for all pairs of a cluster in the same tick once per interval.
           const at = this.now();
           const pairs = new Set<string>();
           for (const [k, w] of this.wanted) {
             const o = this.observed.get(k);
-            if (!o || at - o.at > w.maxAgeMs / 2) pairs.add(k);
+            if (!o || at - o.at > w.maxAgeMs) pairs.add(k);
           }
           const promise = this.round(pairs).finally(() => {
             if (this.running?.promise === promise) this.running = undefined;
