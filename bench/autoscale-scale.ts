@@ -16,12 +16,14 @@ import {
   benchSpec,
   cpuSeconds,
   median,
+  groupCpuSeconds,
   metric,
   rssMiB,
   scrape,
   startOperator,
   until,
 } from './autoscale-support';
+import { coldStart, phase, type Mark, type PhaseCounters } from './autoscale-phases';
 
 /** Result of the N-pipeline run. */
 export interface ScaleResult {
@@ -42,6 +44,28 @@ export interface ScaleResult {
   };
   afterDeleteRssMiB: number;
   afterDeleteAutoscalerSeries: number;
+  /** Seconds after creation when 50% / 90% / 100% were Ready (5 s sampling). */
+  readyAt?: Record<string, number>;
+  /** Create phase (t0 -> all Ready): CPU of operator and kube-apiserver, reconciles, requests. */
+  create?: PhaseCounters;
+  steadyCounters?: PhaseCounters;
+  steadyLate?: PhaseCounters;
+  /** A fresh operator over the Ready pipelines (cold start): its whole counters. */
+  restart?: Record<string, unknown>;
+}
+
+/** Switches of the scale part (bench CLI flags). */
+export interface ScaleBenchOptions {
+  /** Operator --concurrency. Default 16 (the operator's default). */
+  concurrency?: number;
+  /** Extra node arguments of the operator process, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/p']. */
+  nodeArgs?: string[];
+  /** Measure a cold start (a fresh operator over the Ready pipelines). Default true. */
+  restart?: boolean;
+  /** Ready sampling period (readyAt resolution). Default 1000 ms. */
+  readyPollMs?: number;
+  /** Skip the churn phase (delete all, sweep check). Default false. */
+  skipDelete?: boolean;
 }
 
 const NS = 'bench-1000';
@@ -124,7 +148,9 @@ export async function scaleBench(
   dir: string,
   n: number,
   steadySeconds: number,
+  opts: ScaleBenchOptions = {},
 ): Promise<ScaleResult> {
+  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? 16, opts.nodeArgs ?? []);
   const { core, custom } = clients(bed);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   await core.createNamespacedSecret({
@@ -134,7 +160,7 @@ export async function scaleBench(
       stringData: { username: bed.clickhouse!.username, password: bed.clickhouse!.password },
     },
   });
-  const op = await startOperator(bed, [NS], dir);
+  let op = await start();
   const writer = zeroReplicaStatusWriter(bed);
   try {
     const names = Array.from({ length: n }, (_, i) => `p${String(i).padStart(4, '0')}`);
@@ -145,6 +171,15 @@ export async function scaleBench(
       lagPerReplica: 10_000,
       scaleDownStabilization: '0s',
     };
+    const apiPgid = bed.kubernetes!.apiserver.pid;
+    const mark = async (): Promise<Mark> => ({
+      at: Date.now(),
+      op: cpuSeconds(op.child.pid!),
+      api: groupCpuSeconds(apiPgid),
+      text: await scrape(op),
+    });
+    const m0 = await mark();
+    const readyAt: Record<string, number> = {};
     const t0 = Date.now();
     await pool(names, 8, (name) =>
       custom.createNamespacedCustomObject({
@@ -169,12 +204,19 @@ export async function scaleBench(
         const line = `${Math.round((Date.now() - t0) / 1000)}s: ${c.ready}/${c.total} Ready`;
         if (line.split(':')[1] !== last.split(':')[1]) process.stderr.write(`${line}\n`);
         last = line;
+        for (const [label, frac] of [
+          ['p50', 0.5],
+          ['p90', 0.9],
+          ['all', 1],
+        ] as const)
+          if (readyAt[label] === undefined && c.ready >= frac * n) readyAt[label] = (Date.now() - t0) / 1000;
         return c.ready === n;
       },
       3_600_000,
-      5_000,
+      opts.readyPollMs ?? 1_000,
     );
     const allReady = Date.now();
+    const m1 = await mark();
     const pid = op.child.pid!;
     const text = await scrape(op);
     const ready = {
@@ -189,8 +231,11 @@ export async function scaleBench(
     const rec0 = metric(text, 'logpipeline_operator_reconcile_total').sum;
     const rss: number[] = [];
     const heap: number[] = [];
+    let mMid: Mark | undefined;
+    const half = Date.now() + (steadySeconds * 1000) / 2;
     for (const end = Date.now() + steadySeconds * 1000; Date.now() < end;) {
       await new Promise((r) => setTimeout(r, 5_000));
+      if (!mMid && Date.now() >= half) mMid = await mark();
       rss.push(rssMiB(pid));
       heap.push(
         Math.round(
@@ -199,7 +244,39 @@ export async function scaleBench(
       );
     }
     const cpu = cpuSeconds(pid) - cpu0;
+    const m2 = await mark();
     const reconciles = metric(await scrape(op), 'logpipeline_operator_reconcile_total').sum - rec0;
+    let restart: Record<string, unknown> | undefined;
+    if (opts.restart ?? true) {
+      await op.stop();
+      op = await start();
+      restart = await coldStart(op, n);
+      process.stderr.write(`restart: ${JSON.stringify(restart)}\n`);
+    }
+    if (opts.skipDelete) {
+      // Profiling runs: skip the churn phase (the bed is torn down with the namespace anyway).
+      return {
+        pipelines: n,
+        createSeconds: (created - t0) / 1000,
+        allReadySeconds: (allReady - t0) / 1000,
+        ...ready,
+        steady: {
+          seconds: steadySeconds,
+          cpuSeconds: Math.round(cpu * 100) / 100,
+          reconciles,
+          pollsPerCpuSecond: Math.round(reconciles / cpu),
+          rssMiB: { median: median(rss), max: Math.max(...rss) },
+          heapUsedMiB: { median: median(heap), max: Math.max(...heap) },
+        },
+        afterDeleteRssMiB: NaN,
+        afterDeleteAutoscalerSeries: NaN,
+        readyAt,
+        create: phase(m0, m1),
+        steadyCounters: phase(m1, m2, n),
+        steadyLate: mMid ? phase(mMid, m2, n) : undefined,
+        restart,
+      };
+    }
     // Churn: delete every pipeline; the autoscaler's state and series must go with them (sweep: 30 s).
     await pool(names, 8, (name) =>
       custom.deleteNamespacedCustomObject({
@@ -231,8 +308,13 @@ export async function scaleBench(
         rssMiB: { median: median(rss), max: Math.max(...rss) },
         heapUsedMiB: { median: median(heap), max: Math.max(...heap) },
       },
-      afterDeleteRssMiB: rssMiB(pid),
+      afterDeleteRssMiB: rssMiB(op.child.pid!),
       afterDeleteAutoscalerSeries: metric(afterText, 'logpipeline_autoscaler_lag_messages').series,
+      readyAt,
+      create: phase(m0, m1),
+      steadyCounters: phase(m1, m2, n),
+      /** The second half of the steady window only (late first polls and scale-downs are over). */
+      steadyLate: mMid ? phase(mMid, m2, n) : undefined,
     };
   } finally {
     await writer.stop();

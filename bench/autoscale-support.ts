@@ -31,7 +31,8 @@ export async function startOperator(
   bed: TestBed,
   namespaces: string[],
   dir: string,
-  concurrency = 4,
+  concurrency = 16,
+  nodeArgs: string[] = [],
 ): Promise<OperatorProcess> {
   const main = path.resolve(__dirname, '../operator/src/main.js');
   if (!fs.existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first`);
@@ -54,7 +55,8 @@ export async function startOperator(
     '--log-level',
     'warn',
   );
-  const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', out, out] });
+  // e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] (the profile is written at the SIGTERM exit).
+  const child = spawn(process.execPath, [...nodeArgs, main, ...args], { stdio: ['ignore', out, out] });
   fs.closeSync(out);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return {
@@ -158,4 +160,42 @@ export async function until<T>(
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** CPU seconds of every live process in process group `pgid` (a bed service and its supervisor). */
+export function groupCpuSeconds(pgid: number): number {
+  let total = 0;
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(f[2]) === pgid) total += (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      // gone
+    }
+  }
+  return total;
+}
+
+/** Samples of a labelled counter family in Prometheus text: "label values" -> value. */
+export function metricSeries(text: string, name: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const labels = line.slice(name.length + 1, line.lastIndexOf('}'));
+    const key = [...labels.matchAll(/="([^"]*)"/g)].map((m) => m[1]).join(' ');
+    out.set(key, Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return out;
+}
+
+/** after - before of two metricSeries maps, zero entries dropped, sorted by count. */
+export function seriesDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  const out: Array<[string, number]> = [];
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d) out.push([k, d]);
+  }
+  return Object.fromEntries(out.sort((a, b) => b[1] - a[1]));
 }

@@ -8,7 +8,10 @@
  *   scale-up of the Deployment, per poll interval, median of `runs`;
  * - drain: time for 1 worker and for the maximum (one per partition) to drain a fixed backlog,
  *   with lines per worker CPU-second (the workers log their CPU time at exit);
- * - scale: the 1000-pipeline run (bench/autoscale-scale.ts).
+ * - scale: the 1000-pipeline run (bench/autoscale-scale.ts): readyAt p50/p90/all, per-phase
+ *   counters (create, steady, steadyLate: operator and apiserver CPU, reconciles, Kubernetes /
+ *   ClickHouse / Kafka requests, per pipeline per minute), RSS, a cold start and the churn.
+ *   Flags: --concurrency 16, --restart 1|0, --skip-delete 0|1, --cpu-prof-dir DIR.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -41,6 +44,14 @@ export interface AutoscaleBenchOptions {
   pipelines: number;
   steadySeconds: number;
   parts: string[];
+  /** Operator --concurrency in the scale part. */
+  concurrency: number;
+  /** Scale part: write an operator CPU profile into this directory ('' = none). */
+  cpuProfDir: string;
+  /** Scale part: measure a cold start (1) or not (0). */
+  restart: number;
+  /** Scale part: skip deleting the pipelines at the end (1). */
+  skipDelete: number;
 }
 
 const NS = 'as-bench';
@@ -54,6 +65,10 @@ function parseOptions(argv: string[]): AutoscaleBenchOptions {
     pipelines: 1000,
     steadySeconds: 60,
     parts: ['reaction', 'drain', 'scale'],
+    concurrency: 16,
+    cpuProfDir: '',
+    restart: 1,
+    skipDelete: 0,
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i]
@@ -61,7 +76,12 @@ function parseOptions(argv: string[]): AutoscaleBenchOptions {
       .replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof AutoscaleBenchOptions;
     if (!(key in o)) throw new Error(`unknown option ${argv[i]}`);
     const v = argv[i + 1];
-    (o as unknown as Record<string, unknown>)[key] = Array.isArray(o[key]) ? v.split(',') : Number(v);
+    const current = o[key];
+    (o as unknown as Record<string, unknown>)[key] = Array.isArray(current)
+      ? v.split(',')
+      : typeof current === 'string'
+        ? v
+        : Number(v);
   }
   return o;
 }
@@ -308,7 +328,13 @@ async function main(): Promise<void> {
         await admin.disconnect();
       }
     }
-    if (o.parts.includes('scale')) result.scale = await scaleBench(bed, dir, o.pipelines, o.steadySeconds);
+    if (o.parts.includes('scale'))
+      result.scale = await scaleBench(bed, dir, o.pipelines, o.steadySeconds, {
+        concurrency: o.concurrency,
+        nodeArgs: o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [],
+        restart: o.restart !== 0,
+        skipDelete: o.skipDelete !== 0,
+      });
     return result;
   });
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -25,7 +25,10 @@ describe('chart env -> operator config', () => {
       leaseNamespace: NS,
       leaseName: `${FULLNAME}-leader`,
       metricsPort: 8080,
-      concurrency: 4,
+      concurrency: 16,
+      clickhouseDdlInFlight: 4,
+      kafkaAdminInFlight: 8,
+      externalRecheckMs: 300_000,
       logLevel: 'info',
       identity: 'operator-7d9f-abcde',
     });

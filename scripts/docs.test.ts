@@ -30,6 +30,12 @@ const NOT_REASONS = new Set([
   'CreateTopics',
   'DeleteTopics',
   'OwnerRecordCommit',
+  // Kafka API names: labels of logpipeline_operator_kafka_requests_total, not reasons.
+  'Metadata',
+  'ListOffsets',
+  'OffsetFetch',
+  'GroupCoordinator',
+  'DescribeConfigs',
   'FallbackToLogsOnError',
   'ConfigMap',
   'PodDisruptionBudget',

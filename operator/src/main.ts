@@ -6,11 +6,15 @@
  * Flags (env): --kubeconfig (KUBECONFIG; else in-cluster, else ~/.kube/config),
  * --namespaces a,b (WATCH_NAMESPACES; empty = all), --leader-elect true|false (LEADER_ELECT),
  * --lease-namespace (LEASE_NAMESPACE, else POD_NAMESPACE, else default), --lease-name (LEASE_NAME),
- * --metrics-port (METRICS_PORT, 8080), --concurrency (CONCURRENCY, 4), --log-level (LOG_LEVEL).
+ * --metrics-port (METRICS_PORT, 8080), --concurrency (CONCURRENCY, 16), --log-level (LOG_LEVEL),
+ * --clickhouse-ddl-in-flight (CLICKHOUSE_DDL_IN_FLIGHT, 4: per server), --kafka-admin-in-flight
+ * (KAFKA_ADMIN_IN_FLIGHT, 8: per cluster), --external-recheck-seconds (EXTERNAL_RECHECK_SECONDS, 300:
+ * how long a clean topic/table check is reused before the next drift check).
  */
 import os from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { configureDefaults } from './api/defaults';
+import { configureBackendLimits, DEFAULT_BACKEND_LIMITS } from './apply/in-flight';
 import { Manager } from './controller/manager';
 import { registerExternalParts } from './controller/parts';
 import { registrySource, startProbeServer } from '../../common/src/probe-server';
@@ -26,6 +30,12 @@ export interface OperatorConfig {
   leaseName: string;
   metricsPort: number;
   concurrency: number;
+  /** DDL statements in flight per ClickHouse server; 0: unlimited. */
+  clickhouseDdlInFlight: number;
+  /** Admin operations in flight per Kafka cluster; 0: unlimited. */
+  kafkaAdminInFlight: number;
+  /** Reuse of a clean topic/table check, in ms; 0: check on every reconcile. */
+  externalRecheckMs: number;
   logLevel: LogLevel;
   identity: string;
 }
@@ -55,7 +65,20 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     leaseNamespace: get('lease-namespace', 'LEASE_NAMESPACE') || env.POD_NAMESPACE || 'default',
     leaseName: get('lease-name', 'LEASE_NAME') || 'logpipeline-operator',
     metricsPort: int(get('metrics-port', 'METRICS_PORT'), 8080, 'metrics port'),
-    concurrency: Math.max(1, int(get('concurrency', 'CONCURRENCY'), 4, 'concurrency')),
+    concurrency: Math.max(1, int(get('concurrency', 'CONCURRENCY'), 16, 'concurrency')),
+    clickhouseDdlInFlight: int(
+      get('clickhouse-ddl-in-flight', 'CLICKHOUSE_DDL_IN_FLIGHT'),
+      DEFAULT_BACKEND_LIMITS.clickhouseDdl,
+      'clickhouse ddl in flight',
+    ),
+    kafkaAdminInFlight: int(
+      get('kafka-admin-in-flight', 'KAFKA_ADMIN_IN_FLIGHT'),
+      DEFAULT_BACKEND_LIMITS.kafkaAdmin,
+      'kafka admin in flight',
+    ),
+    externalRecheckMs:
+      1000 *
+      int(get('external-recheck-seconds', 'EXTERNAL_RECHECK_SECONDS'), 300, 'external recheck seconds'),
     logLevel: (get('log-level', 'LOG_LEVEL') as LogLevel) || 'info',
     identity: env.POD_NAME || `${os.hostname()}_${process.pid}`,
   };
@@ -82,12 +105,14 @@ async function main(): Promise<void> {
       .map((s) => s.trim())
       .filter(Boolean),
   });
+  configureBackendLimits({ clickhouseDdl: cfg.clickhouseDdlInFlight, kafkaAdmin: cfg.kafkaAdminInFlight });
   const log = createLogger({ level: cfg.logLevel, base: { component: 'operator', instance: cfg.identity } });
   const metrics = new OperatorMetrics({ defaultMetrics: true });
   const manager = new Manager({
     kubeConfig: loadKubeConfig(cfg.kubeconfig),
     namespaces: cfg.namespaces,
     concurrency: cfg.concurrency,
+    externalRecheckMs: cfg.externalRecheckMs,
     identity: cfg.identity,
     leaderElection: cfg.leaderElect ? { namespace: cfg.leaseNamespace, name: cfg.leaseName } : false,
     log,

@@ -3,6 +3,8 @@
  * for conditions worth a retry with backoff: the server unreachable, authentication refused, or a
  * statement failing on the server. The server's own message is kept; credentials never appear.
  */
+import { countClickHouseRequest } from './request-counts';
+import { backendLimits, InFlightLimiter } from './in-flight';
 import {
   ClickHouseError,
   ClickHouseLogLevel,
@@ -35,18 +37,44 @@ export interface ClickHouseConnection {
 
 /** Creates a client; it connects lazily, so creating one never fails for an unreachable server. */
 export function createClickHouseClient(conn: ClickHouseConnection): ClickHouseClient {
-  return createClient({
-    url: conn.url,
-    username: conn.username ?? 'default',
-    password: conn.password ?? '',
-    request_timeout: conn.requestTimeoutMs ?? 30_000,
-    application: 'logpipeline-operator',
-    // DDL answers only after it finished, so a failure reaches us as an error instead of a 200.
-    clickhouse_settings: { wait_end_of_query: 1 },
-    // Failures reach the caller as ClickHouseApplyError/outcomes; the client's own logger would dump
-    // request internals to stderr on every expected failure.
-    log: { level: ClickHouseLogLevel.OFF },
-  });
+  return countedClient(
+    conn.url,
+    createClient({
+      url: conn.url,
+      username: conn.username ?? 'default',
+      password: conn.password ?? '',
+      request_timeout: conn.requestTimeoutMs ?? 30_000,
+      application: 'logpipeline-operator',
+      // DDL answers only after it finished, so a failure reaches us as an error instead of a 200.
+      clickhouse_settings: { wait_end_of_query: 1 },
+      // Failures reach the caller as ClickHouseApplyError/outcomes; the client's own logger would dump
+      // request internals to stderr on every expected failure.
+      log: { level: ClickHouseLogLevel.OFF },
+    }),
+  );
+}
+
+/** DDL in flight per ClickHouse server (apply/in-flight.ts): concurrent reconciles must not pile it up. */
+const ddlInFlight = new InFlightLimiter(() => backendLimits().clickhouseDdl);
+
+/** Counts every request the client sends (observability/requests.ts); limits commands per server. */
+function countedClient(server: string, client: ClickHouseClient): ClickHouseClient {
+  const query = client.query.bind(client);
+  const command = client.command.bind(client);
+  const ping = client.ping.bind(client);
+  client.query = ((p: { query: string }) => {
+    countClickHouseRequest(p.query);
+    return query(p as never);
+  }) as typeof client.query;
+  client.command = ((p: { query: string }) => {
+    countClickHouseRequest(p.query);
+    return ddlInFlight.run(server, () => command(p as never));
+  }) as typeof client.command;
+  client.ping = ((p?: unknown) => {
+    countClickHouseRequest('PING');
+    return ping(p as never);
+  }) as typeof client.ping;
+  return client;
 }
 
 // Auth failures: AUTHENTICATION_FAILED, REQUIRED_PASSWORD, UNKNOWN_USER, WRONG_PASSWORD.

@@ -8,6 +8,8 @@ import type { SaslMechanism } from '../../../common/src/worker-config';
 import { createHash } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type KafkaConfig, type logCreator, type SASLOptions } from 'kafkajs';
 import { registerKafkaCodecs } from '../../../common/src/kafka/codecs';
+import { countKafkaRequest } from './request-counts';
+import { backendLimits, InFlightLimiter } from './in-flight';
 import type { ResolvedSpec } from '../api/defaults';
 
 /** Secret values the pipeline's Secrets hold (read by the caller). */
@@ -106,6 +108,8 @@ export function buildKafkaConfig(conn: KafkaConnection, opts: KafkaAdminOptions 
 /** Shared, lazily connected admin clients keyed by kafkaConnectionKey. */
 export class KafkaAdminPool {
   private readonly admins = new Map<string, Promise<Admin>>();
+  /** Admin operations in flight per cluster (apply/in-flight.ts). */
+  private readonly inFlight = new InFlightLimiter(() => backendLimits().kafkaAdmin);
 
   /** Registers every Kafka codec: an admin may read records (offsets, samples) of any compression. */
   constructor(private readonly opts: KafkaAdminOptions = {}) {
@@ -123,6 +127,7 @@ export class KafkaAdminPool {
     let admin = this.admins.get(key);
     if (!admin) {
       const created = new Kafka(buildKafkaConfig(conn, this.opts)).admin();
+      created.on(created.events.REQUEST, (e) => countKafkaRequest(e.payload.apiName));
       admin = created.connect().then(
         () => created,
         (err: unknown) => {
@@ -142,7 +147,7 @@ export class KafkaAdminPool {
   async withAdmin<T>(conn: KafkaConnection, fn: (admin: Admin) => Promise<T>): Promise<T> {
     const admin = await this.admin(conn);
     try {
-      return await fn(admin);
+      return await this.inFlight.run(kafkaConnectionKey(conn), () => fn(admin));
     } catch (err) {
       if (err instanceof KafkaApplyError && err.reason === 'KafkaUnreachable') await this.evict(conn);
       throw err;

@@ -7,6 +7,7 @@
  * listConsumerGroupOffsets), Kafka removes it with the topic, and the operator renews it daily,
  * because an empty group's offsets expire after `offsets.retention.minutes` (7 days by default).
  */
+import { countKafkaRequest } from './request-counts';
 import { Kafka, type Admin } from 'kafkajs';
 import { buildKafkaConfig, errorMessage, KafkaApplyError, type KafkaConnection } from './kafka-client';
 
@@ -42,7 +43,7 @@ export class OwnerRecordUnreadable extends KafkaApplyError {
   }
 }
 
-interface CoordinatorBroker {
+export interface CoordinatorBroker {
   offsetCommit(req: {
     groupId: string;
     groupGenerationId: number;
@@ -53,7 +54,7 @@ interface CoordinatorBroker {
     }>;
   }): Promise<unknown>;
 }
-interface InternalCluster {
+export interface InternalCluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
   findGroupCoordinator(req: { groupId: string }): Promise<CoordinatorBroker>;
@@ -64,7 +65,7 @@ interface InternalCluster {
  * admin APIs drop the metadata string); kafkajs 2.2.4 is pinned, and the integration tests
  * (test/ownership.test.ts) fail if this ever changes.
  */
-function internalCluster(kafka: Kafka): InternalCluster {
+export function internalCluster(kafka: Kafka): InternalCluster {
   const key = Object.getOwnPropertySymbols(kafka).find(
     (s) => s.description === 'private:Kafka:createCluster',
   );
@@ -77,6 +78,7 @@ function internalCluster(kafka: Kafka): InternalCluster {
 /** Commits `record` as the owner of `topic` (generation -1: a group no consumer ever joins). */
 export async function writeTopicOwner(conn: KafkaConnection, topic: string, record: string): Promise<void> {
   const cluster = internalCluster(new Kafka(buildKafkaConfig(conn)));
+  countKafkaRequest('OwnerRecordCommit');
   try {
     await cluster.connect();
     const coordinator = await cluster.findGroupCoordinator({ groupId: OWNER_GROUP });

@@ -45,7 +45,7 @@ export interface ManagerOptions {
   kubeConfig: KubeConfig;
   /** Namespaces to watch; empty = all. */
   namespaces: string[];
-  /** Parallel reconciles (different keys only). Default 4. */
+  /** Parallel reconciles (different keys only). Default 16 (reconciles wait on I/O; backends are limited per server, apply/in-flight.ts). */
   concurrency?: number;
   /** Off: this instance reconciles right away (single replica, tests). */
   leaderElection?: LeaderElectionConfig | false;
@@ -55,6 +55,8 @@ export interface ManagerOptions {
   metrics?: OperatorMetrics;
   queue?: WorkQueueOptions;
   resyncMs?: number;
+  /** How long a clean Topic/Table outcome is reused before the next real check (part-memo.ts); 0: never. */
+  externalRecheckMs?: number;
   workerColumns?: ReconcilerOptions['workerColumns'];
 }
 
@@ -88,7 +90,7 @@ export class Manager {
   constructor(private readonly opts: ManagerOptions) {
     this.log = opts.log ?? silentLogger;
     this.client = createKubeClient(opts.kubeConfig);
-    this.queue = new WorkQueue(opts.queue);
+    this.queue = new WorkQueue(this.queueOptions());
     const informers = this.buildInformers();
     this.pipelines = informers.pipelines;
     this.deployments = informers.deployments;
@@ -114,6 +116,8 @@ export class Manager {
       log: this.log,
       identity: opts.identity,
       resyncMs: opts.resyncMs,
+      externalRecheckMs: opts.externalRecheckMs,
+      enqueue: (key) => this.queue.add(key),
       workerColumns: opts.workerColumns,
       allPipelines: () => this.pipelines.list(),
       guard: () => {
@@ -134,6 +138,13 @@ export class Manager {
       informerErrors: () =>
         Object.fromEntries(this.informerSets().map((s) => [s.opts.name, s.stats().errors])),
     });
+  }
+
+  /** Keys reconciled by this instance at least once: their later work skips the bulk of new keys. */
+  private readonly reconciled = new Set<string>();
+
+  private queueOptions(): WorkQueueOptions {
+    return { laneOf: (key) => (this.reconciled.has(key) ? 'fast' : 'bulk'), ...this.opts.queue };
   }
 
   /** Informers of pipelines, owned children (label-selected) and Secret metadata; handlers only enqueue. */
@@ -184,6 +195,7 @@ export class Manager {
       transform: toPdbView,
     });
     const onSecret = (s: CachedObject) => {
+      this.reconciler?.secretValues.forget(s.metadata.namespace ?? '', s.metadata.name);
       for (const key of this.secretIndex.pipelinesFor(s.metadata.namespace ?? '', s.metadata.name))
         this.queue.add(key);
     };
@@ -267,6 +279,11 @@ export class Manager {
     ] as never;
   }
 
+  /** Queues a reconcile of `namespace/name` (the autoscaler's background decisions call this on a change). */
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
   /** True once every cache has listed (readiness). */
   isReady(): boolean {
     return this.informerSets().every((s) => s.hasSynced());
@@ -319,7 +336,7 @@ export class Manager {
     await Promise.race([Promise.all(this.informerSets().map((s) => s.waitForSync())), aborted]);
     if (!this.leading || this.stopping.signal.aborted) return;
     for (const lp of this.pipelines.list()) this.queue.add(`${lp.metadata.namespace}/${lp.metadata.name}`);
-    const n = this.opts.concurrency ?? 4;
+    const n = this.opts.concurrency ?? 16;
     this.workers = Array.from({ length: n }, () => this.runWorker(this.queue));
   }
 
@@ -331,7 +348,7 @@ export class Manager {
     this.log.info('stopped leading', { identity: this.opts.identity });
     const old = this.queue;
     // Events keep arriving into a fresh queue; a next term starts from a full resync anyway.
-    this.queue = new WorkQueue(this.opts.queue);
+    this.queue = new WorkQueue(this.queueOptions());
     await old.shutDownWithDrain();
     await Promise.all(this.workers);
     this.workers = [];
@@ -344,6 +361,8 @@ export class Manager {
       try {
         this.reconcileCount++;
         const r = await this.reconciler.reconcile(key);
+        if (this.pipelines.get(...splitKey(key))) this.reconciled.add(key);
+        else this.reconciled.delete(key);
         if (r.requeue) {
           result = 'requeue';
           queue.addRateLimited(key);
@@ -365,4 +384,9 @@ export class Manager {
       }
     }
   }
+}
+
+function splitKey(key: string): [string, string] {
+  const i = key.indexOf('/');
+  return [key.slice(0, i), key.slice(i + 1)];
 }

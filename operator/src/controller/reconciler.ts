@@ -36,6 +36,9 @@ import type {
 } from './external';
 import { FINALIZER, finalizePipeline } from './finalize';
 import { referencedSecrets, secretsVersion } from './secrets';
+import { timed } from '../apply/request-counts';
+import { PartMemo } from './part-memo';
+import { SecretValues } from './secret-values';
 import { StatusWriter, type StatusObserver } from './status-writer';
 import type { DeploymentView, SecretView } from '../status/views';
 
@@ -76,6 +79,10 @@ export interface ReconcilerOptions {
   allPipelines?: () => Iterable<LogPipeline>;
   /** The current leadership term's guard of destructive statements; default: never refuses. */
   guard?: () => DestructiveGuard;
+  /** Reuse of clean Topic/Table outcomes (part-memo.ts); 0 turns it off. Default 5 min. */
+  externalRecheckMs?: number;
+  /** Queues a pipeline key (`namespace/name`): peers of a changed claim are judged again at once. */
+  enqueue?: (key: string) => void;
   /** Bound on deletionPolicy Delete before it falls back to Retain (finalize.ts). */
   deleteTimeoutMs?: number;
 }
@@ -93,9 +100,19 @@ export class Reconciler {
   private readonly ingestApplier: IngestApplier;
   private readonly status: StatusWriter;
   private readonly log: Logger;
+  /** Clean external outcomes reused between rechecks (controller/part-memo.ts); off with recheckMs 0. */
+  readonly partMemo?: PartMemo;
+  /** Secret keys cached by resourceVersion (controller/secret-values.ts). */
+  readonly secretValues: SecretValues;
 
   constructor(private readonly opts: ReconcilerOptions) {
     this.log = opts.log ?? silentLogger;
+    const recheckMs = opts.externalRecheckMs ?? 300_000;
+    if (recheckMs > 0) this.partMemo = new PartMemo({ recheckMs, onPeerChanged: opts.enqueue });
+    this.secretValues = new SecretValues(
+      (ns, name, key) => readSecretKey(opts.client, ns, name, key),
+      opts.secrets,
+    );
     this.childApplier = new ChildApplier(opts.client, opts.children);
     this.ingestApplier = new IngestApplier(opts.client, opts.children, this.childApplier);
     this.status = new StatusWriter(
@@ -135,7 +152,10 @@ export class Reconciler {
       this.status.forget(namespace, name);
       return {};
     }
-    if (lp.metadata.deletionTimestamp) return this.finalize(lp);
+    if (lp.metadata.deletionTimestamp) {
+      this.partMemo?.forget(lp.metadata.uid ?? '');
+      return this.finalize(lp);
+    }
     let current = lp;
     if (!(lp.metadata.finalizers ?? []).includes(FINALIZER)) {
       current = await patchFinalizers(this.opts.client, lp, [...(lp.metadata.finalizers ?? []), FINALIZER]);
@@ -147,7 +167,7 @@ export class Reconciler {
     const { namespace, name } = lp.metadata;
     return {
       pipeline: lp,
-      readSecretKey: (secret, key) => readSecretKey(this.opts.client, namespace, secret, key),
+      readSecretKey: (secret, key) => this.secretValues.get(namespace, secret, key),
       log: this.log.child({ namespace, name }),
       guard: this.opts.guard?.() ?? UNGUARDED,
       pipelines: this.opts.allPipelines ?? (() => []),
@@ -191,15 +211,19 @@ export class Reconciler {
 
     // Claims first: workers are deployed only once the topic and tables are known to be ours.
     const ctx = this.partContext(lp);
-    const topic = await this.runPart('Topic', spec, ctx);
-    const table = await this.runPart('Table', spec, ctx);
+    const sv = secretsVersion(spec, this.opts.secrets);
+    const topic = await timed('topic', () => this.runPart('Topic', spec, ctx, sv));
+    const table = await timed('table', () => this.runPart('Table', spec, ctx, sv));
     // What the parts did or refused (TopicChanged, DestructiveChangeRefused, ...), deduplicated.
     for (const ev of [...(topic.events ?? []), ...(table.events ?? [])]) await this.status.event(lp, ev);
     if (topic.conflict || table.conflict) return this.reportConflict(lp, spec, config, topic, table);
-    let deployment = await this.applyChildren(lp, spec, config, secretsVersion(spec, this.opts.secrets));
+    let deployment = await timed('children', () =>
+      this.applyChildren(lp, spec, config, secretsVersion(spec, this.opts.secrets)),
+    );
     if (!deployment) return {};
     const ingest = await this.applyIngest(lp, spec);
-    const scaling = await this.runAutoscaler(spec, deployment, ctx);
+    const live = deployment;
+    const scaling = await timed('autoscaler', () => this.runAutoscaler(spec, live, ctx));
     deployment = scaling.deployment;
     const seal = await this.sealer?.evaluate(spec, ctx);
     for (const ev of seal?.events ?? []) await this.status.event(lp, ev);
@@ -218,7 +242,7 @@ export class Reconciler {
     );
     // spec.ingest removed: its condition and status fields go too (null deletes in a merge patch).
     if (!spec.ingest && lp.status?.ingest) extra.ingest = null;
-    await this.status.write(lp, conditions, extra, spec.ingest ? [] : ['IngestReady']);
+    await timed('status', () => this.status.write(lp, conditions, extra, spec.ingest ? [] : ['IngestReady']));
     if (topic.retry || table.retry) return { requeue: true };
     const delays = [
       this.opts.resyncMs ?? 600_000,
@@ -294,7 +318,7 @@ export class Reconciler {
     return { ...ingestCondition(observation), status: ingestStatus(observation) };
   }
 
-  private async runPart(name: PartName, spec: ResolvedSpec, ctx: PartContext) {
+  private async runPart(name: PartName, spec: ResolvedSpec, ctx: PartContext, sv?: string) {
     const part = this.parts.get(name);
     const type = `${name}Ready` as const;
     if (!part) {
@@ -308,7 +332,9 @@ export class Reconciler {
     }
     let outcome: PartOutcome;
     try {
-      outcome = await part.ensure(spec, ctx);
+      outcome = this.partMemo
+        ? await this.partMemo.ensure(part, spec, ctx, sv)
+        : await part.ensure(spec, ctx);
     } catch (err) {
       this.log.warn('external part failed', {
         namespace: spec.namespace,

@@ -15,6 +15,14 @@ export interface WorkQueueOptions {
   /** Overall retry rate (tokens per second) and bucket size. Default 10/s, burst 100. */
   qps?: number;
   burst?: number;
+  /**
+   * Which lane a key waits in: `fast` (keys this operator already reconciled: updates, autoscaler
+   * polls, the second pass of a new pipeline) or `bulk` (never reconciled: a storm of creations,
+   * every key after a restart). Default: every key is fast (one FIFO).
+   */
+  laneOf?: (key: string) => 'fast' | 'bulk';
+  /** Fast keys handed out in a row before a waiting bulk key gets its turn. Default 3. */
+  fastBurst?: number;
 }
 
 /** Token bucket that hands out reservations: how long a caller must wait for its token. */
@@ -82,7 +90,11 @@ export class WorkQueue {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly bucket: TokenBucket;
-  private queue: string[] = [];
+  private fast: string[] = [];
+  private bulk: string[] = [];
+  private fastInRow = 0;
+  private readonly laneOf?: (key: string) => 'fast' | 'bulk';
+  private readonly fastBurst: number;
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly failures = new Map<string, number>();
@@ -99,6 +111,23 @@ export class WorkQueue {
     this.baseDelayMs = opts.baseDelayMs ?? 5;
     this.maxDelayMs = opts.maxDelayMs ?? 300_000;
     this.bucket = new TokenBucket(opts.qps ?? 10, opts.burst ?? 100, this.clock);
+    this.laneOf = opts.laneOf;
+    this.fastBurst = opts.fastBurst ?? 3;
+  }
+
+  private push(key: string): void {
+    if (this.laneOf?.(key) === 'bulk') this.bulk.push(key);
+    else this.fast.push(key);
+  }
+
+  /** Fast keys first, but a waiting bulk key after every `fastBurst` fast ones (no starvation). */
+  private shift(): string | undefined {
+    if (this.fast.length > 0 && (this.bulk.length === 0 || this.fastInRow < this.fastBurst)) {
+      this.fastInRow++;
+      return this.fast.shift();
+    }
+    this.fastInRow = 0;
+    return this.bulk.shift() ?? this.fast.shift();
   }
 
   /** Marks `key` as needing work; a no-op if it is already queued or after shutdown. */
@@ -108,7 +137,7 @@ export class WorkQueue {
     if (this.processing.has(key)) return; // `done` queues it again
     const getter = this.getters.shift();
     if (getter) this.handOut(key, getter);
-    else this.queue.push(key);
+    else this.push(key);
   }
 
   /** Adds `key` after `delayMs`; an earlier pending schedule of the same key wins. */
@@ -144,7 +173,7 @@ export class WorkQueue {
   /** Next key to process; waits for one; resolves undefined once the queue is shut down. */
   get(): Promise<string | undefined> {
     if (this.shuttingDown) return Promise.resolve(undefined);
-    const key = this.queue.shift();
+    const key = this.shift();
     if (key !== undefined) {
       this.dirty.delete(key);
       this.processing.add(key);
@@ -159,14 +188,14 @@ export class WorkQueue {
     if (this.dirty.has(key) && !this.shuttingDown) {
       const getter = this.getters.shift();
       if (getter) this.handOut(key, getter);
-      else this.queue.push(key);
+      else this.push(key);
     }
     if (this.processing.size === 0) for (const d of this.drainers.splice(0)) d();
   }
 
   /** Keys ready to be processed. */
   len(): number {
-    return this.queue.length;
+    return this.fast.length + this.bulk.length;
   }
 
   /** Keys scheduled for later (delays and backoffs). */
@@ -186,7 +215,8 @@ export class WorkQueue {
     this.timer = undefined;
     this.waiting.clear();
     this.heap.clear();
-    this.queue = [];
+    this.fast = [];
+    this.bulk = [];
     for (const g of this.getters.splice(0)) g(undefined);
     if (this.processing.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.drainers.push(resolve));

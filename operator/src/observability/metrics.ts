@@ -5,6 +5,13 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { clickhouseStatementCounts } from '../apply/clickhouse-client';
+import {
+  clickhouseRequests,
+  kafkaRequests,
+  kubeRequests,
+  reconcilePhaseSeconds,
+  type CountMap,
+} from '../apply/request-counts';
 import type { Condition } from '../api/types';
 
 /** Live numbers the gauges read when scraped. */
@@ -89,6 +96,51 @@ export class OperatorMetrics {
         for (const [kind, n] of clickhouseStatementCounts()) this.inc({ kind }, n);
       },
     });
+    const family = (
+      name: string,
+      help: string,
+      labelNames: string[],
+      map: CountMap,
+      split: (k: string) => Record<string, string>,
+    ) =>
+      new Counter({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const [k, n] of map.entries()) this.inc(split(k), n);
+        },
+      });
+    family(
+      'logpipeline_operator_kube_requests_total',
+      'Kubernetes API requests sent, by verb and resource (subresources as resource/sub).',
+      ['verb', 'resource'],
+      kubeRequests,
+      (k) => ({ verb: k.split(' ')[0], resource: k.split(' ')[1] }),
+    );
+    family(
+      'logpipeline_operator_clickhouse_requests_total',
+      'ClickHouse HTTP requests sent, by kind (SELECT <first table>, CREATE TABLE, PING, …).',
+      ['kind'],
+      clickhouseRequests,
+      (kind) => ({ kind }),
+    );
+    family(
+      'logpipeline_operator_kafka_requests_total',
+      'Kafka protocol requests sent by the operator, by API (Metadata, DescribeConfigs, OffsetFetch, ListOffsets, …).',
+      ['api'],
+      kafkaRequests,
+      (api) => ({ api }),
+    );
+    family(
+      'logpipeline_operator_reconcile_phase_seconds_total',
+      'Wall time spent in each reconcile phase (Topic, Table, children, autoscaler, status).',
+      ['phase'],
+      reconcilePhaseSeconds,
+      (phase) => ({ phase }),
+    );
     new Gauge({
       name: 'logpipeline_operator_informer_errors',
       help: 'Errors each informer recovered from (restarts with backoff).',

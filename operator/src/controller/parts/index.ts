@@ -1,7 +1,9 @@
 /** Registers the Kafka topic and ClickHouse table parts and the lag autoscaler on a manager; returns a closer for shutdown. */
 import type { Registry } from 'prom-client';
 import { KafkaAdminPool } from '../../apply/kafka-client';
+import { KafkaObservers } from '../../autoscale/kafka-observer';
 import { AutoscalerMetrics } from '../../autoscale/metrics';
+import { workerName } from '../../desired/labels';
 import type { Manager } from '../manager';
 import { createScalingPart, type LagScaler } from './scaling-part';
 import { SealScheduler } from './seal-part';
@@ -14,6 +16,8 @@ export interface ExternalClients {
   clickhouse: ClickHousePool;
   /** The lag autoscaler (shares both pools). */
   autoscaler: LagScaler;
+  /** The per-cluster Kafka observers the autoscaler samples through (one round per cluster and interval). */
+  observers: KafkaObservers;
   close(): Promise<void>;
 }
 
@@ -32,11 +36,21 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
   const pipelines = () => manager.pipelines.list();
   manager.reconciler.registerPart(createTopicPart(kafka, pipelines));
   manager.reconciler.registerPart(createTablePart(clickhouse));
+  const observers = new KafkaObservers();
   const autoscaler = createScalingPart({
-    kafka,
+    observers,
     clickhouse,
     client: manager.client,
     pipelines,
+    // Sampling runs in the background (while leading); only a changed outcome costs a reconcile.
+    current: (namespace, name) =>
+      manager.isLeader()
+        ? {
+            pipeline: manager.pipelines.get(namespace, name),
+            deployment: manager.deployments.get(namespace, workerName(name)),
+          }
+        : {},
+    onChange: (key) => manager.enqueue(key),
     metrics: opts.registry && new AutoscalerMetrics(opts.registry),
   });
   manager.reconciler.setAutoscaler(autoscaler);
@@ -45,9 +59,10 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     kafka,
     clickhouse,
     autoscaler,
+    observers,
     close: async () => {
       autoscaler.close();
-      await Promise.allSettled([kafka.close(), clickhouse.close()]);
+      await Promise.allSettled([kafka.close(), clickhouse.close(), observers.close()]);
     },
   };
 }

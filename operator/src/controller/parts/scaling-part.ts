@@ -1,10 +1,13 @@
 /**
- * The lag autoscaler as the reconciler's scaling part. Every poll interval (the requeue it asks
- * for) it reads the group's committed offsets and the topic's start/end offsets through the
- * SHARED admin of the pipeline's Kafka cluster, checks the sink (stored TableReady, a cached
- * ClickHouse ping, the workers' journaled batches), and runs the pure `decide`. Reconciles that
- * arrive sooner (Deployment status updates, spec edits) reuse the last decision instead of asking
- * Kafka again, so the lag is sampled at a steady rate.
+ * The lag autoscaler as the reconciler's scaling part. A pipeline's first reconcile with a
+ * Deployment samples it; after that a background tick samples every pipeline once per poll
+ * interval, outside of any reconcile: the group's committed offsets and the topic's start/end
+ * offsets come from the per-cluster observer round (autoscale/kafka-observer.ts: O(clusters)
+ * requests, not O(pipelines)), the sink is checked (stored TableReady, a cached ClickHouse ping,
+ * the workers' journaled batches) and the pure `decide` runs in memory. Only a pipeline whose
+ * outcome changed (replicas, Scaling condition, status.lag, partition stall) is queued for a
+ * reconcile, which applies the replicas and writes the status; a steady fleet costs no reconcile
+ * per poll (scaling-schedule.ts). Reconciles for other reasons reuse the last outcome.
  *
  * Memory per pipeline is a few numbers: the EWMA trend, a history of at most maxReplicas + 1
  * samples, the watched journal batch and the last outcome, in a Map keyed by pipeline uid that is
@@ -13,13 +16,13 @@
 import os from 'node:os';
 import type { ResolvedSpec } from '../../api/defaults';
 import type { LogPipeline, LogPipelineStatus } from '../../api/types';
-import { KafkaApplyError, errorMessage, type KafkaAdminPool } from '../../apply/kafka-client';
+import { KafkaApplyError, errorMessage, kafkaConnectionKey } from '../../apply/kafka-client';
 import { recordEvent } from '../../apply/kube';
 import type { KubeClient } from '../../apply/kube-rest';
 import { decide, type Decision, type ScalerState } from '../../autoscale/decide';
 import { computeLag, type PartitionOffsets } from '../../autoscale/lag';
 import type { AutoscalerMetrics } from '../../autoscale/metrics';
-import { readGroupOffsets } from '../../autoscale/offsets';
+import { KafkaObservers } from '../../autoscale/kafka-observer';
 import { trackPartitions, type PartitionMarks } from '../../autoscale/partition-stall';
 import { sinkProblem, stallAfterMs, trackJournalStall, type StallMark } from '../../autoscale/sink-health';
 import type { PartContext, ScalingOutcome, ScalingPart } from '../external';
@@ -28,16 +31,27 @@ import { pollIntervalMs, stalledPartitionCause, WATCH_ONLY } from './progress-wa
 import type { ClickHousePool } from './table-part';
 import { kafkaConnectionFor } from './topic-part';
 import { sanitizeMessage } from '../../status/sanitize';
+import { dueForSampling, outcomeChanged } from './scaling-schedule';
 
 /** Collaborators of the scaling part. */
 export interface ScalingPartDeps {
-  kafka: KafkaAdminPool;
   clickhouse: ClickHousePool;
   /** For the ScaledUp/ScaledDown Events. */
   client: KubeClient;
   /** Every cached LogPipeline (to forget the state of deleted ones). */
   pipelines: () => Iterable<LogPipeline>;
   metrics?: AutoscalerMetrics;
+  /** Shared per-cluster offset observation (autoscale/kafka-observer.ts); default: its own. */
+  observers?: KafkaObservers;
+  /**
+   * The cached pipeline and worker Deployment (informers). With it (and `onChange`) pipelines are
+   * sampled in the background; without it every reconcile past the interval samples (tests).
+   */
+  current?: (namespace: string, name: string) => { pipeline?: LogPipeline; deployment?: DeploymentView };
+  /** Queues the reconcile of `namespace/name` whose outcome changed. */
+  onChange?: (key: string) => void;
+  /** Background tick. Default 250 ms (a due check over the in-memory entries). */
+  tickMs?: number;
   now?: () => number;
   /** Event reportingInstance; default POD_NAME or the host name. */
   identity?: string;
@@ -52,6 +66,7 @@ export interface LagScaler extends ScalingPart {
 }
 
 interface Entry {
+  uid: string;
   namespace: string;
   name: string;
   scaler: ScalerState;
@@ -60,6 +75,17 @@ interface Entry {
   marks?: PartitionMarks;
   lastPollAt: number;
   last?: ScalingOutcome;
+  /** Inputs of the background samples, from the last reconcile (spec, Secret access, log). */
+  spec?: ResolvedSpec;
+  ctx?: PartContext;
+  /** Observer key of the pipeline's Kafka cluster; pollMs of its spec. */
+  cluster?: string;
+  pollMs: number;
+  polling?: boolean;
+  /** `last` changed in the background and its reconcile has not consumed it yet. */
+  pending?: boolean;
+  /** Replicas handed to the reconciler, until the Deployment cache shows them (our write in flight). */
+  scaledTo?: { replicas: number; at: number };
   /** status.lag.lastScale* as stored before this operator instance made any change. */
   recorded?: Pick<NonNullable<LogPipelineStatus['lag']>, 'lastScaleTime' | 'lastScaleReason'>;
 }
@@ -67,6 +93,8 @@ interface Entry {
 /** Polls closer together than this fraction of the interval reuse the last decision. */
 const MIN_POLL_FRACTION = 0.8;
 const SWEEP_MS = 30_000;
+/** Longest wait for the Deployment cache to show our replica write (at least two poll intervals). */
+const SCALE_IN_FLIGHT_MS = 10_000;
 const PING_TTL_MS = 2_000;
 const PING_TIMEOUT_MS = 3_000;
 
@@ -85,12 +113,91 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
   const now = deps.now ?? (() => Date.now());
   const identity = deps.identity ?? process.env.POD_NAME ?? os.hostname();
   const entries = new Map<string, Entry>();
+  const observers = deps.observers ?? new KafkaObservers();
+  const background = deps.current !== undefined && deps.onChange !== undefined;
   const pings = new Map<string, { at: number; error?: string; pending?: Promise<string | undefined> }>();
   let lastSweep = now();
 
   // Deleted pipelines are never evaluated again, so the sweep also runs on its own timer.
   const timer = setInterval(() => sweep(now()), SWEEP_MS);
   timer.unref();
+  const ticker = background ? setInterval(() => tick(now()), deps.tickMs ?? 250) : undefined;
+  ticker?.unref();
+
+  /** Samples the due pipelines (one observer round per cluster) and queues the changed ones. */
+  function tick(t: number): void {
+    for (const e of dueForSampling(entries.values(), t))
+      sampleInBackground(e, t).catch((err: unknown) =>
+        e.ctx?.log.warn('autoscaler background sample failed', { err: errorMessage(err) }),
+      );
+  }
+
+  async function sampleInBackground(e: Entry, t: number): Promise<void> {
+    const cur = deps.current!(e.namespace, e.name);
+    if (!cur.pipeline || cur.pipeline.metadata.deletionTimestamp || !cur.deployment || !e.spec || !e.ctx)
+      return;
+    const dep = withScaleInFlight(e, cur.deployment, t);
+    e.polling = true;
+    e.lastPollAt = t;
+    let next: ScalingOutcome;
+    try {
+      next = await sample(e.spec, dep, { ...e.ctx, pipeline: cur.pipeline }, e, t);
+    } finally {
+      e.polling = false;
+    }
+    if (entries.get(e.uid) !== e) return;
+    if (outcomeChanged(e.last, next, dep.replicas)) {
+      e.last = next;
+      e.pending = true;
+      deps.onChange!(`${e.namespace}/${e.name}`);
+    } else if (!e.pending) e.last = next;
+  }
+
+  /** One poll; a failure becomes the LagUnavailable outcome (replicas kept, retried next interval). */
+  async function sample(
+    spec: ResolvedSpec,
+    dep: DeploymentView,
+    ctx: PartContext,
+    e: Entry,
+    t: number,
+  ): Promise<ScalingOutcome> {
+    try {
+      return await poll(spec, dep, ctx, e, t);
+    } catch (err) {
+      // Kafka unreachable, topic missing, Secret missing: keep the replicas, say why, try next poll.
+      const message = `lag unavailable, keeping ${dep.replicas} workers: ${sanitizeMessage(err instanceof KafkaApplyError ? err.message : errorMessage(err))}`;
+      ctx.log.info('autoscaler poll failed', { err: errorMessage(err) });
+      return {
+        status: 'Unknown',
+        reason: 'LagUnavailable',
+        message,
+        requeueAfterMs: requeueMs(pollIntervalMs(spec)),
+      };
+    }
+  }
+
+  /**
+   * The Deployment as the decision must see it: the cache lags behind our own replica write by a
+   * watch event, and deciding on the old count would scale (and report) the same step again.
+   */
+  function withScaleInFlight(e: Entry, dep: DeploymentView, t: number): DeploymentView {
+    const s = e.scaledTo;
+    if (!s || dep.replicas === s.replicas || t - s.at > Math.max(2 * e.pollMs, SCALE_IN_FLIGHT_MS)) {
+      e.scaledTo = undefined;
+      return dep;
+    }
+    return { ...dep, replicas: s.replicas };
+  }
+
+  /** Remembers a replica count the reconciler is about to write. */
+  function handOut(e: Entry, out: ScalingOutcome, dep: DeploymentView, t: number): ScalingOutcome {
+    if (out.replicas !== undefined && out.replicas !== dep.replicas)
+      e.scaledTo = { replicas: out.replicas, at: t };
+    return out;
+  }
+
+  /** Background sampling needs no requeue; without it the reconcile is the poll. */
+  const requeueMs = (pollMs: number) => (background ? undefined : pollMs);
 
   function sweep(t: number): void {
     if (t - lastSweep < SWEEP_MS / 2) return;
@@ -137,10 +244,12 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
         ? { lastScaleTime: lag.lastScaleTime, lastScaleReason: lag.lastScaleReason }
         : undefined;
       e = {
+        uid: spec.uid,
         namespace: spec.namespace,
         name: spec.name,
         scaler: { history: [] },
         lastPollAt: 0,
+        pollMs: pollIntervalMs(spec),
         recorded,
       };
       entries.set(spec.uid, e);
@@ -157,10 +266,10 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
   ): Promise<ScalingOutcome> {
     const pollMs = pollIntervalMs(spec);
     const conn = await kafkaConnectionFor(spec, ctx);
+    e.cluster = kafkaConnectionKey(conn);
     const [group, pingError] = await Promise.all([
-      deps.kafka.withAdmin(conn, (admin) =>
-        readGroupOffsets(admin, spec.kafka.topic.name, spec.kafka.consumerGroup),
-      ),
+      // Half an interval: the due pipelines of a cluster all join one round per interval.
+      observers.for(conn).read(spec.kafka.topic.name, spec.kafka.consumerGroup, pollMs / 2),
       ping(spec, ctx, t),
     ]);
     if (group.offsets.length === 0) throw new Error(`topic ${spec.kafka.topic.name} has no partitions`);
@@ -198,7 +307,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
           consumedPosition: computeLag(group.offsets).consumedPosition,
         },
       };
-      return { ...WATCH_ONLY, stall: partitionStall, requeueAfterMs: pollMs };
+      return { ...WATCH_ONLY, stall: partitionStall, requeueAfterMs: requeueMs(pollMs) };
     }
     const { decision, state } = decide(e.scaler, {
       settings: spec.workers.autoscaling,
@@ -224,7 +333,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       reason: decision.reason,
       message: decision.message,
       lag,
-      requeueAfterMs: pollMs,
+      requeueAfterMs: requeueMs(pollMs),
       stall: partitionStall,
     };
   }
@@ -237,6 +346,8 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     sink: { kind: string } | undefined,
     dep: DeploymentView,
   ): Promise<void> {
+    // Swept while its sample was in flight (pipeline deleted): no Event, no metric series again.
+    if (entries.get(e.uid) !== e) return;
     if (d.direction !== 'none') {
       deps.metrics?.scaled(e.namespace, e.name, d.direction);
       // The status writer turns a flip of the Scaling condition into an Event with this same reason
@@ -262,7 +373,10 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
 
   return {
     stateSize: () => entries.size,
-    close: () => clearInterval(timer),
+    close: () => {
+      clearInterval(timer);
+      if (ticker) clearInterval(ticker);
+    },
     async evaluate(spec, dep, ctx): Promise<ScalingOutcome> {
       const t = now();
       sweep(t);
@@ -275,20 +389,30 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
           requeueAfterMs: pollMs,
         };
       const e = entryFor(spec, ctx);
+      e.spec = spec;
+      e.ctx = ctx;
+      e.pollMs = pollMs;
+      if (e.last && e.pending) {
+        // The background decision this reconcile was queued for: apply it once.
+        e.pending = false;
+        return handOut(e, e.last, dep, t);
+      }
       const sinceLast = t - e.lastPollAt;
-      if (e.last && sinceLast < MIN_POLL_FRACTION * pollMs) {
-        return { ...e.last, replicas: undefined, requeueAfterMs: Math.max(1, pollMs - sinceLast) };
+      // In the background a pipeline is sampled every interval; a reconcile samples only when that
+      // has not happened for two intervals (or it never has: the first reconcile with a Deployment).
+      const reuse = background ? (e.last ? 2 * pollMs : 0) : MIN_POLL_FRACTION * pollMs;
+      if (e.last && (sinceLast < reuse || e.polling)) {
+        const requeue = background ? undefined : Math.max(1, pollMs - sinceLast);
+        return { ...e.last, replicas: undefined, requeueAfterMs: requeue };
       }
       e.lastPollAt = t;
+      e.polling = true;
       try {
-        e.last = await poll(spec, dep, ctx, e, t);
-      } catch (err) {
-        // Kafka unreachable, topic missing, Secret missing: keep the replicas, say why, try next poll.
-        const message = `lag unavailable, keeping ${dep.replicas} workers: ${sanitizeMessage(err instanceof KafkaApplyError ? err.message : errorMessage(err))}`;
-        ctx.log.info('autoscaler poll failed', { err: errorMessage(err) });
-        e.last = { status: 'Unknown', reason: 'LagUnavailable', message, requeueAfterMs: pollMs };
+        e.last = await sample(spec, withScaleInFlight(e, dep, t), ctx, e, t);
+      } finally {
+        e.polling = false;
       }
-      return e.last;
+      return handOut(e, e.last, dep, t);
     },
   };
 }

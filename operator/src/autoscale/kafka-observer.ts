@@ -1,0 +1,342 @@
+/**
+ * One observation round per Kafka cluster for every pipeline on it: the autoscaler's per-pipeline
+ * poll used to cost about 17 requests (Metadata refreshes, GroupCoordinator, OffsetFetch,
+ * ListOffsets) per pipeline and interval. Here a round fetches, for every (topic, group) pair
+ * asked for recently: one Metadata request for all the topics, one ListOffsets request per
+ * partition leader for the log-end offsets and one for the log-start offsets of all of them, and
+ * each group's committed offsets (OffsetFetch; coordinators are looked up once and cached).
+ * OffsetFetch is still one request per group because kafkajs 2.2.4 speaks OffsetFetch v1-v4; the
+ * requests go out together on the coordinator's one connection (one round trip). Multi-group
+ * OffsetFetch (v8, KIP-709, Kafka >= 3.0) would make it one request per coordinator.
+ *
+ * Rounds are single-flight and gathered: callers that find the snapshot older than they accept
+ * join the next round (started after `gatherMs`), which refreshes every pair wanted, so N
+ * pipelines polling at the same interval cost one round per interval between them.
+ */
+import { Kafka } from 'kafkajs';
+import type { PartitionOffsets } from './lag';
+import type { CommitRecord } from './sink-health';
+import type { GroupOffsets } from './offsets';
+import {
+  buildKafkaConfig,
+  errorMessage,
+  KafkaApplyError,
+  kafkaConnectionKey,
+  type KafkaConnection,
+} from '../apply/kafka-client';
+import { internalCluster, type CoordinatorBroker } from '../apply/kafka-owner';
+import { countKafkaRequest } from '../apply/request-counts';
+
+/** The parts of kafkajs's internal cluster a round uses (kafkajs 2.2.4 is pinned). */
+interface PartitionMeta {
+  partitionId: number;
+  leader: number;
+}
+interface ObserverCluster {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  brokerPool: { refreshMetadata(topics: string[]): Promise<void> };
+  findTopicPartitionMetadata(topic: string): PartitionMeta[];
+  fetchTopicsOffset(
+    topics: Array<{ topic: string; partitions: Array<{ partition: number }>; fromBeginning: boolean }>,
+  ): Promise<Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>>;
+  findGroupCoordinator(req: { groupId: string }): Promise<
+    CoordinatorBroker & {
+      offsetFetch(req: {
+        groupId: string;
+        topics: Array<{ topic: string; partitions: Array<{ partition: number }> }>;
+      }): Promise<{
+        responses: Array<{
+          topic: string;
+          partitions: Array<{ partition: number; offset: string; metadata: string | null }>;
+        }>;
+      }>;
+    }
+  >;
+}
+
+interface Wanted {
+  topic: string;
+  group: string;
+  usedAt: number;
+  /** The smallest age its callers accept. */
+  maxAgeMs: number;
+}
+
+interface Observed {
+  at: number;
+  value?: GroupOffsets;
+  error?: string;
+}
+
+/** Tuning and clock. */
+export interface KafkaObserverOptions {
+  /** Wait before a round starts, so callers arriving together share it. Default 20 ms. */
+  gatherMs?: number;
+  /** Pairs not asked for during this long are dropped from rounds. Default 5 min. */
+  idleMs?: number;
+  now?: () => number;
+  /** Builds the cluster client (tests inject a fake). */
+  connect?: (conn: KafkaConnection) => ObserverCluster;
+}
+
+const pairKey = (topic: string, group: string) => `${topic}\u0000${group}`;
+
+/** The shared observation of one Kafka cluster. */
+export class KafkaClusterObserver {
+  private readonly wanted = new Map<string, Wanted>();
+  private readonly observed = new Map<string, Observed>();
+  private readonly coordinators = new Map<
+    string,
+    Awaited<ReturnType<ObserverCluster['findGroupCoordinator']>>
+  >();
+  private cluster?: Promise<ObserverCluster>;
+  private next?: Promise<void>;
+  private running?: { promise: Promise<void>; pairs: Set<string> };
+  private readonly now: () => number;
+  /** Rounds run (tests: O(1) per interval whatever the number of pipelines). */
+  rounds = 0;
+
+  constructor(
+    private readonly conn: KafkaConnection,
+    private readonly opts: KafkaObserverOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * The offsets of `topic` and `group`, at most `maxAgeMs` old (sample time in `at`); throws
+   * KafkaApplyError when the round failed for this pair.
+   */
+  async read(topic: string, group: string, maxAgeMs: number): Promise<GroupOffsets & { at: number }> {
+    const key = pairKey(topic, group);
+    const t = this.now();
+    const w = this.wanted.get(key);
+    if (w) {
+      w.usedAt = t;
+      w.maxAgeMs = Math.min(w.maxAgeMs, maxAgeMs);
+    } else this.wanted.set(key, { topic, group, usedAt: t, maxAgeMs });
+    let o = this.observed.get(key);
+    if (!o || t - o.at > maxAgeMs) {
+      if (this.running?.pairs.has(key)) await this.running.promise;
+      else await this.nextRound();
+      o = this.observed.get(key);
+    }
+    if (!o?.value) throw new KafkaApplyError('KafkaError', o?.error ?? `no offsets for ${topic}`);
+    return { ...o.value, at: o.at };
+  }
+
+  /** True while no round is running or gathered (round boundaries, for counting per round). */
+  get idle(): boolean {
+    return !this.running && !this.next;
+  }
+
+  /** Stops asking for a pair (pipeline deleted). */
+  forget(topic: string, group: string): void {
+    const key = pairKey(topic, group);
+    this.wanted.delete(key);
+    this.observed.delete(key);
+  }
+
+  async close(): Promise<void> {
+    const c = this.cluster;
+    this.cluster = undefined;
+    if (c) await (await c).disconnect().catch(() => undefined);
+  }
+
+  private nextRound(): Promise<void> {
+    if (!this.next) {
+      const after = this.running?.promise ?? Promise.resolve();
+      this.next = after
+        .then(() => new Promise((r) => setTimeout(r, this.opts.gatherMs ?? 20)))
+        .then(() => {
+          this.next = undefined;
+          // Only the pairs past their accepted age (their callers wait for this round): a storm
+          // of new pipelines refreshes only the new pairs, not every pair once per newcomer;
+          // the autoscaler asks for all pairs of a cluster in the same tick once per interval.
+          const at = this.now();
+          const pairs = new Set<string>();
+          for (const [k, w] of this.wanted) {
+            const o = this.observed.get(k);
+            if (!o || at - o.at > w.maxAgeMs) pairs.add(k);
+          }
+          const promise = this.round(pairs).finally(() => {
+            if (this.running?.promise === promise) this.running = undefined;
+          });
+          this.running = { promise, pairs };
+          return promise;
+        });
+    }
+    return this.next;
+  }
+
+  private client(): Promise<ObserverCluster> {
+    if (!this.cluster) {
+      const c = this.opts.connect
+        ? this.opts.connect(this.conn)
+        : (internalCluster(new Kafka(buildKafkaConfig(this.conn))) as unknown as ObserverCluster);
+      this.cluster = c.connect().then(
+        () => c,
+        (err: unknown) => {
+          this.cluster = undefined;
+          throw err;
+        },
+      );
+    }
+    return this.cluster;
+  }
+
+  private async round(pairs: Set<string>): Promise<void> {
+    this.rounds++;
+    const t = this.now();
+    for (const [k, w] of this.wanted)
+      if (t - w.usedAt > (this.opts.idleMs ?? 300_000)) {
+        this.wanted.delete(k);
+        this.observed.delete(k);
+      }
+    const list = [...pairs].map((k) => this.wanted.get(k)).filter((w): w is Wanted => !!w);
+    const fail = (error: string, which: Wanted[] = list) => {
+      for (const w of which) this.observed.set(pairKey(w.topic, w.group), { at: t, error });
+    };
+    let cluster: ObserverCluster;
+    try {
+      cluster = await this.client();
+    } catch (err) {
+      return fail(`cannot connect to Kafka ${this.conn.brokers.join(',')}: ${errorMessage(err)}`);
+    }
+    const topics = [...new Set(list.map((w) => w.topic))];
+    // One Metadata request for every topic; a missing topic fails the whole request, so then ask
+    // for all topics of the cluster once and leave the missing ones out.
+    const partitions = new Map<string, number[]>();
+    try {
+      try {
+        countKafkaRequest('Metadata');
+        await cluster.brokerPool.refreshMetadata(topics);
+      } catch (err) {
+        if ((err as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw err;
+        countKafkaRequest('Metadata');
+        await cluster.brokerPool.refreshMetadata([]);
+      }
+      for (const topic of topics) {
+        const p = cluster.findTopicPartitionMetadata(topic).map((m) => m.partitionId);
+        if (p.length > 0)
+          partitions.set(
+            topic,
+            p.sort((a, b) => a - b),
+          );
+      }
+    } catch (err) {
+      await this.close();
+      return fail(`reading topic metadata: ${errorMessage(err)}`);
+    }
+    const present = topics.filter((tp) => partitions.has(tp));
+    fail(
+      'topic does not exist',
+      list.filter((w) => !partitions.has(w.topic)),
+    );
+    const spec = (fromBeginning: boolean) =>
+      present.map((topic) => ({
+        topic,
+        partitions: partitions.get(topic)!.map((partition) => ({ partition })),
+        fromBeginning,
+      }));
+    const leaders = new Set(
+      present.flatMap((tp) => cluster.findTopicPartitionMetadata(tp).map((m) => m.leader)),
+    );
+    countKafkaRequest('ListOffsets', 2 * leaders.size);
+    let ends: Awaited<ReturnType<ObserverCluster['fetchTopicsOffset']>>;
+    let starts: typeof ends;
+    try {
+      [ends, starts] = present.length
+        ? await Promise.all([cluster.fetchTopicsOffset(spec(false)), cluster.fetchTopicsOffset(spec(true))])
+        : [[], []];
+    } catch (err) {
+      return fail(
+        `reading log offsets: ${errorMessage(err)}`,
+        list.filter((w) => partitions.has(w.topic)),
+      );
+    }
+    const index = (rows: typeof ends) =>
+      new Map(rows.map((r) => [r.topic, new Map(r.partitions.map((p) => [p.partition, Number(p.offset)]))]));
+    const endOf = index(ends);
+    const startOf = index(starts);
+    await Promise.all(
+      list
+        .filter((w) => partitions.has(w.topic))
+        .map(async (w) => {
+          try {
+            const committed = await this.groupOffsets(cluster, w.group, w.topic, partitions.get(w.topic)!);
+            const offsets: PartitionOffsets[] = [];
+            const commits: CommitRecord[] = [];
+            for (const p of partitions.get(w.topic)!) {
+              const c = committed.get(p);
+              const offset = c ? Number(c.offset) : -1;
+              offsets.push({
+                partition: p,
+                end: endOf.get(w.topic)?.get(p) ?? 0,
+                start: startOf.get(w.topic)?.get(p) ?? 0,
+                committed: offset,
+              });
+              commits.push({ partition: p, committed: offset, metadata: c?.metadata ?? null });
+            }
+            this.observed.set(pairKey(w.topic, w.group), { at: t, value: { offsets, commits } });
+          } catch (err) {
+            this.coordinators.delete(w.group);
+            fail(`reading offsets of group ${w.group}: ${errorMessage(err)}`, [w]);
+          }
+        }),
+    );
+  }
+
+  private async groupOffsets(cluster: ObserverCluster, group: string, topic: string, partitions: number[]) {
+    let coordinator = this.coordinators.get(group);
+    if (!coordinator) {
+      countKafkaRequest('GroupCoordinator');
+      coordinator = await cluster.findGroupCoordinator({ groupId: group });
+      this.coordinators.set(group, coordinator);
+    }
+    countKafkaRequest('OffsetFetch');
+    const { responses } = await coordinator.offsetFetch({
+      groupId: group,
+      topics: [{ topic, partitions: partitions.map((partition) => ({ partition })) }],
+    });
+    const out = new Map<number, { offset: string; metadata: string | null }>();
+    for (const p of responses.find((r) => r.topic === topic)?.partitions ?? []) out.set(p.partition, p);
+    return out;
+  }
+}
+
+/** One observer per Kafka cluster identity (the admin pool's key: brokers, TLS, SASL). */
+export class KafkaObservers {
+  private readonly observers = new Map<string, KafkaClusterObserver>();
+  constructor(private readonly opts: KafkaObserverOptions = {}) {}
+
+  for(conn: KafkaConnection): KafkaClusterObserver {
+    const key = kafkaConnectionKey(conn);
+    let o = this.observers.get(key);
+    if (!o) {
+      o = new KafkaClusterObserver(conn, this.opts);
+      this.observers.set(key, o);
+    }
+    return o;
+  }
+
+  /** Rounds run by all observers. */
+  rounds(): number {
+    let n = 0;
+    for (const o of this.observers.values()) n += o.rounds;
+    return n;
+  }
+
+  /** True while no observer has a round running or gathered. */
+  idle(): boolean {
+    for (const o of this.observers.values()) if (!o.idle) return false;
+    return true;
+  }
+
+  /** Disconnects every observer. */
+  async close(): Promise<void> {
+    await Promise.all([...this.observers.values()].map((o) => o.close()));
+    this.observers.clear();
+  }
+}
