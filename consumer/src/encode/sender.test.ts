@@ -77,7 +77,13 @@ describe('sender_ip source in RowBinary', () => {
     });
     const out = enc.encode(
       [
-        { value: Buffer.from('<13>one'), topic: 't', partition: 0, offset: 7, sender: Buffer.from('10.1.2.3') },
+        {
+          value: Buffer.from('<13>one'),
+          topic: 't',
+          partition: 0,
+          offset: 7,
+          sender: Buffer.from('10.1.2.3'),
+        },
         { value: Buffer.from('<13>two'), topic: 't', partition: 0, offset: 8, sender: Buffer.from('bogus') },
       ],
       INGEST,
