@@ -5,8 +5,9 @@
  * SIGTERM/SIGINT within the drain bound, then exits 0. Logs are JSON lines, never per line of data,
  * never credentials. At exit it logs the process CPU time and counters (the benchmark reads them).
  */
-import { createLogger, type LogLevel } from '../../common/src/log';
+
 import { loadWorkerConfig } from '../../common/src/worker-config';
+import { startProcessLog } from './process-log';
 import { startProbeServer } from '../../common/src/probe-server';
 import { WorkerMetrics } from './observability/metrics';
 import { backoffMs } from '../../common/src/timing';
@@ -29,20 +30,7 @@ const STOP_GRACE_MS = 3_000;
 async function main(): Promise<void> {
   applyArgs(process.argv.slice(2), process.env);
   const cfg = loadWorkerConfig(process.env);
-  const log = createLogger({
-    level: (process.env.LP_LOG_LEVEL as LogLevel | undefined) ?? 'info',
-    base: {
-      component: 'worker',
-      pipeline: `${cfg.pipeline.namespace}/${cfg.pipeline.name}`,
-      pid: process.pid,
-    },
-  });
-  process.on('uncaughtException', (err) => {
-    log.error('uncaught exception; exiting', { err: errorReason(err) });
-    writeTerminationMessage(err);
-    process.exit(1);
-  });
-  process.on('unhandledRejection', (err) => log.error('unhandled rejection', { err: errorReason(err) }));
+  const log = startProcessLog('worker', cfg.pipeline);
   const metrics = new WorkerMetrics();
   const worker = new Worker(cfg, readSecrets(process.env), metrics, log);
   const server = await startProbeServer(cfg.httpPort, metrics, worker);

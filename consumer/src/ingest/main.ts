@@ -11,8 +11,9 @@ import fs from 'node:fs';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import type { IngestConfig } from '../../../common/src/ingest-config';
 import { registerKafkaCodecs } from '../../../common/src/kafka/codecs';
-import { createLogger, type LogLevel, type Logger } from '../../../common/src/log';
+import type { Logger } from '../../../common/src/log';
 import { applyArgs, peakRssMiB, watchParent } from '../../../common/src/process-lifecycle';
+import { startProcessLog } from '../process-log';
 import { startProbeServer } from '../../../common/src/probe-server';
 import { backoffMs } from '../../../common/src/timing';
 import { errorReason } from '../sink/retry';
@@ -102,20 +103,7 @@ function buildSink(cfg: IngestConfig, kafka: Kafka, gate: FlowGate, metrics: Ing
 async function main(): Promise<void> {
   applyArgs(process.argv.slice(2), process.env);
   const cfg = loadIngestConfig(process.env);
-  const log = createLogger({
-    level: (process.env.LP_LOG_LEVEL as LogLevel | undefined) ?? 'info',
-    base: {
-      component: 'ingest',
-      pipeline: `${cfg.pipeline.namespace}/${cfg.pipeline.name}`,
-      pid: process.pid,
-    },
-  });
-  process.on('uncaughtException', (err) => {
-    log.error('uncaught exception; exiting', { err: errorReason(err) });
-    writeTerminationMessage(err);
-    process.exit(1);
-  });
-  process.on('unhandledRejection', (err) => log.error('unhandled rejection', { err: errorReason(err) }));
+  const log = startProcessLog('ingest', cfg.pipeline);
   registerKafkaCodecs();
   const metrics = new IngestMetrics();
   const kafka = new Kafka({

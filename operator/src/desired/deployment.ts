@@ -155,6 +155,35 @@ export function secretsHash(versions: Array<{ name: string; resourceVersion: str
   return sha256Hex(text, 16);
 }
 
+/** Where a pod may run, as the spec's workers or ingest section says (empty settings left out). */
+export interface PodPlacement {
+  nodeSelector?: Record<string, string>;
+  tolerations: unknown[];
+  affinity?: object;
+}
+
+/**
+ * Pod-level settings every pod the operator runs shares (workers and syslog receivers): the image's
+ * non-root UID, the runtime's seccomp profile, no service-account token or service links (neither
+ * talks to the Kubernetes API), and the section's placement.
+ */
+export function podBasics(placement: PodPlacement) {
+  return {
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: WORKER_UID,
+      runAsGroup: WORKER_UID,
+      fsGroup: WORKER_UID,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    nodeSelector: nonEmpty(placement.nodeSelector),
+    tolerations: placement.tolerations.length > 0 ? placement.tolerations : undefined,
+    affinity: nonEmpty(placement.affinity),
+  };
+}
+
 /**
  * The worker Deployment of a pipeline; `replicas` is present only when autoscaling is off.
  * `secretsVersion` (see secretsHash) goes into the pod template when given.
@@ -182,18 +211,7 @@ export function buildDeployment(spec: ResolvedSpec, config: RenderedConfig, secr
         spec: {
           // A worker flushes its open batch on SIGTERM; give it time before SIGKILL.
           terminationGracePeriodSeconds: 60,
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: WORKER_UID,
-            runAsGroup: WORKER_UID,
-            fsGroup: WORKER_UID,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
-          nodeSelector: nonEmpty(w.nodeSelector),
-          tolerations: w.tolerations.length > 0 ? w.tolerations : undefined,
-          affinity: nonEmpty(w.affinity),
+          ...podBasics(w),
           containers: [workerContainer(spec, mounts)],
           volumes: vols,
         },

@@ -18,7 +18,7 @@ import { SECRET_ENV } from '../../../common/src/worker-config';
 import type { ResolvedSpec } from '../api/defaults';
 import type { ResolvedIngest } from '../api/defaults-ingest';
 import { KAFKA_CA_FILE, KAFKA_CA_MOUNT_PATH, type RenderedConfig } from './configmap';
-import { METRICS_PORT_NAME, WORKER_UID } from './deployment';
+import { METRICS_PORT_NAME, podBasics } from './deployment';
 import {
   CONFIG_HASH_ANNOTATION,
   SECRETS_HASH_ANNOTATION,
@@ -241,18 +241,7 @@ export function buildIngestDeployment(spec: IngestSpec, config: RenderedConfig, 
         spec: {
           // preStop + the receiver's bounded drain (stop reading, flush, await Kafka acks) + margin.
           terminationGracePeriodSeconds: PRESTOP_SECONDS + drainSeconds + 10,
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: WORKER_UID,
-            runAsGroup: WORKER_UID,
-            fsGroup: WORKER_UID,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
-          nodeSelector: nonEmpty(ing.nodeSelector),
-          tolerations: ing.tolerations.length > 0 ? ing.tolerations : undefined,
-          affinity: nonEmpty(ing.affinity),
+          ...podBasics(ing),
           containers: [receiverContainer(spec, mounts)],
           volumes: vols,
         },
