@@ -10,9 +10,8 @@
  * Events are best effort: failures are returned, never thrown.
  */
 import { PatchStrategy } from '@kubernetes/client-node';
-import { GROUP, type LogPipeline } from '../api/types';
-import { FIELD_MANAGER } from '../desired/labels';
-import { collectionPath, objectPath, type PipelineEvent } from './kube';
+import type { LogPipeline } from '../api/types';
+import { collectionPath, eventBody, objectPath, type PipelineEvent } from './kube';
 import { isStatus, type KubeClient } from './kube-rest';
 
 /** Tuning of the correlator; the defaults are client-go's. */
@@ -164,29 +163,7 @@ export class EventRecorder {
   }
 
   private async create(lp: LogPipeline, ev: PipelineEvent, t: number): Promise<string> {
-    const now = iso(t);
-    const body = {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { generateName: `${lp.metadata.name}.`, namespace: lp.metadata.namespace },
-      involvedObject: {
-        apiVersion: lp.apiVersion,
-        kind: lp.kind,
-        name: lp.metadata.name,
-        namespace: lp.metadata.namespace,
-        uid: lp.metadata.uid,
-        resourceVersion: lp.metadata.resourceVersion,
-      },
-      type: ev.type,
-      reason: ev.reason,
-      message: ev.message.slice(0, 1024),
-      source: { component: FIELD_MANAGER },
-      reportingComponent: `${GROUP}/operator`,
-      reportingInstance: this.instance,
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-    };
+    const body = eventBody(lp, ev, this.instance, iso(t));
     const made = await this.client.request<{ metadata?: { name?: string } }>(
       'POST',
       collectionPath('Event', lp.metadata.namespace),

@@ -143,15 +143,9 @@ export interface PipelineEvent {
   message: string;
 }
 
-/** Creates a core/v1 Event on `lp`; failures are returned, never thrown (events are best effort). */
-export async function recordEvent(
-  client: KubeClient,
-  lp: LogPipeline,
-  ev: PipelineEvent,
-  instance: string,
-): Promise<Error | undefined> {
-  const now = new Date().toISOString();
-  const body = {
+/** The core/v1 Event body for a new event on `lp` at ISO time `now`, reported by `instance`. */
+export function eventBody(lp: LogPipeline, ev: PipelineEvent, instance: string, now: string) {
+  return {
     apiVersion: 'v1',
     kind: 'Event',
     metadata: { generateName: `${lp.metadata.name}.`, namespace: lp.metadata.namespace },
@@ -173,6 +167,16 @@ export async function recordEvent(
     lastTimestamp: now,
     count: 1,
   };
+}
+
+/** Creates a core/v1 Event on `lp`; failures are returned, never thrown (events are best effort). */
+export async function recordEvent(
+  client: KubeClient,
+  lp: LogPipeline,
+  ev: PipelineEvent,
+  instance: string,
+): Promise<Error | undefined> {
+  const body = eventBody(lp, ev, instance, new Date().toISOString());
   try {
     await client.request('POST', collectionPath('Event', lp.metadata.namespace), { body });
     return undefined;
