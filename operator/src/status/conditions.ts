@@ -84,12 +84,17 @@ export function isWarning(type: string, status: Condition['status']): boolean {
   return status === (ABNORMAL_TRUE.has(type) ? 'True' : 'False');
 }
 
+/** Scaling reasons the autoscaler turns into its own Event when it decides the scale. */
+const SCALE_REASONS = new Set(['ScaledUp', 'ScaledDown']);
+
 /** The flips between two condition lists, for Events. */
 export function conditionFlips(prev: Condition[] | undefined, next: Condition[]): ConditionFlip[] {
   const byType = new Map((prev ?? []).map((c) => [c.type, c]));
   const flips: ConditionFlip[] = [];
   for (const c of next) {
     if (NO_EVENTS.has(c.type)) continue;
+    // A scale is recorded by the autoscaler itself, once per decision (controller/parts/scaling-part.ts).
+    if (c.type === 'Scaling' && SCALE_REASONS.has(c.reason)) continue;
     const old = byType.get(c.type);
     const bad = ABNORMAL_TRUE.has(c.type) ? 'True' : 'False';
     if (old ? old.status !== c.status : c.status === bad)

@@ -350,18 +350,15 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     if (entries.get(e.uid) !== e) return;
     if (d.direction !== 'none') {
       deps.metrics?.scaled(e.namespace, e.name, d.direction);
-      // The status writer turns a flip of the Scaling condition into an Event with this same reason
-      // and message; write our own only when it will not, so every scale is recorded exactly once.
-      const prev = ctx.pipeline.status?.conditions?.find((c) => c.type === 'Scaling');
-      const flips = prev ? prev.status !== d.status : d.status === 'False';
-      if (!flips) {
-        const ev = { type: 'Normal' as const, reason: d.reason, message: d.message };
-        // Through the reconciler's deduplicating recorder when it gives one (apply/event-recorder.ts).
-        const err = ctx.event
-          ? await ctx.event(ev)
-          : await recordEvent(deps.client, ctx.pipeline, ev, identity);
-        if (err) ctx.log.warn('event not recorded', { reason: d.reason, err: err.message });
-      }
+      // Every scale is recorded exactly once, here, when it is decided: the status writer leaves
+      // Scaling flips with a scale reason to us (status/conditions.ts conditionFlips). Deciding from
+      // the stored condition instead raced with status writes still on their way to the cache.
+      const ev = { type: 'Normal' as const, reason: d.reason, message: d.message };
+      // Through the reconciler's deduplicating recorder when it gives one (apply/event-recorder.ts).
+      const err = ctx.event
+        ? await ctx.event(ev)
+        : await recordEvent(deps.client, ctx.pipeline, ev, identity);
+      if (err) ctx.log.warn('event not recorded', { reason: d.reason, err: err.message });
     }
     if (sink) deps.metrics?.held(e.namespace, e.name, sink.kind);
     deps.metrics?.observe(e.namespace, e.name, {
