@@ -6,7 +6,7 @@
  *    Event's count and lastTimestamp;
  *  - aggregation: 10 or more distinct messages of the same (object, type, reason) within 10 min
  *    become one "(combined from similar events)" Event, deduplicated as above;
- *  - spam filter: a token bucket per object (burst 25, one token per 5 min) drops the rest.
+ *  - spam filter: a token bucket per object (burst 25, one token per 10 s) drops the rest. client-go refills one per 5 min, but one LogPipeline stands for a whole pipeline (every condition flip and every scale is an Event), so a busy but healthy pipeline would lose its scale Events; 6 per minute still bounds a flapping one.
  * Events are best effort: failures are returned, never thrown.
  */
 import { PatchStrategy } from '@kubernetes/client-node';
@@ -20,7 +20,7 @@ export interface EventRecorderOptions {
   windowMs?: number;
   /** Distinct messages of one reason within the window before they are combined. Default 10. */
   aggregateAfter?: number;
-  /** Token bucket per object: burst and refill interval. Defaults 25 and 5 min. */
+  /** Token bucket per object: burst and refill interval. Defaults 25 and 10 s. */
   burst?: number;
   refillMs?: number;
   /** Most remembered keys (oldest dropped first). Default 4096. */
@@ -77,7 +77,7 @@ export class EventRecorder {
     this.windowMs = opts.windowMs ?? 600_000;
     this.aggregateAfter = opts.aggregateAfter ?? 10;
     this.burst = opts.burst ?? 25;
-    this.refillMs = opts.refillMs ?? 300_000;
+    this.refillMs = opts.refillMs ?? 10_000;
     this.maxKeys = opts.maxKeys ?? 4096;
     this.now = opts.now ?? Date.now;
   }
