@@ -39,11 +39,18 @@ let proxy: http.Server;
 let holdUntil = 0;
 let held = 0;
 
-/** True when an INSERT into the data table carries rows of HELD_PARTITION (first row decides: batches are per partition). */
+/**
+ * True when an INSERT into the data table carries rows of HELD_PARTITION (batches are per
+ * partition). The deduplication token names it (`<topic>/<partition>/<range>/<salt>`) whatever the
+ * body's format; without a token, the first TSV row decides.
+ */
 function heldInsert(url: string, body: Buffer): boolean {
-  const query = new URL(url, 'http://x').searchParams.get('query') ?? '';
+  const params = new URL(url, 'http://x').searchParams;
+  const query = params.get('query') ?? '';
   const m = /^INSERT INTO\s+\S+?`?([^`.\s]+)`?\s*\(([^)]*)\)/i.exec(query);
   if (!m || m[1] !== p.table) return false;
+  const token = params.get('insert_deduplication_token');
+  if (token?.startsWith(`${p.topic}/`)) return token.split('/')[1] === String(HELD_PARTITION);
   const column = m[2].split(',').findIndex((c) => c.trim().replace(/`/g, '') === 'kafka_partition');
   if (column < 0) return false;
   const firstRow = body.subarray(0, Math.max(0, body.indexOf(10))).toString('latin1');
