@@ -1,5 +1,6 @@
 import { AbortError } from '../../../common/src/timing';
-import { OffsetCommitter } from './offset-committer';
+import { KafkaJSProtocolError } from 'kafkajs';
+import { generationErrorType, OffsetCommitter } from './offset-committer';
 import type { PartitionCommit } from './partition-state';
 import { PartitionState } from './partition-state';
 
@@ -151,5 +152,126 @@ describe('OffsetCommitter isolation (issue 12)', () => {
     s.version++;
     await c.flush(s);
     expect(sent[0][0].metadata.length).toBeLessThanOrEqual(4096);
+  });
+});
+
+/** The error consumer.commitOffsets really rejects with: kafkajs's own retrier around a protocol error. */
+async function kafkajsCommitError(code: number): Promise<unknown> {
+  /* eslint-disable @typescript-eslint/no-require-imports -- kafkajs exports neither its retrier nor the code table */
+  const retry = require('kafkajs/src/retry') as (o: object) => (fn: () => Promise<void>) => Promise<void>;
+  const { createErrorFromCode } = require('kafkajs/src/protocol/error') as {
+    createErrorFromCode(code: number): Error & { type: string; retriable: boolean };
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  return retry({ retries: 1, initialRetryTime: 1 })(async () => {
+    throw new KafkaJSProtocolError(createErrorFromCode(code));
+  }).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+}
+
+describe('OffsetCommitter across a rebalance (duplicates under load)', () => {
+  it('recognises the generation errors kafkajs actually rejects commits with (wrapped, type on the cause)', async () => {
+    const unknownMember = await kafkajsCommitError(25);
+    // The wrapper has no type of its own: a check of err.type alone never fenced in production.
+    expect((unknownMember as { type?: string }).type).toBeUndefined();
+    expect(generationErrorType(unknownMember)).toBe('UNKNOWN_MEMBER_ID');
+    expect(generationErrorType(await kafkajsCommitError(22))).toBe('ILLEGAL_GENERATION');
+    expect(generationErrorType(await kafkajsCommitError(27))).toBe('REBALANCE_IN_PROGRESS');
+    expect(generationErrorType(new Error('Request timed out'))).toBeUndefined();
+  });
+
+  it('fences on a kafkajs-wrapped UNKNOWN_MEMBER_ID instead of retrying partition by partition', async () => {
+    const wrapped = await kafkajsCommitError(25);
+    const sent: number[][] = [];
+    let fail = true;
+    const c = new OffsetCommitter(async (o) => {
+      sent.push(o.map((x) => x.partition));
+      if (fail) throw wrapped;
+    });
+    const [a, b] = [loaded(0), loaded(1)];
+    a.version++;
+    b.version++;
+    const pending = [c.flush(a), c.flush(b)];
+    c.unfence();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sent).toEqual([[0, 1]]);
+    fail = false;
+    c.unfence();
+    await Promise.all(pending);
+    expect(sent).toEqual([
+      [0, 1],
+      [0, 1],
+    ]);
+  });
+
+  it('never sends the commit of a partition revoked while a partition-by-partition retry awaited', async () => {
+    // Seen in worker-rebalance under load: the joint commit failed, the per-partition retry was
+    // awaiting partition 1 when the worker joined the next generation (partition 5 went to another
+    // worker, which loaded its journal); the loop then sent partition 5's dead state, kafkajs
+    // stamped it with the new generation, the broker accepted it and the next owner re-cut the
+    // partition from that stale journal: same rows under other tokens, stored twice.
+    const sent: Array<{ partitions: number[]; alive: boolean[] }> = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let states: PartitionState[] = [];
+    const c = new OffsetCommitter(async (o) => {
+      sent.push({
+        partitions: o.map((x) => x.partition),
+        alive: o.map((x) => states.find((s) => s.partition === x.partition)!.alive),
+      });
+      if (sent.length === 1) throw new Error('Request timed out');
+      if (sent.length === 2) {
+        await gate;
+        throw new Error('Request timed out');
+      }
+    });
+    states = [loaded(1), loaded(5)];
+    for (const s of states) s.version++;
+    // Both dirty before the first send (the committer starts fenced): one joint commit.
+    const pending = states.map((s) => c.flush(s));
+    pending.forEach((p) => p.catch(() => undefined));
+    c.unfence();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(sent.map((x) => x.partitions)).toEqual([[1, 5], [1]]);
+    // The next assignment: every state of the old one dies (worker.onAssignment), sending resumes.
+    for (const s of states) s.kill();
+    c.reap();
+    c.unfence();
+    release();
+    for (const p of pending) await expect(p).rejects.toBeInstanceOf(AbortError);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sent.filter((x) => x.alive.some((alive) => !alive))).toEqual([]);
+    expect(sent.map((x) => x.partitions)).toEqual([[1, 5], [1]]);
+  });
+
+  it('a generation error of the previous round does not fence the new assignment', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const wrapped = await kafkajsCommitError(25);
+    let calls = 0;
+    const c = new OffsetCommitter(async () => {
+      if (++calls === 1) {
+        await gate;
+        throw wrapped;
+      }
+    });
+    c.unfence();
+    const old = loaded(0);
+    old.version++;
+    const lost = c.flush(old);
+    lost.catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 20));
+    old.kill();
+    c.reap();
+    c.unfence();
+    const fresh = loaded(0);
+    fresh.version++;
+    const next = c.flush(fresh);
+    release();
+    await expect(lost).rejects.toBeInstanceOf(AbortError);
+    await next;
+    expect(fresh.committedVersion).toBe(fresh.version);
   });
 });

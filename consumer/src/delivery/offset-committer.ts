@@ -3,7 +3,10 @@
  * watermark and the cut journal. A batch may only be inserted after a commit that journals it
  * succeeded (`flush`), and a watermark advances only through commits. While the group
  * rebalances the committer is fenced: nothing is sent until the new assignment is installed, so
- * a revoked partition's stale state can never overwrite its new owner's journal.
+ * a revoked partition's stale state can never overwrite its new owner's journal. A state is
+ * checked to be alive right before each send, never only before a round of sends: kafkajs joins
+ * the next generation while a round awaits, and a commit sent after that carries the new
+ * generation, so the broker would accept a dead state's journal over the new owner's.
  */
 import { AbortError, backoffMs } from '../../../common/src/timing';
 import type { PartitionCommit, PartitionState } from './partition-state';
@@ -26,6 +29,21 @@ const GENERATION_ERRORS = new Set([
   'FENCED_INSTANCE_ID',
 ]);
 
+/**
+ * The generation-error type of a commit failure, or undefined. kafkajs wraps non-retriable protocol
+ * errors from its retrier in a KafkaJSNonRetriableError without `type` (the original is its
+ * `cause`), so the chain is walked.
+ */
+export function generationErrorType(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 5 && e !== null && typeof e === 'object'; depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string' && GENERATION_ERRORS.has(type)) return type;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** Coalescing, fenced committer for one consumer. */
 export class OffsetCommitter {
   private dirty = new Set<PartitionState>();
@@ -33,6 +51,8 @@ export class OffsetCommitter {
   private running = false;
   private fenced = true;
   private failures = 0;
+  /** Bumped by every unfence: a generation error of an older round must not fence the new one. */
+  private epoch = 0;
   private wakeFence: (() => void) | null = null;
 
   /** `onResult` observes every attempt (metrics/logs). */
@@ -60,6 +80,7 @@ export class OffsetCommitter {
   /** Resumes sending (the new assignment is installed); drops dead states and their waiters. */
   unfence(): void {
     this.fenced = false;
+    this.epoch++;
     this.reap();
     this.wakeFence?.();
     void this.loop();
@@ -98,12 +119,12 @@ export class OffsetCommitter {
     const states = [...this.dirty];
     this.dirty.clear();
     if (states.length === 0) return;
+    const epoch = this.epoch;
     const err = await this.sendStates(states);
     if (err === null) return;
-    const type = (err as { type?: string }).type;
-    if (type && GENERATION_ERRORS.has(type)) {
+    if (generationErrorType(err)) {
       for (const s of states) if (s.alive) this.dirty.add(s);
-      this.fenced = true;
+      if (this.epoch === epoch) this.fenced = true;
       return;
     }
     // One partition's refusal (metadata too large, a leader move) must not hold the others: commit
@@ -111,17 +132,31 @@ export class OffsetCommitter {
     let failed = states;
     if (states.length > 1) {
       failed = [];
-      for (const s of states) if ((await this.sendStates([s])) !== null) failed.push(s);
+      for (const s of states) {
+        // Each await may span a rebalance: a state revoked meanwhile is never sent (see the header).
+        if (!s.alive) continue;
+        if (this.fenced) failed.push(s);
+        else {
+          const e = await this.sendStates([s]);
+          if (e === null) continue;
+          failed.push(s);
+          if (generationErrorType(e) && this.epoch === epoch) this.fenced = true;
+        }
+      }
     }
     for (const s of failed) if (s.alive) this.dirty.add(s);
+    if (this.fenced) return;
     if (failed.length > 0)
       await new Promise((r) =>
         setTimeout(r, backoffMs(this.failures++, { initialMs: 100, maxMs: 5_000, factor: 2 })),
       );
   }
 
-  /** Sends one commit of `states`; null on success (their waiters settle), else the error. */
-  private async sendStates(states: PartitionState[]): Promise<unknown> {
+  /** Sends one commit of the states still alive; null on success (their waiters settle), else the error. */
+  private async sendStates(all: PartitionState[]): Promise<unknown> {
+    // The last line of defence of the rule in the header: a dead state's commit is never built.
+    const states = all.filter((s) => s.alive);
+    if (states.length === 0) return null;
     const versions = states.map((s) => s.version);
     try {
       await this.send(states.map((s) => s.commit()));
