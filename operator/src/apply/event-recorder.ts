@@ -6,7 +6,11 @@
  *    Event's count and lastTimestamp;
  *  - aggregation: 10 or more distinct messages of the same (object, type, reason) within 10 min
  *    become one "(combined from similar events)" Event, deduplicated as above;
- *  - spam filter: a token bucket per object (burst 25, one token per 10 s) drops the rest. client-go refills one per 5 min, but one LogPipeline stands for a whole pipeline (every condition flip and every scale is an Event), so a busy but healthy pipeline would lose its scale Events; 6 per minute still bounds a flapping one.
+ *  - spam filter: a token bucket per (object, reason) (burst 25, one token per 10 s) drops the
+ *    rest. client-go keys it by object alone and refills one per 5 min, but one LogPipeline stands
+ *    for a whole pipeline (every condition flip and every scale is an Event): a busy, healthy
+ *    pipeline would lose its scale Events to its own rollout Events. Per reason, a flapping cause
+ *    is still bounded (6 per minute) without silencing the others.
  * Events are best effort: failures are returned, never thrown.
  */
 import { PatchStrategy } from '@kubernetes/client-node';
@@ -91,7 +95,7 @@ export class EventRecorder {
   async record(lp: LogPipeline, ev: PipelineEvent): Promise<{ result: EventResult; error?: Error }> {
     const t = this.now();
     const object = `${lp.metadata.namespace}/${lp.metadata.name}/${lp.metadata.uid ?? ''}`;
-    if (!this.takeToken(object, t)) return this.done('dropped');
+    if (!this.takeToken(`${object}\u0000${ev.reason}`, t)) return this.done('dropped');
     const combined = this.aggregate(object, ev, t);
     const message = combined ? `${COMBINED_PREFIX}${ev.message}` : ev.message;
     // A combined Event is one object per reason, whatever the latest message says (client-go).
