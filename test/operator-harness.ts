@@ -129,6 +129,14 @@ export async function patchPipelineSpec(namespace: string, name: string, spec: o
   )) as LogPipeline;
 }
 
+/** Sets a test annotation on a LogPipeline: an update event that makes the operator reconcile it. */
+export async function pokePipeline(namespace: string, name: string, value: string): Promise<void> {
+  await apis().custom.patchNamespacedCustomObject(
+    { ...crd(namespace), name, body: { metadata: { annotations: { 'test.logpipeline.io/poke': value } } } },
+    mergePatch,
+  );
+}
+
 /** Deletes a LogPipeline (its finalizer, if any, keeps it until the operator releases it). */
 export async function deletePipeline(namespace: string, name: string): Promise<void> {
   await ignore404(apis().custom.deleteNamespacedCustomObject({ ...crd(namespace), name }));
