@@ -70,7 +70,12 @@ test('every line is stored exactly once across repeated SIGKILLs and restarts', 
 
   const port = await freePort();
   // Small batches and a short delay: many cuts, so every kill lands with batches in flight.
-  const cfg = workerConfig(bed, p, { batch: { maxRows: 1_500, maxBytes: 1024 * 1024, maxDelayMs: 150 } });
+  // Small fetches too: with the large default fetches a worker takes a whole chunk at once and
+  // most kills land between batches, leaving no journaled cut for the next worker to re-cut.
+  const cfg = workerConfig(bed, p, {
+    batch: { maxRows: 1_500, maxBytes: 1024 * 1024, maxDelayMs: 150 },
+    tuning: { maxBytesPerPartition: 256 * 1024, fetchMaxBytes: 1024 * 1024, fetchMinBytes: 1 },
+  });
   let worker = spawnWorker(bed, cfg, port, 'crash-0');
   workers.push(worker);
   for (let k = 1; k <= KILLS; k++) {
