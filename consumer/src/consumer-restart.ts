@@ -10,24 +10,7 @@ import type { Logger } from '../../common/src/log';
 import { backoffMs, sleep } from '../../common/src/timing';
 import { errorReason } from './sink/retry';
 
-/** kafkajs error names that mean the cluster (or the path to it) is unavailable right now. */
-const UNAVAILABLE = new Set([
-  'KafkaJSGroupCoordinatorNotFound',
-  'KafkaJSConnectionError',
-  'KafkaJSConnectionClosedError',
-  'KafkaJSBrokerNotFound',
-  'KafkaJSRequestTimeoutError',
-  'KafkaJSNumberOfRetriesExceeded',
-]);
-
-/** True when `err` or any error in its cause chain says only that Kafka is unreachable. */
-export function isKafkaUnavailable(err: unknown): boolean {
-  for (let e = err as { name?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 8; depth++) {
-    if (typeof e.name === 'string' && UNAVAILABLE.has(e.name)) return true;
-    e = e.cause as typeof e;
-  }
-  return false;
-}
+export { isKafkaUnavailable } from '../../common/src/kafka/unavailable';
 
 /**
  * Runs `run` (connect and run the consumer) until it succeeds or `stopped()` turns true, waiting a

@@ -10,8 +10,8 @@ import { loadWorkerConfig } from '../../common/src/worker-config';
 import { startProcessLog } from './process-log';
 import { startProbeServer } from '../../common/src/probe-server';
 import { WorkerMetrics } from './observability/metrics';
-import { backoffMs } from '../../common/src/timing';
 import { errorReason } from './sink/retry';
+import { KafkaStart, runEntryPoint } from './kafka-start';
 import { watchFatal, writeTerminationMessage } from './termination';
 import { Worker } from './worker';
 import { readSecrets } from './worker-tuning';
@@ -33,7 +33,10 @@ async function main(): Promise<void> {
   const log = startProcessLog('worker', cfg.pipeline);
   const metrics = new WorkerMetrics();
   const worker = new Worker(cfg, readSecrets(process.env), metrics, log);
-  const server = await startProbeServer(cfg.httpPort, metrics, worker);
+  // Until the consumer first runs, readiness names why it does not (e.g. "Kafka unreachable: ...").
+  const start = new KafkaStart('consumer start', log);
+  const health = { alive: () => worker.alive(), ready: () => start.notReady() ?? worker.ready() };
+  const server = await startProbeServer(cfg.httpPort, metrics, health);
   log.info('worker starting', {
     topic: cfg.kafka.topic,
     group: cfg.kafka.groupId,
@@ -74,35 +77,23 @@ async function main(): Promise<void> {
   watchParent(process.env, () => void stop('parent exited'));
 
   // Kafka may not be reachable yet: keep trying rather than crash-looping the pod.
-  for (let attempt = 0; !stopping; attempt++) {
-    try {
-      await worker.start();
-      log.info('consumer running');
-      // A consumer that stopped for good (e.g. a codec it cannot read) is a crash, not a quiet
-      // stall: exit with the reason in the termination message so the pod, the operator and
-      // GitOps tools all say why.
-      watchFatal(worker, (err) => {
-        if (stopping) return;
-        log.error('consumer stopped for good; exiting', { err: errorReason(err) });
-        writeTerminationMessage(err);
-        process.exit(1);
-      });
-      return;
-    } catch (err) {
-      log.warn('consumer start failed; retrying', { err: errorReason(err), attempt });
-      await new Promise((r) =>
-        setTimeout(r, backoffMs(attempt, { initialMs: 500, maxMs: 15_000, factor: 2 })),
-      );
-    }
-  }
-}
-
-if (require.main === module) {
-  main().catch((err) => {
+  if (
+    !(await start.run(
+      () => worker.start(),
+      () => stopping,
+    ))
+  )
+    return;
+  log.info('consumer running');
+  // A consumer that stopped for good (e.g. a codec it cannot read) is a crash, not a quiet
+  // stall: exit with the reason in the termination message so the pod, the operator and
+  // GitOps tools all say why.
+  watchFatal(worker, (err) => {
+    if (stopping) return;
+    log.error('consumer stopped for good; exiting', { err: errorReason(err) });
     writeTerminationMessage(err);
-    process.stderr.write(
-      `${JSON.stringify({ level: 'error', msg: 'worker failed to start', err: errorReason(err) })}\n`,
-    );
     process.exit(1);
   });
 }
+
+if (require.main === module) runEntryPoint('worker failed to start', main);

@@ -15,9 +15,8 @@ import type { Logger } from '../../../common/src/log';
 import { applyArgs, peakRssMiB, watchParent } from '../../../common/src/process-lifecycle';
 import { startProcessLog } from '../process-log';
 import { startProbeServer } from '../../../common/src/probe-server';
-import { backoffMs } from '../../../common/src/timing';
 import { errorReason } from '../sink/retry';
-import { writeTerminationMessage } from '../termination';
+import { KafkaStart, runEntryPoint } from '../kafka-start';
 import { deadLetterSendLimit } from '../worker-parts';
 import { kafkaClientConfig, readSecrets } from '../worker-tuning';
 import { FlowGate } from './flow-gate';
@@ -129,9 +128,12 @@ async function main(): Promise<void> {
   let lastProbeOk = 0;
   let listening = false;
   let stopping = false;
+  // Until Kafka first answers, readiness names why it does not (e.g. "Kafka unreachable: ...").
+  const start = new KafkaStart('kafka connect', log);
   const health = {
     alive: () => true,
     ready: () =>
+      (!stopping && listening && start.notReady()) ||
       ingestReady({
         listening,
         stopping,
@@ -187,29 +189,16 @@ async function main(): Promise<void> {
   await receiver.start();
   listening = true;
   log.info('receiver listening', { ports: Object.fromEntries(receiver.ports), topic: cfg.kafka.topic });
-  for (let attempt = 0; !stopping; attempt++) {
-    try {
+  const connected = await start.run(
+    async () => {
       await producer.connect();
       await admin.connect();
       await probe();
       sink.setPartitionBudget(await deadLetterSendLimit(admin, cfg.kafka.topic));
-      log.info('kafka connected', { partitions: state.partitions });
-      return;
-    } catch (err) {
-      log.warn('kafka connect failed; retrying', { err: errorReason(err), attempt });
-      await new Promise((r) =>
-        setTimeout(r, backoffMs(attempt, { initialMs: 500, maxMs: 15_000, factor: 2 })),
-      );
-    }
-  }
+    },
+    () => stopping,
+  );
+  if (connected) log.info('kafka connected', { partitions: state.partitions });
 }
 
-if (require.main === module) {
-  main().catch((err) => {
-    writeTerminationMessage(err);
-    process.stderr.write(
-      `${JSON.stringify({ level: 'error', msg: 'receiver failed to start', err: errorReason(err) })}\n`,
-    );
-    process.exit(1);
-  });
-}
+if (require.main === module) runEntryPoint('receiver failed to start', main);
