@@ -102,4 +102,33 @@ describe('KafkaClusterObserver', () => {
     expect(missing.status).toBe('rejected');
     expect(String((missing as PromiseRejectedResult).reason.message)).toMatch(/does not exist/);
   });
+
+  it('says KafkaUnreachable when the cluster does not answer, KafkaError otherwise', async () => {
+    const named = (name: string, message: string) => Object.assign(new Error(message), { name });
+    const refusing = (err: Error) => ({
+      ...fakeCluster({ a: 1 }, {}).cluster,
+      connect: async () => Promise.reject(err),
+    });
+    const read = (cluster: unknown) =>
+      new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
+        gatherMs: 1,
+        connect: () => cluster as never,
+      })
+        .read('a', 'g', 1000)
+        .then(
+          () => undefined,
+          (e: { reason: string; message: string }) => e,
+        );
+    const down = await read(refusing(named('KafkaJSConnectionError', 'connect ECONNREFUSED 10.0.0.1:9092')));
+    expect(down).toMatchObject({ reason: 'KafkaUnreachable' });
+    expect(down?.message).toBe('cannot connect to Kafka b:9092: connect ECONNREFUSED 10.0.0.1:9092');
+    const auth = await read(refusing(named('KafkaJSSASLAuthenticationError', 'bad password')));
+    expect(auth).toMatchObject({ reason: 'KafkaError' });
+    const { cluster } = fakeCluster({ a: 1 }, {});
+    cluster.brokerPool.refreshMetadata = async () => {
+      throw named('KafkaJSNumberOfRetriesExceeded', 'Connection error: connect ECONNREFUSED');
+    };
+    expect(await read(cluster)).toMatchObject({ reason: 'KafkaUnreachable' });
+    expect(await read(fakeCluster({}, {}).cluster)).toMatchObject({ reason: 'KafkaError' });
+  });
 });

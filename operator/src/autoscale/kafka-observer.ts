@@ -26,6 +26,7 @@ import {
 } from '../apply/kafka-client';
 import { internalCluster, type CoordinatorBroker } from '../apply/kafka-owner';
 import { countKafkaRequest } from '../apply/request-counts';
+import { isKafkaUnavailable } from '../../../common/src/kafka/unavailable';
 
 /** The parts of kafkajs's internal cluster a round uses (kafkajs 2.2.4 is pinned). */
 interface PartitionMeta {
@@ -67,6 +68,8 @@ interface Observed {
   at: number;
   value?: GroupOffsets;
   error?: string;
+  /** The error only says the cluster does not answer (KafkaUnreachable, not KafkaError). */
+  unreachable?: boolean;
 }
 
 /** Tuning and clock. */
@@ -106,7 +109,8 @@ export class KafkaClusterObserver {
 
   /**
    * The offsets of `topic` and `group`, at most `maxAgeMs` old (sample time in `at`); throws
-   * KafkaApplyError when the round failed for this pair.
+   * KafkaApplyError when the round failed for this pair (reason KafkaUnreachable when the cluster
+   * did not answer).
    */
   async read(topic: string, group: string, maxAgeMs: number): Promise<GroupOffsets & { at: number }> {
     const key = pairKey(topic, group);
@@ -122,7 +126,11 @@ export class KafkaClusterObserver {
       else await this.nextRound();
       o = this.observed.get(key);
     }
-    if (!o?.value) throw new KafkaApplyError('KafkaError', o?.error ?? `no offsets for ${topic}`);
+    if (!o?.value)
+      throw new KafkaApplyError(
+        o?.unreachable ? 'KafkaUnreachable' : 'KafkaError',
+        o?.error ?? `no offsets for ${topic}`,
+      );
     return { ...o.value, at: o.at };
   }
 
@@ -195,14 +203,15 @@ export class KafkaClusterObserver {
         this.observed.delete(k);
       }
     const list = [...pairs].map((k) => this.wanted.get(k)).filter((w): w is Wanted => !!w);
-    const fail = (error: string, which: Wanted[] = list) => {
-      for (const w of which) this.observed.set(pairKey(w.topic, w.group), { at: t, error });
+    const fail = (error: string, which: Wanted[] = list, cause?: unknown) => {
+      const unreachable = isKafkaUnavailable(cause);
+      for (const w of which) this.observed.set(pairKey(w.topic, w.group), { at: t, error, unreachable });
     };
     let cluster: ObserverCluster;
     try {
       cluster = await this.client();
     } catch (err) {
-      return fail(`cannot connect to Kafka ${this.conn.brokers.join(',')}: ${errorMessage(err)}`);
+      return fail(`cannot connect to Kafka ${this.conn.brokers.join(',')}: ${errorMessage(err)}`, list, err);
     }
     const topics = [...new Set(list.map((w) => w.topic))];
     // One Metadata request for every topic; a missing topic fails the whole request, so then ask
@@ -227,7 +236,7 @@ export class KafkaClusterObserver {
       }
     } catch (err) {
       await this.close();
-      return fail(`reading topic metadata: ${errorMessage(err)}`);
+      return fail(`reading topic metadata: ${errorMessage(err)}`, list, err);
     }
     const present = topics.filter((tp) => partitions.has(tp));
     fail(
@@ -254,6 +263,7 @@ export class KafkaClusterObserver {
       return fail(
         `reading log offsets: ${errorMessage(err)}`,
         list.filter((w) => partitions.has(w.topic)),
+        err,
       );
     }
     const index = (rows: typeof ends) =>
@@ -282,7 +292,7 @@ export class KafkaClusterObserver {
             this.observed.set(pairKey(w.topic, w.group), { at: t, value: { offsets, commits } });
           } catch (err) {
             this.coordinators.delete(w.group);
-            fail(`reading offsets of group ${w.group}: ${errorMessage(err)}`, [w]);
+            fail(`reading offsets of group ${w.group}: ${errorMessage(err)}`, [w], err);
           }
         }),
     );

@@ -237,6 +237,7 @@ export class Reconciler {
       {
         pods: this.opts.children.pods?.forPipeline(spec.namespace, spec.name),
         partitionStall: scaling.outcome?.stall,
+        kafkaUnreachable: scaling.outcome?.kafkaUnreachable,
         ingest,
       },
     );

@@ -81,4 +81,34 @@ describe('computeStatus', () => {
     expect(waiting.get('Stalled')).toMatchObject({ status: 'False', reason: 'NoStall' });
     expect(waiting.get('Reconciling')).toMatchObject({ status: 'True', reason: 'WorkersNotReady' });
   });
+
+  test('an unreachable Kafka is named in TopicReady, WorkersReady, Ready and Stalled', () => {
+    const cause = 'cannot connect to Kafka kafka:9092: Connection error: connect ECONNREFUSED';
+    const c = byType(
+      computeStatus(spec, dep, ok('TopicReady'), ok('TableReady'), undefined, undefined, {
+        kafkaUnreachable: cause,
+      }).conditions,
+    );
+    const named = `Kafka unreachable: ${cause}`;
+    expect(c.get('TopicReady')).toMatchObject({
+      status: 'False',
+      reason: 'KafkaUnreachable',
+      message: named,
+    });
+    expect(c.get('WorkersReady')).toMatchObject({
+      status: 'False',
+      reason: 'KafkaUnreachable',
+      message: `${named} (0 of 1 workers ready)`,
+    });
+    expect(c.get('Ready')).toMatchObject({ status: 'False', reason: 'TopicNotReady', message: named });
+    expect(c.get('Stalled')).toMatchObject({ status: 'True', reason: 'KafkaUnreachable', message: named });
+    // A crash loop says more than the outage: its own words stay.
+    const crash = byType(
+      computeStatus(spec, dep, ok('TopicReady'), ok('TableReady'), undefined, undefined, {
+        pods: [crashing],
+        kafkaUnreachable: cause,
+      }).conditions,
+    );
+    expect(crash.get('WorkersReady')).toMatchObject({ reason: 'WorkerCrashLoop' });
+  });
 });

@@ -18,6 +18,7 @@ import {
 } from './conditions';
 import { progressConditions, type StallCause } from './kstatus';
 import { crashLoopCondition } from './worker-pods';
+import { blameKafka, kafkaStall } from './kafka-outage';
 
 /** One part's contribution: its condition and what it recorded. */
 export interface PartObservation {
@@ -37,6 +38,8 @@ export interface ScalingObservation {
 export interface ProgressObservation {
   pods?: readonly PodView[];
   partitionStall?: StallCause;
+  /** The broker error when the operator's last Kafka observation found the cluster unreachable. */
+  kafkaUnreachable?: string;
   /** The syslog receiver (spec.ingest): its condition, a stalled rollout, its status fields. */
   ingest?: { condition: ConditionInput; stall?: StallCause; status: LogPipelineStatus['ingest'] };
 }
@@ -58,26 +61,26 @@ export function computeStatus(
   const auto = spec.workers.autoscaling.enabled;
   const desired = auto ? deployment.replicas : spec.workers.replicas;
   const crash = desired > 0 ? crashLoopCondition(progress.pods ?? []) : undefined;
-  const workers = crash ?? workersCondition(deployment, desired, workerName(spec.name));
-  const ingest = progress.ingest;
+  const outage = progress.kafkaUnreachable;
+  const workers = crash ?? blameKafka(workersCondition(deployment, desired, workerName(spec.name)), outage);
+  const topicCond = blameKafka(topic.condition, outage);
+  const ingest = progress.ingest && {
+    ...progress.ingest,
+    condition: blameKafka(progress.ingest.condition, outage),
+  };
   const stall = crash
     ? { reason: crash.reason, message: crash.message }
-    : (progress.partitionStall ?? ingest?.stall);
+    : (progress.partitionStall ?? kafkaStall(outage) ?? ingest?.stall);
   const scalingCond: ConditionInput = scaling
     ? { type: 'Scaling', status: scaling.status, reason: scaling.reason, message: scaling.message }
     : scalingCondition(deployment, auto, desired);
-  const ready = readyCondition([
-    topic.condition,
-    table.condition,
-    workers,
-    ...(ingest ? [ingest.condition] : []),
-  ]);
+  const ready = readyCondition([topicCond, table.condition, workers, ...(ingest ? [ingest.condition] : [])]);
   const { parserCoverage, ...tableObserved } = (table.observed ?? {}) as {
     parserCoverage?: ParserCoverage;
   };
   const conditions = [
     ready,
-    topic.condition,
+    topicCond,
     table.condition,
     workers,
     ...(ingest ? [ingest.condition] : []),

@@ -165,13 +165,15 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       return await poll(spec, dep, ctx, e, t);
     } catch (err) {
       // Kafka unreachable, topic missing, Secret missing: keep the replicas, say why, try next poll.
-      const message = `lag unavailable, keeping ${dep.replicas} workers: ${sanitizeMessage(err instanceof KafkaApplyError ? err.message : errorMessage(err))}`;
+      const cause = sanitizeMessage(err instanceof KafkaApplyError ? err.message : errorMessage(err));
       ctx.log.info('autoscaler poll failed', { err: errorMessage(err) });
+      const unreachable = err instanceof KafkaApplyError && err.reason === 'KafkaUnreachable';
       return {
         status: 'Unknown',
         reason: 'LagUnavailable',
-        message,
+        message: `lag unavailable, keeping ${dep.replicas} workers: ${cause}`,
         requeueAfterMs: requeueMs(pollIntervalMs(spec)),
+        ...(unreachable ? { kafkaUnreachable: cause } : {}),
       };
     }
   }

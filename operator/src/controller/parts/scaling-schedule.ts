@@ -66,5 +66,12 @@ export function outcomeChanged(
 }
 
 function written(o: ScalingOutcome) {
-  return { status: o.status, reason: o.reason, message: o.message, lag: o.lag, stall: o.stall };
+  return {
+    status: o.status,
+    reason: o.reason,
+    message: o.message,
+    lag: o.lag,
+    stall: o.stall,
+    kafkaUnreachable: o.kafkaUnreachable,
+  };
 }
