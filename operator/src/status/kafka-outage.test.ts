@@ -2,7 +2,7 @@ import type { ConditionInput } from './conditions';
 import { blameKafka, KAFKA_UNREACHABLE, kafkaStall } from './kafka-outage';
 
 const cond = (
-  type: string,
+  type: ConditionInput['type'],
   status: ConditionInput['status'],
   reason: string,
   message = 'm',
