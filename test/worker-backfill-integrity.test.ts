@@ -4,27 +4,25 @@
  * the integrity link seals the batch in (offset, line) order. `logpipeline verify` re-reads what
  * ClickHouse holds in canonical order and must find every batch intact.
  */
-import { generateKeyPairSync } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { resolveSpec } from '../operator/src/api/defaults';
-import type { LogPipeline } from '../operator/src/api/types';
-import { runVerify } from '../operator/cli/verify';
-import { buildTableDDL, buildWorkerColumns, ddlStatements } from '../operator/src/desired/clickhouse';
-import { buildWorkerConfig } from '../operator/src/desired/configmap';
-import { SECRET_ENV } from '../common/src/worker-config';
 import { generateSampleLines } from './fixtures/samples';
 import { readTestBed } from './env/testbed';
 import { freePort } from './env/process';
 import {
+  createIntegrityTables,
+  createTopics,
+  integrityPipeline,
+  integrityWorkerConfig,
+  scalar,
+  signingKeys,
+  spawnSigningWorker,
+  verifyTable,
+} from './integrity-support';
+import {
   chClient,
-  kafkaClient,
   metricSum,
   pollUntil,
   produceLines,
-  spawnWorker,
   stopWorker,
   testProducer,
   workerGet,
@@ -37,36 +35,17 @@ const ch = chClient(bed);
 const id = `bfinteg_${Date.now().toString(36)}`;
 const DAYS = 300;
 const LINES = 3_000;
-const lp: LogPipeline = {
-  apiVersion: 'logpipeline.io/v1alpha1',
-  kind: 'LogPipeline',
-  metadata: { name: 'fw', namespace: 'compliance', uid: `uid-${id}` },
-  spec: {
-    kafka: { bootstrapServers: [bed.kafka!.bootstrap], topic: { name: `lp.${id}`, partitions: 1 } },
-    clickhouse: { url: bed.clickhouse!.url, database: id, table: 'fw' },
-    workers: { batch: { maxRows: 5000, maxDelay: '500ms' } },
-    integrity: {
-      enabled: true,
-      signingKeySecretRef: { name: 'key', key: 'ed25519.pem' },
-      checkpointInterval: '1s',
-    },
-    deadLetter: { enabled: false },
-  },
-};
+const lp = integrityPipeline(bed, id, {
+  partitions: 1,
+  batch: { maxRows: 5000, maxDelay: '500ms' },
+  deadLetter: { enabled: false },
+});
 const spec = resolveSpec(lp);
-const keys = generateKeyPairSync('ed25519');
-let publicKeyFile: string;
+const { keys, publicKeyFile } = signingKeys('bfinteg-');
 
 beforeAll(async () => {
-  const ddl = buildTableDDL(spec);
-  if (!ddl.ok) throw new Error(ddl.message);
-  for (const query of ddlStatements(ddl.value)) await ch.command({ query });
-  const admin = kafkaClient(bed).admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic: spec.kafka.topic.name, numPartitions: 1 }] });
-  await admin.disconnect();
-  publicKeyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bfinteg-')), 'key.pub');
-  fs.writeFileSync(publicKeyFile, keys.publicKey.export({ type: 'spki', format: 'pem' }));
+  await createIntegrityTables(ch, spec);
+  await createTopics(bed, [{ topic: spec.kafka.topic.name, numPartitions: 1 }]);
 });
 
 afterAll(async () => {
@@ -75,31 +54,12 @@ afterAll(async () => {
 });
 
 async function verify(): Promise<{ code: number; findings: unknown[] }> {
-  const out = new PassThrough();
-  const chunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  const { clickhouse } = bed;
-  const code = await runVerify(
-    [
-      '--clickhouse-url',
-      clickhouse!.url,
-      '--user',
-      clickhouse!.username,
-      '--password',
-      clickhouse!.password,
-    ].concat(['--database', id, '--table', 'fw', '--all', '--public-key', publicKeyFile, '--output', 'json']),
-    out,
-  );
-  return {
-    code,
-    findings: (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { findings: unknown[] }).findings,
-  };
+  const { code, report } = await verifyTable(bed, id, 'fw', publicKeyFile);
+  return { code, findings: report.findings };
 }
 
 it('regroups a shuffled 300-day import by partition key; verify finds every batch intact', async () => {
-  const ddl = buildTableDDL(spec);
-  if (!ddl.ok) throw new Error(ddl.message);
-  const cfg = buildWorkerConfig(spec, buildWorkerColumns(ddl.value.tables[0].schema));
+  const cfg = integrityWorkerConfig(spec);
   // One line per day slot, days interleaved (a multiplicative stride), all within retention.
   const now = Date.now();
   const lines = Array.from(
@@ -114,18 +74,9 @@ it('regroups a shuffled 300-day import by partition key; verify finds every batc
   const producer = await testProducer(bed);
   await produceLines(producer, spec.kafka.topic.name, 1, lines, 50);
   await producer.disconnect();
-  process.env[SECRET_ENV.signingKey] = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const port = await freePort();
-  const worker = spawnWorker(bed, cfg as never, port, 'backfill-integrity');
-  delete process.env[SECRET_ENV.signingKey];
-  const count = async () =>
-    Number(
-      (
-        (await (
-          await ch.query({ query: `SELECT count() AS n FROM \`${id}\`.fw`, format: 'JSONEachRow' })
-        ).json()) as Array<{ n: string }>
-      )[0].n,
-    );
+  const worker = spawnSigningWorker(bed, keys, cfg, port, 'backfill-integrity');
+  const count = () => scalar(ch, `SELECT count() AS n FROM \`${id}\`.fw`);
   await pollUntil(count, (n) => n >= LINES, 180_000);
   expect(await count()).toBe(LINES);
   const m = await workerGet(port, '/metrics');

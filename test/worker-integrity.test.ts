@@ -4,98 +4,37 @@
  * then `logpipeline verify` on what ClickHouse holds: clean, and after one row is altered, a
  * `modified` finding naming that row's batch.
  */
-import { generateKeyPairSync } from 'node:crypto';
-import { PassThrough } from 'node:stream';
 import { resolveSpec } from '../operator/src/api/defaults';
-import type { LogPipeline } from '../operator/src/api/types';
-import { runVerify } from '../operator/cli/verify';
-import { buildTableDDL, buildWorkerColumns, ddlStatements } from '../operator/src/desired/clickhouse';
-import { buildWorkerConfig } from '../operator/src/desired/configmap';
-import { SECRET_ENV } from '../common/src/worker-config';
 import { generateSampleLines } from './fixtures/samples';
 import { readTestBed } from './env/testbed';
 import { freePort } from './env/process';
 import {
-  chClient,
-  kafkaClient,
-  pollUntil,
-  produceLines,
-  spawnWorker,
-  stopWorker,
-  testProducer,
-} from './worker-support';
+  createIntegrityTables,
+  createTopics,
+  integrityPipeline,
+  integrityWorkerConfig,
+  scalar,
+  signingKeys,
+  spawnSigningWorker,
+  verifyTable,
+} from './integrity-support';
+import { chClient, pollUntil, produceLines, stopWorker, testProducer } from './worker-support';
 
 const bed = readTestBed();
 const ch = chClient(bed);
 const id = `integ_${Date.now().toString(36)}`;
-const lp: LogPipeline = {
-  apiVersion: 'logpipeline.io/v1alpha1',
-  kind: 'LogPipeline',
-  metadata: { name: 'fw', namespace: 'compliance', uid: `uid-${id}` },
-  spec: {
-    kafka: { bootstrapServers: [bed.kafka!.bootstrap], topic: { name: `lp.${id}`, partitions: 2 } },
-    clickhouse: { url: bed.clickhouse!.url, database: id, table: 'fw' },
-    workers: { batch: { maxRows: 2000, maxDelay: '200ms' } },
-    integrity: {
-      enabled: true,
-      signingKeySecretRef: { name: 'key', key: 'ed25519.pem' },
-      checkpointInterval: '1s',
-    },
-    deadLetter: { enabled: false },
-  },
-};
+const lp = integrityPipeline(bed, id, {
+  partitions: 2,
+  batch: { maxRows: 2000, maxDelay: '200ms' },
+  deadLetter: { enabled: false },
+});
 const spec = resolveSpec(lp);
-const keys = generateKeyPairSync('ed25519');
-
-async function verify(): Promise<{
-  code: number;
-  report: {
-    ok: boolean;
-    findings: Array<{ kind: string; partition?: number; firstOffset?: number; lastOffset?: number }>;
-    stats: unknown;
-  };
-}> {
-  const out = new PassThrough();
-  const chunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  const code = await runVerify(
-    [
-      '--clickhouse-url',
-      bed.clickhouse!.url,
-      '--user',
-      bed.clickhouse!.username,
-      '--password',
-      bed.clickhouse!.password,
-      '--database',
-      id,
-      '--table',
-      'fw',
-      '--all',
-      '--public-key',
-      publicKeyFile,
-      '--output',
-      'json',
-    ],
-    out,
-  );
-  return { code, report: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
-}
-
-let publicKeyFile: string;
+const { keys, publicKeyFile } = signingKeys('integ-');
+const verify = () => verifyTable(bed, id, 'fw', publicKeyFile);
 
 beforeAll(async () => {
-  const ddl = buildTableDDL(spec);
-  if (!ddl.ok) throw new Error(ddl.message);
-  for (const query of ddlStatements(ddl.value)) await ch.command({ query });
-  const admin = kafkaClient(bed).admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic: spec.kafka.topic.name, numPartitions: 2 }] });
-  await admin.disconnect();
-  const fs = await import('node:fs');
-  const os = await import('node:os');
-  const path = await import('node:path');
-  publicKeyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'integ-')), 'key.pub');
-  fs.writeFileSync(publicKeyFile, keys.publicKey.export({ type: 'spki', format: 'pem' }));
+  await createIntegrityTables(ch, spec);
+  await createTopics(bed, [{ topic: spec.kafka.topic.name, numPartitions: 2 }]);
 });
 
 afterAll(async () => {
@@ -104,17 +43,14 @@ afterAll(async () => {
 });
 
 it('chains every batch the worker inserts; verify is clean, then names the batch of an altered row', async () => {
-  const ddl = buildTableDDL(spec);
-  if (!ddl.ok) throw new Error(ddl.message);
-  const cfg = buildWorkerConfig(spec, buildWorkerColumns(ddl.value.tables[0].schema));
-  process.env[SECRET_ENV.signingKey] = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  const worker = spawnWorker(
+  const cfg = integrityWorkerConfig(spec);
+  const worker = spawnSigningWorker(
     bed,
+    keys,
     { ...cfg, tuning: { sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500 } } as never,
     await freePort(),
     'integrity',
   );
-  delete process.env[SECRET_ENV.signingKey];
   const lines = generateSampleLines('fortigate', 6000, {
     seed: 11,
     malformedRatio: 0,
@@ -123,14 +59,7 @@ it('chains every batch the worker inserts; verify is clean, then names the batch
   const producer = await testProducer(bed);
   await produceLines(producer, spec.kafka.topic.name, 2, lines, 25);
   await producer.disconnect();
-  const count = async () =>
-    Number(
-      (
-        (await (
-          await ch.query({ query: `SELECT count() AS n FROM \`${id}\`.fw`, format: 'JSONEachRow' })
-        ).json()) as Array<{ n: string }>
-      )[0].n,
-    );
+  const count = () => scalar(ch, `SELECT count() AS n FROM \`${id}\`.fw`);
   await pollUntil(count, (n) => n >= 6000, 120_000);
   expect(await count()).toBe(6000);
   expect(await stopWorker(worker)).toBe(0); // SIGTERM: drain, final checkpoint

@@ -7,28 +7,26 @@
  * data table and for the dead-letter table, whose rows (every 40th line is garbage) have a chain
  * of their own.
  */
-import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { resolveSpec } from '../operator/src/api/defaults';
-import type { LogPipeline } from '../operator/src/api/types';
-import { runVerify } from '../operator/cli/verify';
-import type { VerifyReport } from '../operator/src/compliance/verify-report';
-import { buildTableDDL, buildWorkerColumns, ddlStatements } from '../operator/src/desired/clickhouse';
-import { buildWorkerConfig } from '../operator/src/desired/configmap';
-import { SECRET_ENV } from '../common/src/worker-config';
 import { generateSampleLines } from './fixtures/samples';
 import { readTestBed } from './env/testbed';
 import { freePort } from './env/process';
 import { startTsa, type TsaServer } from './env/tsa';
 import {
+  createIntegrityTables,
+  createTopics,
+  integrityPipeline,
+  integrityWorkerConfig,
+  scalar as scalarOf,
+  signingKeys,
+  spawnSigningWorker,
+  verifyTable,
+} from './integrity-support';
+import {
   chClient,
-  kafkaClient,
   pollUntil,
   produceLines,
-  spawnWorker,
   stopWorker,
   testProducer,
   workerGet,
@@ -38,69 +36,39 @@ import {
 const bed = readTestBed();
 const ch = chClient(bed);
 const id = `rebal_${Date.now().toString(36)}`;
-const keys = generateKeyPairSync('ed25519');
 let tsa: TsaServer;
-let dir: string;
+let signing: ReturnType<typeof signingKeys>;
 
-function pipeline(tsaUrl: string): LogPipeline {
-  return {
-    apiVersion: 'logpipeline.io/v1alpha1',
-    kind: 'LogPipeline',
-    metadata: { name: 'fw', namespace: 'compliance', uid: `uid-${id}` },
-    spec: {
-      kafka: { bootstrapServers: [bed.kafka!.bootstrap], topic: { name: `lp.${id}`, partitions: 2 } },
-      clickhouse: { url: bed.clickhouse!.url, database: id, table: 'fw' },
-      workers: { batch: { maxRows: 500, maxDelay: '100ms' } },
-      integrity: {
-        enabled: true,
-        signingKeySecretRef: { name: 'key', key: 'ed25519.pem' },
-        checkpointInterval: '1s',
-        tsaUrl,
-      },
-    },
-  };
-}
-
-async function scalar(query: string): Promise<number> {
-  const rows = await (await ch.query({ query, format: 'JSONEachRow' })).json<{ n: string }>();
-  return Number(rows[0].n);
-}
+const pipeline = (tsaUrl: string) =>
+  integrityPipeline(bed, id, { partitions: 2, batch: { maxRows: 500, maxDelay: '100ms' }, tsaUrl });
+const scalar = (query: string) => scalarOf(ch, query);
 
 beforeAll(async () => {
   tsa = await startTsa({ delayMs: 3_000 });
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rebal-'));
-  fs.writeFileSync(path.join(dir, 'key.pub'), keys.publicKey.export({ type: 'spki', format: 'pem' }));
+  signing = signingKeys('rebal-');
 }, 60_000);
 
 afterAll(async () => {
   if (!process.env.KEEP_DB) await ch.command({ query: `DROP DATABASE IF EXISTS \`${id}\`` });
   await ch.close();
   await tsa?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(signing.dir, { recursive: true, force: true });
 });
 
 it('a rebalance while the TSA takes 3 s leaves no batch without its link', async () => {
   const spec = resolveSpec(pipeline(tsa.url));
-  const ddl = buildTableDDL(spec);
-  if (!ddl.ok) throw new Error(ddl.message);
-  for (const query of ddlStatements(ddl.value)) await ch.command({ query });
-  const admin = kafkaClient(bed).admin();
-  await admin.connect();
-  await admin.createTopics({
-    topics: [
-      { topic: spec.kafka.topic.name, numPartitions: 2 },
-      { topic: spec.deadLetter.topic, numPartitions: 1 },
-    ],
-  });
-  await admin.disconnect();
+  await createIntegrityTables(ch, spec);
+  await createTopics(bed, [
+    { topic: spec.kafka.topic.name, numPartitions: 2 },
+    { topic: spec.deadLetter.topic, numPartitions: 1 },
+  ]);
   const cfg = {
-    ...buildWorkerConfig(spec, buildWorkerColumns(ddl.value.tables[0].schema)),
+    ...integrityWorkerConfig(spec),
     tuning: { sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500 },
   } as never;
-  process.env[SECRET_ENV.signingKey] = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const workers: WorkerProcess[] = [];
   try {
-    workers.push(spawnWorker(bed, cfg, await freePort(), 'a'));
+    workers.push(spawnSigningWorker(bed, signing.keys, cfg, await freePort(), 'a'));
     const ready = (w: WorkerProcess) =>
       pollUntil(
         () => workerGet(w.port, '/readyz'),
@@ -132,7 +100,7 @@ it('a rebalance while the TSA takes 3 s leaves no batch without its link', async
       60_000,
       100,
     );
-    workers.push(spawnWorker(bed, cfg, await freePort(), 'b'));
+    workers.push(spawnSigningWorker(bed, signing.keys, cfg, await freePort(), 'b'));
     await flow;
     await producer.disconnect();
     const rows = `SELECT (SELECT count() FROM \`${id}\`.fw) + (SELECT count() FROM \`${id}\`.fw_dlq) AS n`;
@@ -146,7 +114,6 @@ it('a rebalance while the TSA takes 3 s leaves no batch without its link', async
     // Both workers took part (the rebalance happened while data flowed).
     expect((await ready(workers[1])).status).toBe(200);
   } finally {
-    delete process.env[SECRET_ENV.signingKey];
     for (const w of workers) expect(await stopWorker(w)).toBe(0);
   }
   const dead = await scalar(`SELECT count() AS n FROM \`${id}\`.fw_dlq`);
@@ -166,28 +133,7 @@ it('a rebalance while the TSA takes 3 s leaves no batch without its link', async
   }
 }, 300_000);
 
-async function verify(table: string): Promise<{ code: number; report: VerifyReport }> {
-  const out = new PassThrough();
-  const chunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  const code = await runVerify(
-    [
-      '--database',
-      id,
-      '--table',
-      table,
-      '--all',
-      '--public-key',
-      path.join(dir, 'key.pub'),
-      '--output',
-      'json',
-    ],
-    out,
-    {
-      CLICKHOUSE_URL: bed.clickhouse!.url,
-      CLICKHOUSE_USER: bed.clickhouse!.username,
-      CLICKHOUSE_PASSWORD: bed.clickhouse!.password,
-    },
-  );
-  return { code, report: JSON.parse(Buffer.concat(chunks).toString()) as VerifyReport };
+/** `verify` on a table; the credentials through the CLI's environment variables. */
+function verify(table: string) {
+  return verifyTable(bed, id, table, signing.publicKeyFile, 'env');
 }

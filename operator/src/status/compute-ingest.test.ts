@@ -1,32 +1,9 @@
-import { resolveSpec } from '../api/defaults';
-import type { LogPipeline } from '../api/types';
-import { computeStatus, type PartObservation } from './compute';
+import { readyPart as ok, statusSpec, workerDeployment } from '../../../test/fixtures/status-testing';
+import { computeStatus } from './compute';
 import type { ConditionInput } from './conditions';
-import type { DeploymentView } from './views';
 
-const lp: LogPipeline = {
-  apiVersion: 'logpipeline.io/v1alpha1',
-  kind: 'LogPipeline',
-  metadata: { name: 'fw', namespace: 'logs', uid: 'uid-1', generation: 1 },
-  spec: {
-    kafka: { bootstrapServers: ['kafka:9092'] },
-    clickhouse: { url: 'http://ch:8123', database: 'logs', table: 'fw' },
-    workers: { replicas: 1 },
-    ingest: { syslog: { listeners: [{ name: 'tcp', protocol: 'TCP', port: 514 }] } },
-  },
-};
-const spec = resolveSpec(lp);
-const workers: DeploymentView = {
-  metadata: { name: 'fw-worker', namespace: 'logs', uid: 'u', resourceVersion: '1', ownerReferences: [] },
-  fingerprint: 'f',
-  generation: 1,
-  replicas: 1,
-  ownsReplicas: true,
-  status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1 },
-};
-const ok = (type: 'TopicReady' | 'TableReady'): PartObservation => ({
-  condition: { type, status: 'True', reason: type, message: 'ok' },
-});
+const spec = statusSpec({ ingest: { syslog: { listeners: [{ name: 'tcp', protocol: 'TCP', port: 514 }] } } });
+const workers = workerDeployment(1);
 const ingest = (status: ConditionInput['status'], reason: string, stall = false) => ({
   condition: { type: 'IngestReady' as const, status, reason, message: reason },
   ...(stall ? { stall: { reason, message: reason } } : {}),

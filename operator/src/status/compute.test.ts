@@ -1,31 +1,9 @@
-import { resolveSpec } from '../api/defaults';
-import type { LogPipeline } from '../api/types';
+import { readyPart as ok, statusSpec, workerDeployment } from '../../../test/fixtures/status-testing';
 import { toPodView } from './pod-view';
-import type { DeploymentView } from './views';
-import { computeStatus, type PartObservation } from './compute';
+import { computeStatus } from './compute';
 
-const lp: LogPipeline = {
-  apiVersion: 'logpipeline.io/v1alpha1',
-  kind: 'LogPipeline',
-  metadata: { name: 'fw', namespace: 'logs', uid: 'uid-1', generation: 1 },
-  spec: {
-    kafka: { bootstrapServers: ['kafka:9092'] },
-    clickhouse: { url: 'http://ch:8123', database: 'logs', table: 'fw' },
-    workers: { replicas: 1 },
-  },
-};
-const spec = resolveSpec(lp);
-const dep: DeploymentView = {
-  metadata: { name: 'fw-worker', namespace: 'logs', uid: 'u', resourceVersion: '1', ownerReferences: [] },
-  fingerprint: 'f',
-  generation: 1,
-  replicas: 1,
-  ownsReplicas: true,
-  status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 0 },
-};
-const ok = (type: 'TopicReady' | 'TableReady'): PartObservation => ({
-  condition: { type, status: 'True', reason: type, message: 'ok' },
-});
+const spec = statusSpec();
+const dep = workerDeployment(0);
 const crashing = toPodView({
   metadata: {
     name: 'fw-worker-x',
