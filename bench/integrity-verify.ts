@@ -6,11 +6,8 @@
  * total seconds, and the verifier's peak RSS (it must stay flat as the range grows). Uses the
  * recorded test bed's ClickHouse, else starts its own.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Readable } from 'node:stream';
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { ChainState } from '../consumer/src/integrity/chain-state';
 import { msText } from '../common/src/integrity/chain';
 import { insertLink } from '../consumer/src/integrity/link-store';
@@ -18,13 +15,7 @@ import { verifyTable } from '../operator/src/compliance/verify';
 import { buildTableDDL, buildWorkerColumns, ddlStatements } from '../operator/src/desired/clickhouse';
 import { FIREWALL_COLUMNS } from '../operator/src/desired/clickhouse/presets';
 import { resolved } from '../test/fixtures/clickhouse-testing';
-import { startClickHouse, stopClickHouse } from '../test/env/clickhouse';
-import { readTestBed, stateFile, type ClickHouseBed } from '../test/env/testbed';
-
-function option(argv: string[], name: string, fallback: number): number {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : fallback;
-}
+import { benchClient, connectBed, option, runBenchMain } from './clickhouse-bench';
 
 const START = Date.UTC(2026, 10, 20);
 
@@ -54,24 +45,14 @@ function batchTsv(columns: string[], partition: number, first: number, count: nu
       kafka_partition: String(partition),
       kafka_offset: String(o),
       kafka_line: '0',
+      // Addresses the generator does not vary (no NAT, one sender): '0' is not an IP address.
+      nat_src_ip: '::',
+      nat_dst_ip: '::',
+      sender_ip: '10.0.0.1',
     };
     parts.push(columns.map((c) => v[c] ?? '0').join('\t'));
   }
   return Buffer.from(parts.join('\n') + '\n');
-}
-
-/** The recorded test bed's ClickHouse, else a fresh one (with its stopper). */
-export async function connectBed(): Promise<{ bed: ClickHouseBed; stop?: () => Promise<void> }> {
-  if (fs.existsSync(stateFile())) {
-    const bed = readTestBed().clickhouse;
-    if (bed) return { bed };
-  }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verify-bench-'));
-  const bed = await startClickHouse(dir, process.pid);
-  return {
-    bed,
-    stop: async () => (await stopClickHouse(bed), fs.rmSync(dir, { recursive: true, force: true })),
-  };
 }
 
 /** Creates the firewall tables in `db` and writes `rows` rows the worker's way (rows, then links); returns seconds. */
@@ -140,13 +121,7 @@ export async function fill(
 export async function runVerifyBench(argv: string[]): Promise<Record<string, unknown>> {
   const rows = option(argv, 'rows', 2_000_000);
   const { bed, stop } = await connectBed();
-  const client = createClient({
-    url: bed.url,
-    username: bed.username,
-    password: bed.password,
-    request_timeout: 3_600_000,
-    log: { level: ClickHouseLogLevel.OFF },
-  });
+  const client = benchClient(bed);
   const db = `verify_bench_${rows}`;
   try {
     const tables = await client.query({
@@ -177,12 +152,4 @@ export async function runVerifyBench(argv: string[]): Promise<Record<string, unk
   }
 }
 
-if (require.main === module) {
-  runVerifyBench(process.argv.slice(2)).then(
-    (r) => process.stdout.write(JSON.stringify(r, null, 2) + '\n'),
-    (err) => {
-      process.stderr.write(`${(err as Error).stack}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runBenchMain(runVerifyBench);

@@ -9,15 +9,11 @@
  * the skip index, and optionally (dst_ip, ts) projections: a full copy, or only _part_offset. Prints JSON with median latency
  * and the rows left to read after index analysis (EXPLAIN ESTIMATE). Uses the recorded test bed's ClickHouse, else starts its own.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { buildLegalQuery, buildNatQuery } from '../operator/src/compliance/legal-query';
 import { buildTableDDL, ddlStatements } from '../operator/src/desired/clickhouse';
 import { resolved } from '../test/fixtures/clickhouse-testing';
-import { startClickHouse, stopClickHouse } from '../test/env/clickhouse';
-import { readTestBed, stateFile, type ClickHouseBed } from '../test/env/testbed';
+import { benchClient, connectBed, option, runBenchMain } from './clickhouse-bench';
 
 const DAY = 86_400_000;
 const START = Date.UTC(2026, 10, 1);
@@ -28,11 +24,6 @@ const REPEATS = 3;
 const NAT_POOL = 64;
 /** Each legal query asks for a new address: no cached granule verdicts from an earlier run may help. */
 const COLD = { use_query_condition_cache: 0 } as const;
-
-function option(argv: string[], name: string, fallback: number): number {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : fallback;
-}
 
 function median(values: number[]): number {
   const v = [...values].sort((a, b) => a - b);
@@ -62,15 +53,6 @@ SELECT ${ts}, ${ts} + toIntervalSecond(1), 'fortigate', concat('fw-', toString(n
   concat('date=2026-11-01 devname=fw-', toString(number % 8), ' type=traffic subtype=forward srcip=', toString(${src}), ' dstip=', toString(${dstIp}), ' action=accept policyid=', toString(number % 50), ' sentbyte=', toString(cityHash64(number, 7) % 100000)),
   toUInt16(number % 12), intDiv(number, 12)
 FROM numbers(${rows}) SETTINGS max_insert_threads = 2, max_block_size = 65536`;
-}
-
-async function connectBed(): Promise<{ bed: ClickHouseBed; own: boolean; dir?: string }> {
-  if (fs.existsSync(stateFile())) {
-    const bed = readTestBed().clickhouse;
-    if (bed) return { bed, own: false };
-  }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'legal-query-bench-'));
-  return { bed: await startClickHouse(dir, process.pid), own: true, dir };
 }
 
 interface Timing {
@@ -253,14 +235,8 @@ export async function runLegalQueryBench(argv: string[]): Promise<Record<string,
   const rows = option(argv, 'rows', 10_000_000);
   const days = option(argv, 'days', 7);
   const n = option(argv, 'queries', 15);
-  const { bed, own, dir } = await connectBed();
-  const client = createClient({
-    url: bed.url,
-    username: bed.username,
-    password: bed.password,
-    request_timeout: 3_600_000,
-    log: { level: ClickHouseLogLevel.OFF },
-  });
+  const { bed, stop } = await connectBed('legal-query-bench-');
+  const client = benchClient(bed);
   const db = `legal_bench_${rows}`;
   try {
     const spec = resolved({ database: db, table: 'fw', retention: { deleteAfter: '3650d' } });
@@ -324,19 +300,8 @@ export async function runLegalQueryBench(argv: string[]): Promise<Record<string,
     return result;
   } finally {
     await client.close();
-    if (own) {
-      await stopClickHouse(bed);
-      if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    }
+    await stop?.();
   }
 }
 
-if (require.main === module) {
-  runLegalQueryBench(process.argv.slice(2)).then(
-    (r) => process.stdout.write(JSON.stringify(r, null, 2) + '\n'),
-    (err) => {
-      process.stderr.write(`${(err as Error).stack}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runBenchMain(runLegalQueryBench);

@@ -9,17 +9,13 @@ import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { sealDay } from '../operator/src/compliance/seal';
 import { startTsa } from '../test/env/tsa';
-import { connectBed, fill } from './integrity-verify';
+import { benchClient, connectBed, option, runBenchMain } from './clickhouse-bench';
+import { fill } from './integrity-verify';
 
 const DAY = '2026-11-20';
-
-function option(argv: string[], name: string, fallback: number): number {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : fallback;
-}
 
 async function measure(client: ClickHouseClient, db: string, tsaUrl: string, outDir?: string) {
   const key = generateKeyPairSync('ed25519').privateKey;
@@ -61,13 +57,7 @@ export async function runSealBench(argv: string[]): Promise<Record<string, unkno
   const rows = option(argv, 'rows', 1_000_000);
   const { bed, stop } = await connectBed();
   const tsa = await startTsa();
-  const client = createClient({
-    url: bed.url,
-    username: bed.username,
-    password: bed.password,
-    request_timeout: 3_600_000,
-    log: { level: ClickHouseLogLevel.OFF },
-  });
+  const client = benchClient(bed);
   const db = `seal_bench_${rows}`;
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'seal-bench-'));
   try {
@@ -98,12 +88,4 @@ export async function runSealBench(argv: string[]): Promise<Record<string, unkno
   }
 }
 
-if (require.main === module) {
-  runSealBench(process.argv.slice(2)).then(
-    (r) => process.stdout.write(JSON.stringify(r, null, 2) + '\n'),
-    (err) => {
-      process.stderr.write(`${(err as Error).stack}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runBenchMain(runSealBench);

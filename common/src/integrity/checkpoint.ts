@@ -5,7 +5,7 @@
  * it would need the private key (and, with a TSA, a new timestamp from the past).
  */
 import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import type { CanonicalColumn } from './canonical';
+import type { CanonicalColumn } from './canonical-ops';
 
 /** A chain head as signed into checkpoints. */
 export interface ChainHead {

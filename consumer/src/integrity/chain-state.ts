@@ -8,7 +8,8 @@
  * link gets that stored link back (its re-insert is deduplicated) instead of a new one chained
  * after it — which would fork the chain.
  */
-import { BatchDigester, rowOrderFor, type CanonicalColumn } from '../../../common/src/integrity/canonical';
+import { BatchDigester } from '../../../common/src/integrity/canonical';
+import { rowOrderFor, type CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import type { ChainHead } from '../../../common/src/integrity/checkpoint';
 import { GENESIS_LINK, linkToken, makeLink, type LinkRecord } from '../../../common/src/integrity/chain';
 

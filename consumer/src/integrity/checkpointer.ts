@@ -10,7 +10,7 @@ import { createHash, type KeyObject } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { quoteIdentifier } from '../../../common/src/sql/identifiers';
-import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import { msText, tsvText } from '../../../common/src/integrity/chain';
 import type { ChainState } from './chain-state';
 import {

@@ -13,7 +13,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { SECRET_ENV, type WorkerConfig } from '../../../common/src/worker-config';
 import { DLQ_COLUMNS } from '../../../common/src/tables';
-import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import { ChainState, type SealedBatch, type SealInput } from './chain-state';
 import { loadSigningKey } from '../../../common/src/integrity/checkpoint';
 import { Checkpointer, type CheckpointResult } from './checkpointer';
@@ -32,12 +32,8 @@ export function tsaAuthFromEnv(env: NodeJS.ProcessEnv): TsaClientAuth {
   };
 }
 
-export {
-  BatchDigester,
-  digestTsv,
-  type BatchSummary,
-  type CanonicalColumn,
-} from '../../../common/src/integrity/canonical';
+export { BatchDigester, digestTsv, type BatchSummary } from '../../../common/src/integrity/canonical';
+export type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 export { computeLink, GENESIS_LINK, type LinkRecord } from '../../../common/src/integrity/chain';
 export type { SealedBatch, SealInput } from './chain-state';
 export type { ChainHead } from '../../../common/src/integrity/checkpoint';

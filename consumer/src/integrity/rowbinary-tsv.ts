@@ -15,7 +15,7 @@ import {
   T_IPV6,
   T_STRING,
 } from '../../../common/src/columns/column-type';
-import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 
 const ESCAPE = new Uint8Array(256);
 ESCAPE[9] = 116;

@@ -3,10 +3,9 @@ import { SASL_MECHANISMS } from '../../../common/src/worker-config';
 import { DEFAULT_PARTITIONS } from './defaults';
 import { csvSchema, kvSchema, rulesSchema, sdSchema } from './schema-parser-formats';
 import {
-  K8S_NAME_PATTERN,
-  SECRET_KEY_PATTERN,
   TOPIC_PATTERN,
   bool,
+  credentialsRef,
   dict,
   duration,
   int,
@@ -30,22 +29,7 @@ const sasl = obj(
   'SASL authentication with credentials from a Secret. Absent means no SASL.',
   {
     mechanism: oneOf('SASL mechanism: plain, scram-sha-256 or scram-sha-512.', SASL_MECHANISMS),
-    secretRef: obj(
-      'Secret with the SASL user name and password. Required whenever sasl is set.',
-      {
-        name: str('Name of the Secret in the LogPipeline namespace.', {
-          pattern: K8S_NAME_PATTERN,
-          minLength: 1,
-        }),
-        usernameKey: str('Key of the user name in the Secret. Default `username`.', {
-          pattern: SECRET_KEY_PATTERN,
-        }),
-        passwordKey: str('Key of the password in the Secret. Default `password`.', {
-          pattern: SECRET_KEY_PATTERN,
-        }),
-      },
-      ['name'],
-    ),
+    secretRef: credentialsRef('Secret with the SASL user name and password. Required whenever sasl is set.'),
   },
   ['mechanism', 'secretRef'],
 );

@@ -15,7 +15,7 @@ import {
   T_IPV6,
   T_STRING,
 } from '../../../common/src/columns/column-type';
-import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import { qualifiedName, quoteIdentifier } from '../../../common/src/sql/identifiers';
 
 // SQL string literals: '\\' is one backslash, '\t' a tab; the escapes mirror the encoder's.

@@ -13,7 +13,7 @@ import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import { qualifiedName, quoteIdentifier } from '../../../common/src/sql/identifiers';
 import { canonicalExpression, SORT_SETTINGS } from './canonical-sql';
 

@@ -5,7 +5,7 @@
  * Ed25519 key and timestamped by an RFC 3161 TSA. Pure: no I/O. Days: seal-days.ts.
  */
 import { createHash, sign, verify, type KeyObject } from 'node:crypto';
-import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import { canonicalJson, keyFingerprint } from '../../../common/src/integrity/checkpoint';
 import { dayWindow } from './seal-days';
 

@@ -5,7 +5,7 @@
  * bound as query parameters or rendered from JS integers by this code.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import { msText } from '../../../common/src/integrity/chain';
 import { qualifiedName } from '../../../common/src/sql/identifiers';
 import type { SealChainHead, SealCheckpointRef } from './seal-manifest';

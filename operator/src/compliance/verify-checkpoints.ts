@@ -5,7 +5,7 @@
  * checkpoint written later and back-dated would be timestamped late).
  */
 import type { KeyObject, X509Certificate } from 'node:crypto';
-import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import {
   checkpointDigest,
   checkpointId,

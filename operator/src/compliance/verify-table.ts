@@ -4,7 +4,7 @@
  * delete rule of `engine_full`), so rows removed by TTL are reported as expired, not tampered.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import { parseTtl } from '../desired/clickhouse/ttl';
 
 /** The data table as verify sees it. */

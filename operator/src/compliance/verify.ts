@@ -8,7 +8,7 @@
 import type { KeyObject, X509Certificate } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { CanonicalColumn } from '../../../common/src/integrity/canonical';
+import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import type { LinkRecord } from '../../../common/src/integrity/chain';
 import { linkFromRow, type LinkRow } from '../../../common/src/integrity/link-rows';
 import { buildCanonicalRowsQuery, type TimeWindow } from './canonical-sql';
