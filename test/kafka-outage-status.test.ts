@@ -5,11 +5,13 @@
  *
  * The worker and the receiver retry an unreachable Kafka without limit and only turn unready; the
  * operator's own Kafka observer finds the cluster unreachable, so TopicReady, WorkersReady and
- * IngestReady say KafkaUnreachable with the broker error, Ready's message and Stalled name it, and
- * a Warning Event does too. Once Kafka is back, the pipeline is Ready again and rows flow.
+ * IngestReady say KafkaUnreachable with the broker error, Ready's and Reconciling's messages name
+ * it (kstatus InProgress: an outage is waited out, not a failed rollout), and a Warning Event does
+ * too. Once Kafka is back, the pipeline is Ready again and rows flow.
  */
 import type { LogPipeline, LogPipelineSpec } from '../operator/src/api/types';
 import { restartKafka, stopKafka } from './env/kafka';
+import { kstatus } from './env/kstatus';
 import { freePort } from './env/process';
 import { readTestBed, writeTestBed } from './env/testbed';
 import { produce, scaleEvents, startLoop, stopLoop, storedRows, type Loop } from './autoscale-harness';
@@ -85,7 +87,13 @@ test('an unreachable Kafka is named in the conditions and an Event, and the pipe
     message: expect.stringMatching(/^Kafka unreachable: \S.* \(0 of 1 receivers ready/),
   });
   expect(condition(down, 'Ready')).toMatchObject({ status: 'False', message: expect.stringMatching(named) });
-  expect(condition(down, 'Stalled')).toMatchObject({ status: 'True', reason: 'KafkaUnreachable' });
+  // An outage is waited out: InProgress with the cause, not a failed rollout.
+  expect(condition(down, 'Stalled')).toMatchObject({ status: 'False' });
+  expect(condition(down, 'Reconciling')).toMatchObject({
+    status: 'True',
+    message: expect.stringMatching(named),
+  });
+  expect(kstatus(down).status).toBe('InProgress');
   // The broker's own words are in it: the address the operator could not reach.
   expect(condition(down, 'TopicReady')?.message).toContain(l.bed.kafka!.bootstrap);
   const event = await waitFor(

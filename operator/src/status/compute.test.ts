@@ -60,7 +60,7 @@ describe('computeStatus', () => {
     expect(waiting.get('Reconciling')).toMatchObject({ status: 'True', reason: 'WorkersNotReady' });
   });
 
-  test('an unreachable Kafka is named in TopicReady, WorkersReady, Ready and Stalled', () => {
+  test('an unreachable Kafka is named in TopicReady, WorkersReady, Ready and Reconciling, not Stalled', () => {
     const cause = 'cannot connect to Kafka kafka:9092: Connection error: connect ECONNREFUSED';
     const c = byType(
       computeStatus(spec, dep, ok('TopicReady'), ok('TableReady'), undefined, undefined, {
@@ -79,7 +79,9 @@ describe('computeStatus', () => {
       message: `${named} (0 of 1 workers ready)`,
     });
     expect(c.get('Ready')).toMatchObject({ status: 'False', reason: 'TopicNotReady', message: named });
-    expect(c.get('Stalled')).toMatchObject({ status: 'True', reason: 'KafkaUnreachable', message: named });
+    // An outage is waited out (kstatus InProgress), not a failed rollout.
+    expect(c.get('Stalled')).toMatchObject({ status: 'False', reason: 'NoStall' });
+    expect(c.get('Reconciling')).toMatchObject({ status: 'True', message: named });
     // A crash loop says more than the outage: its own words stay.
     const crash = byType(
       computeStatus(spec, dep, ok('TopicReady'), ok('TableReady'), undefined, undefined, {

@@ -18,7 +18,7 @@ import {
 } from './conditions';
 import { progressConditions, type StallCause } from './kstatus';
 import { crashLoopCondition } from './worker-pods';
-import { blameKafka, kafkaStall } from './kafka-outage';
+import { blameKafka } from './kafka-outage';
 
 /** One part's contribution: its condition and what it recorded. */
 export interface PartObservation {
@@ -70,7 +70,7 @@ export function computeStatus(
   };
   const stall = crash
     ? { reason: crash.reason, message: crash.message }
-    : (progress.partitionStall ?? kafkaStall(outage) ?? ingest?.stall);
+    : (progress.partitionStall ?? ingest?.stall);
   const scalingCond: ConditionInput = scaling
     ? { type: 'Scaling', status: scaling.status, reason: scaling.reason, message: scaling.message }
     : scalingCondition(deployment, auto, desired);

@@ -1,5 +1,5 @@
 import type { ConditionInput } from './conditions';
-import { blameKafka, KAFKA_UNREACHABLE, kafkaStall } from './kafka-outage';
+import { blameKafka, KAFKA_UNREACHABLE } from './kafka-outage';
 
 const cond = (
   type: ConditionInput['type'],
@@ -18,7 +18,6 @@ describe('blameKafka', () => {
   it('changes nothing while Kafka answers', () => {
     const c = cond('WorkersReady', 'False', 'WorkersUnavailable', '0 of 2 workers ready');
     expect(blameKafka(c, undefined)).toBe(c);
-    expect(kafkaStall(undefined)).toBeUndefined();
   });
 
   it('turns a Ready topic False with the broker error', () => {
@@ -54,9 +53,5 @@ describe('blameKafka', () => {
       cond('TableReady', 'True', 'TableReady'),
     ])
       expect(blameKafka(c, cause)).toBe(c);
-  });
-
-  it('makes the outage a Stalled cause', () => {
-    expect(kafkaStall(cause)).toEqual({ reason: KAFKA_UNREACHABLE, message: `Kafka unreachable: ${cause}` });
   });
 });

@@ -5,12 +5,13 @@
  * interval; when its last round found the cluster unreachable, the conditions name that cause:
  * TopicReady False (the topic cannot be reached, whatever the last topic check found),
  * WorkersReady / IngestReady False with the broker error in front of the pod count. Ready, built
- * from these, then says "Kafka unreachable: <broker error>" too, Stalled is True with that cause
- * (nothing moves until Kafka answers), and each flip is an Event.
+ * from these, then says "Kafka unreachable: <broker error>" too, and each flip is an Event. An
+ * outage is waited out, not a failure of the pipeline's configuration: Stalled stays False and
+ * Reconciling True with the cause (kstatus InProgress, as for a broker that never answered), so
+ * GitOps tools do not fail a rollout over it.
  */
 import { KAFKA_UNREACHABLE_PREFIX } from '../../../common/src/kafka/unavailable';
 import type { ConditionInput } from './conditions';
-import type { StallCause } from './kstatus';
 
 /** Reason of TopicReady, WorkersReady and IngestReady while the pipeline's Kafka does not answer. */
 export const KAFKA_UNREACHABLE = 'KafkaUnreachable';
@@ -30,11 +31,4 @@ export function blameKafka(cond: ConditionInput, cause: string | undefined): Con
   if (cond.status === 'False' && UNREADY_PODS.has(cond.reason))
     return { ...cond, reason: KAFKA_UNREACHABLE, message: `${named} (${cond.message})` };
   return cond;
-}
-
-/** Stalled's cause while Kafka does not answer: nothing moves until it does. */
-export function kafkaStall(cause: string | undefined): StallCause | undefined {
-  return cause === undefined
-    ? undefined
-    : { reason: KAFKA_UNREACHABLE, message: `${KAFKA_UNREACHABLE_PREFIX}${cause}` };
 }
