@@ -192,7 +192,9 @@ it('reads 5 and 50 consumer groups with one OffsetFetch and no coordinator looku
     const firstLarge = await round(50);
     expect(firstLarge.coordinators).toBe(1); // the 45 new groups, in one request
     const large = await round(50);
-    console.log(JSON.stringify({ groupsPerRound: { small, large } }, (k, v) => (k === 'reads' ? undefined : v)));
+    console.log(
+      JSON.stringify({ groupsPerRound: { small, large } }, (k, v) => (k === 'reads' ? undefined : v)),
+    );
     expect(small.offsetFetch).toBe(1);
     expect(large.offsetFetch).toBe(small.offsetFetch);
     expect(small.coordinators).toBe(0);
@@ -205,7 +207,7 @@ it('reads 5 and 50 consumer groups with one OffsetFetch and no coordinator looku
   }
 });
 
-it('samples 5 and 20 pipelines of one cluster with the same Metadata/ListOffsets per round and no reconcile per poll', async () => {
+it('samples 5 and 20 pipelines of one cluster with the same Metadata/ListOffsets/OffsetFetch per round and no reconcile per poll', async () => {
   const five = names(0, 5);
   await createFleet(five);
   await waitFor('5 pipelines settled', async () => settled(five), 240_000);

@@ -74,7 +74,12 @@ describe('OffsetFetch v8', () => {
   it('decodes per-group offsets, metadata and group errors', async () => {
     const e = new Encoder().writeUVarInt(0).writeInt32(0).writeUVarInt(3);
     e.writeUVarIntString('a').writeUVarInt(2).writeUVarIntString('t1').writeUVarInt(3);
-    e.writeInt32(0).writeInt64('42').writeInt32(-1).writeUVarIntString('journal').writeInt16(0).writeUVarInt(0);
+    e.writeInt32(0)
+      .writeInt64('42')
+      .writeInt32(-1)
+      .writeUVarIntString('journal')
+      .writeInt16(0)
+      .writeUVarInt(0);
     e.writeInt32(1).writeInt64('-1').writeInt32(-1).writeUVarIntString(null).writeInt16(0).writeUVarInt(0);
     e.writeUVarInt(0); // topic tags
     e.writeInt16(0).writeUVarInt(0);
@@ -115,13 +120,8 @@ describe('OffsetCommit v7 with a fixed generation', () => {
   });
 
   const response = (code: number) =>
-    new Encoder()
-      .writeInt32(0)
-      .writeInt32(1)
-      .writeString('t')
-      .writeInt32(1)
-      .writeInt32(3)
-      .writeInt16(code).buffer as Buffer;
+    new Encoder().writeInt32(0).writeInt32(1).writeString('t').writeInt32(1).writeInt32(3).writeInt16(code)
+      .buffer as Buffer;
 
   it('resolves when the broker accepted every partition', async () => {
     const r = generationCommitRequest(commit).response;

@@ -187,7 +187,9 @@ export interface GroupOffsetsAnswer {
 }
 
 /** OffsetFetch v8: the committed offsets of every group in `groups` in one request. */
-export function offsetFetchGroupsRequest(groups: readonly GroupTopics[]): ProtocolRequest<GroupOffsetsAnswer[]> {
+export function offsetFetchGroupsRequest(
+  groups: readonly GroupTopics[],
+): ProtocolRequest<GroupOffsetsAnswer[]> {
   return flexible(
     API_KEYS.OffsetFetch,
     'OffsetFetch',
@@ -238,7 +240,10 @@ export interface GenerationCommit {
   groupId: string;
   generationId: number;
   memberId: string;
-  topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string; metadata: string }> }>;
+  topics: Array<{
+    topic: string;
+    partitions: Array<{ partition: number; offset: string; metadata: string }>;
+  }>;
 }
 
 /**

@@ -27,7 +27,11 @@ export const observerRoundRequests = new Histogram({
 const seen = new Map<string, Set<string>>();
 
 /** Records one finished round. */
-export function recordObserverRound(system: string, seconds: number, requests: ReadonlyMap<string, number>): void {
+export function recordObserverRound(
+  system: string,
+  seconds: number,
+  requests: ReadonlyMap<string, number>,
+): void {
   observerRoundSeconds.observe({ system }, seconds);
   const apis = seen.get(system) ?? new Set<string>();
   seen.set(system, apis);

@@ -267,7 +267,10 @@ export class KafkaClusterObserver {
     const live = list.filter((w) => partitions.has(w.topic));
     const committed = await this.groups.read(
       cluster,
-      live.map((w) => ({ groupId: w.group, topics: [{ topic: w.topic, partitions: partitions.get(w.topic)! }] })),
+      live.map((w) => ({
+        groupId: w.group,
+        topics: [{ topic: w.topic, partitions: partitions.get(w.topic)! }],
+      })),
     );
     for (const w of live) {
       const got = committed.get(w.group);

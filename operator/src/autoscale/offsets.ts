@@ -81,7 +81,10 @@ export class GroupOffsetsReader {
   constructor(private readonly count: (api: string) => void) {}
 
   /** The committed offsets of each group in `wanted` (groups named twice are merged). */
-  async read(cluster: CoordinatorCluster, wanted: readonly GroupTopics[]): Promise<Map<string, CommittedOffsets>> {
+  async read(
+    cluster: CoordinatorCluster,
+    wanted: readonly GroupTopics[],
+  ): Promise<Map<string, CommittedOffsets>> {
     const groups = mergeGroups(wanted);
     const out = new Map<string, CommittedOffsets>();
     let any: ProtocolBroker;
@@ -170,7 +173,8 @@ export class GroupOffsetsReader {
       for (const g of list) this.nodes.delete(g.groupId);
       for (const g of list) out.set(g.groupId, asError(err));
     }
-    for (const g of list) if (!out.has(g.groupId)) out.set(g.groupId, new Error('group missing from the answer'));
+    for (const g of list)
+      if (!out.has(g.groupId)) out.set(g.groupId, new Error('group missing from the answer'));
   }
 
   /** kafkajs's OffsetFetch (v1-v4): one request per group, coordinators cached. */
@@ -185,7 +189,10 @@ export class GroupOffsetsReader {
       this.count('OffsetFetch');
       const { responses } = await coordinator.offsetFetch({
         groupId: g.groupId,
-        topics: g.topics.map((t) => ({ topic: t.topic, partitions: t.partitions.map((partition) => ({ partition })) })),
+        topics: g.topics.map((t) => ({
+          topic: t.topic,
+          partitions: t.partitions.map((partition) => ({ partition })),
+        })),
       });
       return new Map(
         responses.map((r) => [r.topic, new Map(r.partitions.map((p) => [p.partition, p]))] as const),
