@@ -1,4 +1,5 @@
 import { KafkaClusterObserver } from './kafka-observer';
+import { protocolError } from '../../../common/src/kafka/group-protocol';
 
 /* eslint-disable-next-line @typescript-eslint/no-require-imports */
 const Decoder = require('kafkajs/src/protocol/decoder');
@@ -41,8 +42,10 @@ function fakeCluster(
   topics: Record<string, number>,
   committed: Record<string, Record<number, string>>,
   multiGroup = false,
+  unavailableLookups = 0,
 ) {
   const calls = { metadata: 0, listOffsets: 0, coordinator: 0, offsetFetch: 0 };
+  let unavailable = unavailableLookups;
   let loaded: string[] = [];
   const offsetOf = (g: string, p: number) => committed[g]?.[p] ?? '-1';
   const broker = {
@@ -56,7 +59,15 @@ function fakeCluster(
         const { apiName } = (req as { request: { apiName: string } }).request;
         if (apiName === 'FindCoordinator') {
           calls.coordinator++;
-          return groups.map((g) => ({ key: g.groupId, nodeId: 1, host: 'b', port: 9092 }));
+          // COORDINATOR_NOT_AVAILABLE (15, retriable) while __consumer_offsets is being created.
+          const error = unavailable-- > 0 ? protocolError(15) : undefined;
+          return groups.map((g) => ({
+            key: g.groupId,
+            nodeId: error ? -1 : 1,
+            host: 'b',
+            port: 9092,
+            error,
+          }));
         }
         calls.offsetFetch++;
         return groups.map((g) => ({
@@ -184,6 +195,23 @@ describe('KafkaClusterObserver', () => {
     await Promise.all(Object.keys(topics).map((tp, i) => obs.read(tp, `g${i}`, 7500)));
     expect(obs.rounds).toBe(2);
     expect(calls).toEqual({ metadata: 2, listOffsets: 4, coordinator: 1, offsetFetch: 2 });
+  });
+
+  it('asks again, a bounded number of times, for coordinators not available yet (fresh cluster)', async () => {
+    const { cluster, calls } = fakeCluster({ a: 1 }, { g: { 0: '3' } }, true, 2);
+    const obs = new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
+      gatherMs: 1,
+      connect: () => cluster as never,
+    });
+    const read = await obs.read('a', 'g', 1000);
+    expect(read.offsets[0].committed).toBe(3);
+    expect(calls.coordinator).toBe(3);
+    const { cluster: never } = fakeCluster({ a: 1 }, {}, true, 100);
+    const failing = new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
+      gatherMs: 1,
+      connect: () => never as never,
+    });
+    await expect(failing.read('a', 'g', 1000)).rejects.toThrow(/coordinator/i);
   });
 
   it('a missing topic fails only its own pipeline', async () => {

@@ -44,6 +44,9 @@ export async function readGroupOffsets(admin: Admin, topic: string, groupId: str
   return { offsets, commits };
 }
 
+/** FindCoordinator v4 requests per round for keys whose coordinator is not available yet. */
+const LOOKUP_ATTEMPTS = 3;
+
 /** A kafkajs group coordinator as its own API speaks to it (OffsetFetch v1-v4, one group per request). */
 export interface LegacyCoordinator extends ProtocolBroker {
   offsetFetch(req: {
@@ -132,13 +135,27 @@ export class GroupOffsetsReader {
       );
       return;
     }
-    this.count('FindCoordinator');
-    try {
-      for (const a of await sendProtocolRequest(any, findCoordinatorsRequest(unknown)))
-        if (a.error) out.set(a.key, a.error);
-        else this.nodes.set(a.key, a.nodeId);
-    } catch (err) {
-      for (const g of unknown) out.set(g, asError(err));
+    let ask = unknown;
+    // A fresh cluster creates __consumer_offsets on the first lookup (COORDINATOR_NOT_AVAILABLE for
+    // a moment): ask again for those keys, a bounded number of times, like kafkajs's own lookup.
+    for (let attempt = 0; ask.length > 0 && attempt < LOOKUP_ATTEMPTS; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+      this.count('FindCoordinator');
+      const retry: string[] = [];
+      try {
+        for (const a of await sendProtocolRequest(any, findCoordinatorsRequest(ask))) {
+          if (!a.error) {
+            this.nodes.set(a.key, a.nodeId);
+            out.delete(a.key);
+          } else {
+            out.set(a.key, a.error);
+            if (a.error.retriable) retry.push(a.key);
+          }
+        }
+      } catch (err) {
+        for (const g of ask) out.set(g, asError(err));
+      }
+      ask = retry;
     }
     for (const g of unknown) if (!this.nodes.has(g) && !out.has(g)) out.set(g, new Error('no coordinator'));
   }
