@@ -33,6 +33,8 @@ export interface PhaseCounters {
   kafka: Record<string, number>;
   phases: Record<string, number>;
   perReconcile: { kube: number; clickhouse: number; kafka: number };
+  /** Kafka observer rounds: how many, their mean duration and mean requests per round by API. */
+  observerRounds?: { rounds: number; meanSeconds: number; requestsPerRound: Record<string, number> };
   /** Requests and operator CPU milliseconds per pipeline per minute (steady windows). */
   perPipelinePerMinute?: { kube: number; clickhouse: number; kafka: number; operatorCpuMs: number };
 }
@@ -66,10 +68,24 @@ export function phase(a: Mark, b: Mark, pipelines?: number): PhaseCounters {
     kafka,
     phases,
     perReconcile: { kube: per(kube), clickhouse: per(clickhouse), kafka: per(kafka) },
+    observerRounds: observerRounds(d),
     ...(pipelines
       ? { perPipelinePerMinute: perPipelinePerMinute(a, b, pipelines, { kube, clickhouse, kafka }) }
       : {}),
   };
+}
+
+/** Kafka observer rounds between two marks (logpipeline_operator_observer_round_*). */
+function observerRounds(d: (name: string) => Record<string, number>): PhaseCounters['observerRounds'] {
+  const rounds = d('logpipeline_operator_observer_round_seconds_count').kafka ?? 0;
+  const seconds = d('logpipeline_operator_observer_round_seconds_sum').kafka ?? 0;
+  const sums = d('logpipeline_operator_observer_round_requests_sum');
+  const counts = d('logpipeline_operator_observer_round_requests_count');
+  const requestsPerRound: Record<string, number> = {};
+  for (const [key, n] of Object.entries(counts))
+    if (key.startsWith('kafka ') && n > 0)
+      requestsPerRound[key.slice(6)] = Math.round(((sums[key] ?? 0) / n) * 100) / 100;
+  return { rounds, meanSeconds: rounds ? Math.round((seconds / rounds) * 1000) / 1000 : 0, requestsPerRound };
 }
 
 function perPipelinePerMinute(

@@ -35,6 +35,7 @@ const NOT_REASONS = new Set([
   'ListOffsets',
   'OffsetFetch',
   'GroupCoordinator',
+  'FindCoordinator',
   'DescribeConfigs',
   'FallbackToLogsOnError',
   'ConfigMap',

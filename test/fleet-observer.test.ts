@@ -1,10 +1,14 @@
 /**
  * The autoscaler's Kafka reads cost O(clusters), not O(pipelines) (issue 18, PLAN decisions 3 and 4),
  * pinned with the operator's own request counters, never with timings: on one Kafka cluster, a
- * steady fleet of 5 and of 20 autoscaled pipelines costs the same Metadata and ListOffsets requests
- * per observer round, and a steady poll costs no reconcile at all (decisions run in memory after
- * each round; only a changed outcome queues its pipeline).
+ * steady fleet of 5 and of 20 autoscaled pipelines costs the same Metadata, ListOffsets and
+ * OffsetFetch requests per observer round, and a steady poll costs no reconcile at all (decisions
+ * run in memory after each round; only a changed outcome queues its pipeline). The observer alone
+ * reads 5 and 50 consumer groups with the same requests per round (OffsetFetch v8, one request per
+ * coordinator; FindCoordinator v4 once for all new groups).
  */
+import { Kafka } from 'kafkajs';
+import { KafkaObservers } from '../operator/src/autoscale/kafka-observer';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
 import { kafkaRequests } from '../operator/src/apply/request-counts';
@@ -148,7 +152,62 @@ async function steadyWindow() {
   };
 }
 
-it('samples 5 and 20 pipelines of one cluster with the same Metadata/ListOffsets per round and no reconcile per poll', async () => {
+// First, while the manager has no pipelines: the process-wide counters then count this observer only.
+it('reads 5 and 50 consumer groups with one OffsetFetch and no coordinator lookup per round', async () => {
+  const topic = `${namespace}.groups`;
+  const kafka = new Kafka({ brokers: [bed.kafka!.bootstrap], logLevel: 0 });
+  const admin = kafka.admin();
+  await admin.connect();
+  const observers = new KafkaObservers({ gatherMs: 5 });
+  try {
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
+    const group = (i: number) => `${namespace}.g${i}`;
+    await admin.setOffsets({
+      groupId: group(3),
+      topic,
+      partitions: [
+        { partition: 0, offset: '0' },
+        { partition: 1, offset: '0' },
+      ],
+    });
+    const observer = observers.for({ brokers: [bed.kafka!.bootstrap] });
+    /** One round reading `n` groups (maxAge 0: a fresh round); the requests it sent by API. */
+    const round = async (n: number) => {
+      const before = new Map(kafkaRequests.entries());
+      const rounds = observer.rounds;
+      const reads = await Promise.all(Array.from({ length: n }, (_, i) => observer.read(topic, group(i), 0)));
+      expect(observer.rounds).toBe(rounds + 1);
+      const sent = (api: string) => (kafkaRequests.get(api) ?? 0) - (before.get(api) ?? 0);
+      return {
+        reads,
+        offsetFetch: sent('OffsetFetch'),
+        coordinators: sent('FindCoordinator') + sent('GroupCoordinator'),
+      };
+    };
+    const firstSmall = await round(5);
+    expect(firstSmall.coordinators).toBe(1); // one FindCoordinator v4 for the 5 new groups
+    expect(firstSmall.reads[3].offsets.map((o) => o.committed)).toEqual([0, 0]);
+    expect(firstSmall.reads[4].offsets.map((o) => o.committed)).toEqual([-1, -1]);
+    const small = await round(5);
+    const firstLarge = await round(50);
+    expect(firstLarge.coordinators).toBe(1); // the 45 new groups, in one request
+    const large = await round(50);
+    console.log(
+      JSON.stringify({ groupsPerRound: { small, large } }, (k, v) => (k === 'reads' ? undefined : v)),
+    );
+    expect(small.offsetFetch).toBe(1);
+    expect(large.offsetFetch).toBe(small.offsetFetch);
+    expect(small.coordinators).toBe(0);
+    expect(large.coordinators).toBe(0);
+    expect(large.reads).toHaveLength(50);
+  } finally {
+    await observers.close();
+    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+    await admin.disconnect();
+  }
+});
+
+it('samples 5 and 20 pipelines of one cluster with the same Metadata/ListOffsets/OffsetFetch per round and no reconcile per poll', async () => {
   const five = names(0, 5);
   await createFleet(five);
   await waitFor('5 pipelines settled', async () => settled(five), 240_000);
@@ -168,8 +227,9 @@ it('samples 5 and 20 pipelines of one cluster with the same Metadata/ListOffsets
   expect(small.listOffsets).toBe(2);
   expect(large.metadata).toBe(small.metadata);
   expect(large.listOffsets).toBe(small.listOffsets);
-  // OffsetFetch stays one per group (kafkajs speaks OffsetFetch v1-v4 only): never more than the pipelines.
-  expect(large.offsetFetch).toBeLessThanOrEqual(20);
+  // One OffsetFetch v8 per coordinator for every group (the bed has one broker).
+  expect(small.offsetFetch).toBe(1);
+  expect(large.offsetFetch).toBe(small.offsetFetch);
   // Idle pipelines' outcomes do not change: sampling them wakes no reconcile.
   expect(small.reconciles).toBe(0);
   expect(large.reconciles).toBe(0);

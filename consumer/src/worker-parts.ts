@@ -17,6 +17,7 @@ import type { Logger } from '../../common/src/log';
 import type { WorkerConfig } from '../../common/src/worker-config';
 import { decodeJournal } from '../../common/src/cut-journal';
 import type { PartitionState } from './delivery/partition-state';
+import { consumerWithGenerations, type GenerationTracker } from './delivery/group-generation';
 import type { IdentityStats } from './encode/identity-stats';
 import { BatchEncoder, type InsertFormat } from './encode/batch';
 import type { DeadLetterProducer } from './sink/batch-delivery';
@@ -29,6 +30,8 @@ import { kafkaClientConfig, type WorkerSecrets, type WorkerTuning } from './work
 /** The Kafka side of a worker. */
 export interface KafkaParts {
   consumer: Consumer;
+  /** The group generation of the consumer's assignment in force (commits are bound to it). */
+  generations?: GenerationTracker;
   admin: Admin;
   /** Present when a dead-letter topic is configured. */
   producer?: Producer;
@@ -47,17 +50,19 @@ export function createKafkaParts(
     logLevel: logLevel.ERROR,
     logCreator: kafkaLogCreator(log),
   });
-  const consumer = kafka.consumer({
-    groupId: cfg.kafka.groupId,
-    sessionTimeout: t.sessionTimeoutMs,
-    heartbeatInterval: t.heartbeatIntervalMs,
-    rebalanceTimeout: t.rebalanceTimeoutMs,
-    maxBytesPerPartition: t.maxBytesPerPartition,
-    maxBytes: t.fetchMaxBytes,
-    minBytes: t.fetchMinBytes,
-    maxWaitTimeInMs: t.fetchMaxWaitMs,
-  });
-  const parts: KafkaParts = { consumer, admin: kafka.admin() };
+  const { consumer, generations } = consumerWithGenerations(kafka, cfg.kafka.groupId, () =>
+    kafka.consumer({
+      groupId: cfg.kafka.groupId,
+      sessionTimeout: t.sessionTimeoutMs,
+      heartbeatInterval: t.heartbeatIntervalMs,
+      rebalanceTimeout: t.rebalanceTimeoutMs,
+      maxBytesPerPartition: t.maxBytesPerPartition,
+      maxBytes: t.fetchMaxBytes,
+      minBytes: t.fetchMinBytes,
+      maxWaitTimeInMs: t.fetchMaxWaitMs,
+    }),
+  );
+  const parts: KafkaParts = { consumer, generations, admin: kafka.admin() };
   const dl = cfg.deadLetter;
   if (dl.enabled && dl.topic) {
     // Idempotent: broker-side retries never duplicate a dead letter within one producer session.

@@ -15,6 +15,7 @@ import type { WorkerConfig } from '../../common/src/worker-config';
 import { ByteBudget, Slots } from './delivery/flow-control';
 import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
 import { OffsetCommitter } from './delivery/offset-committer';
+import { generationCommitSender } from './delivery/group-generation';
 import { PartitionState } from './delivery/partition-state';
 import type { WorkerMetrics } from './observability/metrics';
 import { BatchDelivery } from './sink/batch-delivery';
@@ -96,7 +97,9 @@ export class Worker {
       `${p.namespace}/${p.name}`,
       observeDelivery(metrics, log, () => this.onInsertOutcome()),
     );
-    this.committer = new OffsetCommitter(makeCommitSender(this.consumer), (ok, err) => {
+    // Commits are bound to the generation of their assignment (a stale one is refused by the broker).
+    const send = generationCommitSender(kafka.generations, makeCommitSender(this.consumer));
+    this.committer = new OffsetCommitter(send, (ok, err) => {
       metrics.commits.inc({ outcome: ok ? 'ok' : 'failed' });
       if (!ok) log.warn('offset commit failed', { err: errorReason(err) });
     });

@@ -6,7 +6,10 @@
  * a revoked partition's stale state can never overwrite its new owner's journal. A state is
  * checked to be alive right before each send, never only before a round of sends: kafkajs joins
  * the next generation while a round awaits, and a commit sent after that carries the new
- * generation, so the broker would accept a dead state's journal over the new owner's.
+ * generation, so the broker would accept a dead state's journal over the new owner's. The worker's
+ * sender (group-generation.ts) binds every commit to the generation of the assignment in force when
+ * it is built and sends it once, so a commit that is late anyway (in flight across a rebalance, or
+ * a retry of kafkajs's) is refused by the broker with a generation error, which fences us here.
  */
 import { AbortError, backoffMs } from '../../../common/src/timing';
 import type { PartitionCommit, PartitionState } from './partition-state';

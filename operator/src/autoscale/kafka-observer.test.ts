@@ -1,13 +1,95 @@
 import { KafkaClusterObserver } from './kafka-observer';
+import { protocolError } from '../../../common/src/kafka/group-protocol';
 
-/** A fake kafkajs cluster: topics with partitions on broker 1, committed offsets per group. */
-function fakeCluster(topics: Record<string, number>, committed: Record<string, Record<number, string>>) {
+/* eslint-disable-next-line @typescript-eslint/no-require-imports */
+const Decoder = require('kafkajs/src/protocol/decoder');
+type Dec = InstanceType<typeof Decoder>;
+
+interface Requested {
+  groupId: string;
+  topics: Array<{ topic: string; partitions: number[] }>;
+}
+
+/** Groups, topics and partitions of an encoded FindCoordinator v4 / OffsetFetch v8 request. */
+async function requested(req: {
+  request: { apiName: string; encode(): Promise<{ buffer: Buffer }> };
+}): Promise<Requested[]> {
+  const d = new Decoder((await req.request.encode()).buffer);
+  d.readUVarInt();
+  if (req.request.apiName === 'FindCoordinator') {
+    d.readInt8();
+    return d.readUVarIntArray((x: Dec) => ({ groupId: x.readUVarIntString(), topics: [] })) as Requested[];
+  }
+  return d.readUVarIntArray((g: Dec) => {
+    const groupId = g.readUVarIntString();
+    const topics = g.readUVarIntArray((t: Dec) => {
+      const topic = t.readUVarIntString();
+      const partitions = t.readUVarIntArray((p: Dec) => p.readInt32());
+      t.readTaggedFields();
+      return { topic, partitions };
+    });
+    g.readTaggedFields();
+    return { groupId, topics };
+  }) as Requested[];
+}
+
+/**
+ * A fake kafkajs cluster: topics with partitions on broker 1, committed offsets per group. With
+ * `multiGroup` its broker advertises FindCoordinator v4 and OffsetFetch v8 (Kafka >= 3.0) and
+ * answers them; without, only kafkajs's own versions (one group per request).
+ */
+function fakeCluster(
+  topics: Record<string, number>,
+  committed: Record<string, Record<number, string>>,
+  multiGroup = false,
+  unavailableLookups = 0,
+) {
   const calls = { metadata: 0, listOffsets: 0, coordinator: 0, offsetFetch: 0 };
+  let unavailable = unavailableLookups;
   let loaded: string[] = [];
+  const offsetOf = (g: string, p: number) => committed[g]?.[p] ?? '-1';
+  const broker = {
+    nodeId: 1,
+    versions: multiGroup
+      ? { 9: { minVersion: 1, maxVersion: 9 }, 10: { minVersion: 0, maxVersion: 6 } }
+      : { 9: { minVersion: 1, maxVersion: 4 }, 10: { minVersion: 0, maxVersion: 2 } },
+    connectionPool: {
+      send: async (req: never) => {
+        const groups = await requested(req);
+        const { apiName } = (req as { request: { apiName: string } }).request;
+        if (apiName === 'FindCoordinator') {
+          calls.coordinator++;
+          // COORDINATOR_NOT_AVAILABLE (15, retriable) while __consumer_offsets is being created.
+          const error = unavailable-- > 0 ? protocolError(15) : undefined;
+          return groups.map((g) => ({
+            key: g.groupId,
+            nodeId: error ? -1 : 1,
+            host: 'b',
+            port: 9092,
+            error,
+          }));
+        }
+        calls.offsetFetch++;
+        return groups.map((g) => ({
+          groupId: g.groupId,
+          partitions: g.topics.flatMap((t) =>
+            t.partitions.map((partition) => ({
+              topic: t.topic,
+              partition,
+              offset: offsetOf(g.groupId, partition),
+              metadata: null,
+            })),
+          ),
+        }));
+      },
+    },
+  };
   const cluster = {
     connect: async () => undefined,
     disconnect: async () => undefined,
+    findBroker: async () => broker,
     brokerPool: {
+      findConnectedBroker: async () => broker,
       refreshMetadata: async (want: string[]) => {
         calls.metadata++;
         if (want.some((t) => !(t in topics)))
@@ -47,7 +129,7 @@ function fakeCluster(topics: Record<string, number>, committed: Record<string, R
                 topic: t.topic,
                 partitions: t.partitions.map((p) => ({
                   partition: p.partition,
-                  offset: committed[req.groupId]?.[p.partition] ?? '-1',
+                  offset: offsetOf(req.groupId, p.partition),
                   metadata: null,
                 })),
               },
@@ -61,7 +143,7 @@ function fakeCluster(topics: Record<string, number>, committed: Record<string, R
 }
 
 describe('KafkaClusterObserver', () => {
-  it('serves N pipelines polling together from one round', async () => {
+  it('serves N pipelines polling together from one round (one OffsetFetch per group on old brokers)', async () => {
     const topics = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`t${i}`, 3]));
     const { cluster, calls } = fakeCluster(topics, { g0: { 0: '40', 1: '100', 2: '100' } });
     let t = 1000;
@@ -89,6 +171,47 @@ describe('KafkaClusterObserver', () => {
     expect(obs.rounds).toBe(2);
     expect(calls.coordinator).toBe(50);
     expect(calls.metadata).toBe(2);
+  });
+
+  it('reads every group of a coordinator with one OffsetFetch v8 and locates new groups with one FindCoordinator v4', async () => {
+    const topics = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`t${i}`, 2]));
+    const { cluster, calls } = fakeCluster(topics, { g3: { 0: '7', 1: '9' } }, true);
+    let t = 1000;
+    const obs = new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
+      gatherMs: 1,
+      now: () => t,
+      connect: () => cluster as never,
+    });
+    const reads = await Promise.all(Object.keys(topics).map((tp, i) => obs.read(tp, `g${i}`, 7500)));
+    expect(obs.rounds).toBe(1);
+    expect(calls).toEqual({ metadata: 1, listOffsets: 2, coordinator: 1, offsetFetch: 1 });
+    expect(reads[3].offsets).toEqual([
+      { partition: 0, end: 100, start: 0, committed: 7 },
+      { partition: 1, end: 100, start: 0, committed: 9 },
+    ]);
+    expect(reads[4].offsets.map((o) => o.committed)).toEqual([-1, -1]);
+    // The next round: coordinators cached, still one OffsetFetch for all 50 groups.
+    t += 10_000;
+    await Promise.all(Object.keys(topics).map((tp, i) => obs.read(tp, `g${i}`, 7500)));
+    expect(obs.rounds).toBe(2);
+    expect(calls).toEqual({ metadata: 2, listOffsets: 4, coordinator: 1, offsetFetch: 2 });
+  });
+
+  it('asks again, a bounded number of times, for coordinators not available yet (fresh cluster)', async () => {
+    const { cluster, calls } = fakeCluster({ a: 1 }, { g: { 0: '3' } }, true, 2);
+    const obs = new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
+      gatherMs: 1,
+      connect: () => cluster as never,
+    });
+    const read = await obs.read('a', 'g', 1000);
+    expect(read.offsets[0].committed).toBe(3);
+    expect(calls.coordinator).toBe(3);
+    const { cluster: never } = fakeCluster({ a: 1 }, {}, true, 100);
+    const failing = new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
+      gatherMs: 1,
+      connect: () => never as never,
+    });
+    await expect(failing.read('a', 'g', 1000)).rejects.toThrow(/coordinator/i);
   });
 
   it('a missing topic fails only its own pipeline', async () => {

@@ -4,10 +4,11 @@
  * ListOffsets) per pipeline and interval. Here a round fetches, for every (topic, group) pair
  * asked for recently: one Metadata request for all the topics, one ListOffsets request per
  * partition leader for the log-end offsets and one for the log-start offsets of all of them, and
- * each group's committed offsets (OffsetFetch; coordinators are looked up once and cached).
- * OffsetFetch is still one request per group because kafkajs 2.2.4 speaks OffsetFetch v1-v4; the
- * requests go out together on the coordinator's one connection (one round trip). Multi-group
- * OffsetFetch (v8, KIP-709, Kafka >= 3.0) would make it one request per coordinator.
+ * the groups' committed offsets with one OffsetFetch v8 per coordinator (coordinators looked up
+ * once, all new groups in one FindCoordinator v4; see offsets.ts `GroupOffsetsReader`, which falls
+ * back to one OffsetFetch per group on brokers older than Kafka 3.0). So a round costs O(brokers)
+ * requests, whatever the number of pipelines; each round's duration and requests by API are
+ * exported (`logpipeline_operator_observer_round_*`).
  *
  * Rounds are single-flight and gathered: callers that find the snapshot older than they accept
  * join the next round (started after `gatherMs`), which refreshes every pair wanted, so N
@@ -16,7 +17,7 @@
 import { Kafka } from 'kafkajs';
 import type { PartitionOffsets } from './lag';
 import type { CommitRecord } from './sink-health';
-import type { GroupOffsets } from './offsets';
+import { GroupOffsetsReader, type CoordinatorCluster, type GroupOffsets } from './offsets';
 import {
   buildKafkaConfig,
   errorMessage,
@@ -24,36 +25,24 @@ import {
   kafkaConnectionKey,
   type KafkaConnection,
 } from '../apply/kafka-client';
-import { internalCluster, type CoordinatorBroker } from '../apply/kafka-owner';
+import { internalCluster } from '../apply/kafka-owner';
 import { countKafkaRequest } from '../apply/request-counts';
 import { isKafkaUnavailable } from '../../../common/src/kafka/unavailable';
+import { recordObserverRound } from '../apply/observer-rounds';
 
 /** The parts of kafkajs's internal cluster a round uses (kafkajs 2.2.4 is pinned). */
 interface PartitionMeta {
   partitionId: number;
   leader: number;
 }
-interface ObserverCluster {
+interface ObserverCluster extends CoordinatorCluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
-  brokerPool: { refreshMetadata(topics: string[]): Promise<void> };
+  brokerPool: CoordinatorCluster['brokerPool'] & { refreshMetadata(topics: string[]): Promise<void> };
   findTopicPartitionMetadata(topic: string): PartitionMeta[];
   fetchTopicsOffset(
     topics: Array<{ topic: string; partitions: Array<{ partition: number }>; fromBeginning: boolean }>,
   ): Promise<Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>>;
-  findGroupCoordinator(req: { groupId: string }): Promise<
-    CoordinatorBroker & {
-      offsetFetch(req: {
-        groupId: string;
-        topics: Array<{ topic: string; partitions: Array<{ partition: number }> }>;
-      }): Promise<{
-        responses: Array<{
-          topic: string;
-          partitions: Array<{ partition: number; offset: string; metadata: string | null }>;
-        }>;
-      }>;
-    }
-  >;
 }
 
 interface Wanted {
@@ -89,10 +78,9 @@ const pairKey = (topic: string, group: string) => `${topic}\u0000${group}`;
 export class KafkaClusterObserver {
   private readonly wanted = new Map<string, Wanted>();
   private readonly observed = new Map<string, Observed>();
-  private readonly coordinators = new Map<
-    string,
-    Awaited<ReturnType<ObserverCluster['findGroupCoordinator']>>
-  >();
+  private readonly groups = new GroupOffsetsReader((api) => this.count(api));
+  /** Requests of the running round by API (rounds are single-flight per observer). */
+  private roundRequests = new Map<string, number>();
   private cluster?: Promise<ObserverCluster>;
   private next?: Promise<void>;
   private running?: { promise: Promise<void>; pairs: Set<string> };
@@ -194,8 +182,24 @@ export class KafkaClusterObserver {
     return this.cluster;
   }
 
+  /** Counts one request in the process counters and in the running round. */
+  private count(api: string, n = 1): void {
+    countKafkaRequest(api, n);
+    this.roundRequests.set(api, (this.roundRequests.get(api) ?? 0) + n);
+  }
+
   private async round(pairs: Set<string>): Promise<void> {
     this.rounds++;
+    this.roundRequests = new Map();
+    const started = process.hrtime.bigint();
+    try {
+      await this.observe(pairs);
+    } finally {
+      recordObserverRound('kafka', Number(process.hrtime.bigint() - started) / 1e9, this.roundRequests);
+    }
+  }
+
+  private async observe(pairs: Set<string>): Promise<void> {
     const t = this.now();
     for (const [k, w] of this.wanted)
       if (t - w.usedAt > (this.opts.idleMs ?? 300_000)) {
@@ -219,11 +223,11 @@ export class KafkaClusterObserver {
     const partitions = new Map<string, number[]>();
     try {
       try {
-        countKafkaRequest('Metadata');
+        this.count('Metadata');
         await cluster.brokerPool.refreshMetadata(topics);
       } catch (err) {
         if ((err as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw err;
-        countKafkaRequest('Metadata');
+        this.count('Metadata');
         await cluster.brokerPool.refreshMetadata([]);
       }
       for (const topic of topics) {
@@ -252,7 +256,7 @@ export class KafkaClusterObserver {
     const leaders = new Set(
       present.flatMap((tp) => cluster.findTopicPartitionMetadata(tp).map((m) => m.leader)),
     );
-    countKafkaRequest('ListOffsets', 2 * leaders.size);
+    this.count('ListOffsets', 2 * leaders.size);
     let ends: Awaited<ReturnType<ObserverCluster['fetchTopicsOffset']>>;
     let starts: typeof ends;
     try {
@@ -270,49 +274,36 @@ export class KafkaClusterObserver {
       new Map(rows.map((r) => [r.topic, new Map(r.partitions.map((p) => [p.partition, Number(p.offset)]))]));
     const endOf = index(ends);
     const startOf = index(starts);
-    await Promise.all(
-      list
-        .filter((w) => partitions.has(w.topic))
-        .map(async (w) => {
-          try {
-            const committed = await this.groupOffsets(cluster, w.group, w.topic, partitions.get(w.topic)!);
-            const offsets: PartitionOffsets[] = [];
-            const commits: CommitRecord[] = [];
-            for (const p of partitions.get(w.topic)!) {
-              const c = committed.get(p);
-              const offset = c ? Number(c.offset) : -1;
-              offsets.push({
-                partition: p,
-                end: endOf.get(w.topic)?.get(p) ?? 0,
-                start: startOf.get(w.topic)?.get(p) ?? 0,
-                committed: offset,
-              });
-              commits.push({ partition: p, committed: offset, metadata: c?.metadata ?? null });
-            }
-            this.observed.set(pairKey(w.topic, w.group), { at: t, value: { offsets, commits } });
-          } catch (err) {
-            this.coordinators.delete(w.group);
-            fail(`reading offsets of group ${w.group}: ${errorMessage(err)}`, [w], err);
-          }
-        }),
+    const live = list.filter((w) => partitions.has(w.topic));
+    const committed = await this.groups.read(
+      cluster,
+      live.map((w) => ({
+        groupId: w.group,
+        topics: [{ topic: w.topic, partitions: partitions.get(w.topic)! }],
+      })),
     );
-  }
-
-  private async groupOffsets(cluster: ObserverCluster, group: string, topic: string, partitions: number[]) {
-    let coordinator = this.coordinators.get(group);
-    if (!coordinator) {
-      countKafkaRequest('GroupCoordinator');
-      coordinator = await cluster.findGroupCoordinator({ groupId: group });
-      this.coordinators.set(group, coordinator);
+    for (const w of live) {
+      const got = committed.get(w.group);
+      if (!got || got instanceof Error) {
+        fail(`reading offsets of group ${w.group}: ${got ? errorMessage(got) : 'no answer'}`, [w], got);
+        continue;
+      }
+      const byPartition = got.get(w.topic);
+      const offsets: PartitionOffsets[] = [];
+      const commits: CommitRecord[] = [];
+      for (const p of partitions.get(w.topic)!) {
+        const c = byPartition?.get(p);
+        const offset = c ? Number(c.offset) : -1;
+        offsets.push({
+          partition: p,
+          end: endOf.get(w.topic)?.get(p) ?? 0,
+          start: startOf.get(w.topic)?.get(p) ?? 0,
+          committed: offset,
+        });
+        commits.push({ partition: p, committed: offset, metadata: c?.metadata ?? null });
+      }
+      this.observed.set(pairKey(w.topic, w.group), { at: t, value: { offsets, commits } });
     }
-    countKafkaRequest('OffsetFetch');
-    const { responses } = await coordinator.offsetFetch({
-      groupId: group,
-      topics: [{ topic, partitions: partitions.map((partition) => ({ partition })) }],
-    });
-    const out = new Map<number, { offset: string; metadata: string | null }>();
-    for (const p of responses.find((r) => r.topic === topic)?.partitions ?? []) out.set(p.partition, p);
-    return out;
   }
 }
 

@@ -13,6 +13,7 @@ import {
   type CountMap,
 } from '../apply/request-counts';
 import type { Condition } from '../api/types';
+import { observerRoundRequests, observerRoundSeconds } from '../apply/observer-rounds';
 
 /** Live numbers the gauges read when scraped. */
 export interface MetricSources {
@@ -141,6 +142,8 @@ export class OperatorMetrics {
       reconcilePhaseSeconds,
       (phase) => ({ phase }),
     );
+    this.registry.registerMetric(observerRoundSeconds);
+    this.registry.registerMetric(observerRoundRequests);
     new Gauge({
       name: 'logpipeline_operator_informer_errors',
       help: 'Errors each informer recovered from (restarts with backoff).',
