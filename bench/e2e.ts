@@ -41,6 +41,8 @@ export interface E2eOptions {
   formats: string;
   /** One extra profiled single-line run (RowBinary) for the stage breakdown. */
   profile: boolean;
+  /** Which traffic the profiled run uses: single (default) or packed100. */
+  profileMode: string;
 }
 
 /** One measured run. */
@@ -59,6 +61,8 @@ export interface RunResult {
   serverCpuSecondsPerMillionLines: number;
   totalCpuSecondsPerMillionLines: number;
   peakRssMiB: number;
+  /** Data INSERTs the worker made (batches stored). */
+  inserts: number;
   /** Lines consumed twice (re-delivered after a rebalance); 0 on a calm run. */
   reconsumedLines: number;
 }
@@ -78,6 +82,7 @@ function parseOptions(argv: string[]): E2eOptions {
     peer: true,
     formats: 'RowBinary,TabSeparated',
     profile: true,
+    profileMode: 'single',
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i]
@@ -86,7 +91,11 @@ function parseOptions(argv: string[]): E2eOptions {
     if (!(key in o)) throw new Error(`unknown option ${argv[i]}`);
     const v = argv[i + 1];
     (o as unknown as Record<string, unknown>)[key] =
-      key === 'peer' || key === 'profile' ? v !== 'false' : key === 'formats' ? v : Number(v);
+      key === 'peer' || key === 'profile'
+        ? v !== 'false'
+        : key === 'formats' || key === 'profileMode'
+          ? v
+          : Number(v);
   }
   return o;
 }
@@ -94,7 +103,7 @@ function parseOptions(argv: string[]): E2eOptions {
 let clockTicks = 0;
 
 /** CPU seconds (user + system) a process has used so far, from /proc; 0 when it is gone. */
-function procCpuSeconds(pid: number): number {
+export function procCpuSeconds(pid: number): number {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -107,7 +116,7 @@ function procCpuSeconds(pid: number): number {
 }
 
 /** The ClickHouse server process of the bed (the supervisor's child). */
-function serverPid(bed: TestBed): number {
+export function serverPid(bed: TestBed): number {
   const sup = bed.clickhouse?.process?.pid;
   if (!sup) return 0;
   try {
@@ -142,6 +151,20 @@ function exitSummary(logFile: string): {
     peakRssMiB: j.peakRssMiB,
     cpuAtJoin: j.cpuAtFirstJoinSeconds ?? 0,
   };
+}
+
+/** Sum of the worker's /metrics samples whose line starts with one of `names` (0 while unreachable). */
+async function workerCounter(port: number, ...names: string[]): Promise<number> {
+  const r = await s.workerGet(port, '/metrics');
+  let n = 0;
+  for (const line of r.body.split('\n'))
+    if (names.some((name) => line.startsWith(name))) n += Number(line.slice(line.lastIndexOf(' ') + 1)) || 0;
+  return n;
+}
+
+/** Rows the worker stored plus lines it dead-lettered. */
+function storedByWorker(port: number): Promise<number> {
+  return workerCounter(port, 'logpipeline_worker_rows_inserted_total', 'logpipeline_worker_dead_letters_total');
 }
 
 async function withPipeline<T>(
@@ -199,17 +222,23 @@ async function workerRun(
     const cfg = s.workerConfig(bed, p, benchBatch(format));
     const profArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
     const w = s.spawnWorker(bed, cfg, await freePort(), 'bench', profArgs);
+    // Completion from the worker's own counters: polling ClickHouse (count + uniqExact over every
+    // raw line) cost the server ~15 ms a poll, more than the inserts of a small run.
     await s.pollUntil(
-      () => s.storedCounts(ch, p),
-      (c) => c.rows + c.dlq >= lines.length,
+      () => storedByWorker(w.port),
+      (n) => n >= lines.length,
       600_000,
-      200,
+      500,
     );
     const wallSeconds = (Date.now() - t0) / 1000;
     const workerCpuAtLastRow = procCpuSeconds(w.child.pid ?? 0);
     const serverCpuSeconds = procCpuSeconds(server) - server0;
+    const stored = await s.storedCounts(ch, p);
+    const inserts = await workerCounter(w.port, 'logpipeline_worker_batches_total{outcome="stored"}');
     await s.stopWorker(w);
     await ch.close();
+    if (stored.rows + stored.dlq !== lines.length || stored.distinct !== stored.rows)
+      throw new Error(`stored ${JSON.stringify(stored)} for ${lines.length} lines`);
     const { cpu, lines: seen, peakRssMiB, cpuAtJoin } = exitSummary(w.logFile);
     const steady = Math.max(1e-3, workerCpuAtLastRow - cpuAtJoin);
     // More than sent: a rebalance under load re-delivered messages (stored once: tokens); rates use the unique lines.
@@ -231,6 +260,7 @@ async function workerRun(
       serverCpuSecondsPerMillionLines: serverCpuSeconds * perMillion,
       totalCpuSecondsPerMillionLines: (steady + serverCpuSeconds) * perMillion,
       peakRssMiB,
+      inserts,
       reconsumedLines: seen - lines.length,
     };
   });
@@ -285,6 +315,7 @@ const RUN_KEYS: Array<keyof RunResult> = [
   'serverCpuSecondsPerMillionLines',
   'totalCpuSecondsPerMillionLines',
   'peakRssMiB',
+  'inserts',
 ];
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -341,16 +372,17 @@ async function benchMode(
   };
 }
 
-/** One profiled single-line run (first format) summarised by stage. */
+/** One profiled run (first format) summarised by stage. */
 async function profiledRun(
   bed: TestBed,
   o: E2eOptions,
   lines: Buffer[],
+  perMessage: number,
   idleCpu: number,
 ): Promise<{ run: RunResult; breakdown: ProfileBreakdown; file: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-prof-'));
   const format = o.formats.split(',')[0] as Format;
-  const run = await workerRun(bed, o, lines, 1, idleCpu, format, dir);
+  const run = await workerRun(bed, o, lines, perMessage, idleCpu, format, dir);
   const file = path.join(
     dir,
     fs.readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!,
@@ -372,7 +404,15 @@ async function bench(bed: TestBed, o: E2eOptions) {
   ];
   const results: Record<string, unknown> = {};
   for (const m of modes) results[m.name] = await benchMode(bed, o, m.lines, m.perMessage, idleCpu);
-  if (o.profile) results.singleLineProfile = await profiledRun(bed, o, modes[1].lines, idleCpu);
+  const profiled = modes.find((m) => m.name === o.profileMode) ?? modes[1];
+  if (o.profile)
+    results[profiled.name === 'single' ? 'singleLineProfile' : `${profiled.name}Profile`] = await profiledRun(
+      bed,
+      o,
+      profiled.lines,
+      profiled.perMessage,
+      idleCpu,
+    );
   return { idleWorkerCpuSeconds: idleCpu, ...results };
 }
 

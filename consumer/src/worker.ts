@@ -285,7 +285,8 @@ export class Worker {
         this.pausePartition(partition);
         break;
       }
-      if (this.mustWait(state)) {
+      // The partition has room (checked just above): only the shared byte budget can make it wait.
+      if (this.budget.exhausted()) {
         settle();
         if (!(await this.waitForCapacity(state, payload))) break;
         now = Date.now();
