@@ -164,7 +164,11 @@ async function workerCounter(port: number, ...names: string[]): Promise<number> 
 
 /** Rows the worker stored plus lines it dead-lettered. */
 function storedByWorker(port: number): Promise<number> {
-  return workerCounter(port, 'logpipeline_worker_rows_inserted_total', 'logpipeline_worker_dead_letters_total');
+  return workerCounter(
+    port,
+    'logpipeline_worker_rows_inserted_total',
+    'logpipeline_worker_dead_letters_total',
+  );
 }
 
 async function withPipeline<T>(
@@ -439,11 +443,14 @@ async function main(): Promise<void> {
       },
       engine: bed.clickhouse?.version,
       measures: {
-        linesPerCpuSecond: 'gross: lines / worker CPU of the whole process life (start-up, join, drain, exit included)',
-        netLinesPerCpuSecond: 'gross minus the median CPU of an idle worker that starts, joins an empty topic and stops',
+        linesPerCpuSecond:
+          'gross: lines / worker CPU of the whole process life (start-up, join, drain, exit included)',
+        netLinesPerCpuSecond:
+          'gross minus the median CPU of an idle worker that starts, joins an empty topic and stops',
         steadyLinesPerCpuSecond:
           'lines / worker CPU from its first group join to the last row stored (steady-state throughput)',
-        perMillionLines: 'worker figures use the steady-state CPU; server = ClickHouse process CPU during the run',
+        perMillionLines:
+          'worker figures use the steady-state CPU; server = ClickHouse process CPU during the run',
         peer: 'CPU of the Kafka-engine process from creating its tables to the last row visible',
       },
       ...results,

@@ -58,7 +58,11 @@ async function batch(opts: { compression: number; firstOffset: string; n: number
 
 async function both(buffer: Buffer) {
   const a = await original(new Decoder(buffer));
-  const b = await decodeRecordBatch(new Decoder(buffer) as never, lookupCodecByAttributes, KafkaJSPartialMessageError);
+  const b = await decodeRecordBatch(
+    new Decoder(buffer) as never,
+    lookupCodecByAttributes,
+    KafkaJSPartialMessageError,
+  );
   return { a, b };
 }
 
@@ -80,7 +84,12 @@ describe('fast record-batch decoder', () => {
   });
 
   it('takes the batch timestamp for LOG_APPEND_TIME batches and handles negative first timestamps', async () => {
-    const buf = await batch({ compression: CompressionTypes.None, firstOffset: '42', n: 30, firstTimestamp: -1 });
+    const buf = await batch({
+      compression: CompressionTypes.None,
+      firstOffset: '42',
+      n: 30,
+      firstTimestamp: -1,
+    });
     const appendTime = Buffer.from(buf);
     // attributes: after firstOffset(8) length(4) leaderEpoch(4) magic(1) crc(4)
     appendTime.writeInt16BE(appendTime.readInt16BE(21) | 0x8, 21);
@@ -96,9 +105,9 @@ describe('fast record-batch decoder', () => {
     const d1 = new Decoder(Buffer.concat([one, two, two.subarray(0, 40)]));
     const d2 = new Decoder(Buffer.concat([one, two, two.subarray(0, 40)]));
     for (let i = 0; i < 2; i++) {
-      expect(await decodeRecordBatch(d2 as never, lookupCodecByAttributes, KafkaJSPartialMessageError)).toEqual(
-        await original(d1),
-      );
+      expect(
+        await decodeRecordBatch(d2 as never, lookupCodecByAttributes, KafkaJSPartialMessageError),
+      ).toEqual(await original(d1));
     }
     await expect(original(d1)).rejects.toThrow('partial record batch');
     await expect(
