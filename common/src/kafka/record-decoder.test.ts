@@ -21,7 +21,7 @@ const { KafkaJSPartialMessageError } = require('kafkajs/src/errors') as {
 };
 const Long = require('kafkajs/src/utils/long') as { fromValue(v: string | number): unknown };
 
-/** Records with every shape the wire allows: null key/value, repeated and null headers, big deltas. */
+/** Records with every shape the wire allows: null key/value, repeated and empty headers, big deltas. */
 function records(n: number): Enc[] {
   const out: Enc[] = [];
   for (let i = 0; i < n; i++) {
@@ -36,7 +36,7 @@ function records(n: number): Enc[] {
         offsetDelta: i,
         timestampDelta: i % 3 === 0 ? i * 1000 : -i,
         key: i % 4 === 0 ? Buffer.from(`k${i}`) : null,
-        value: i % 11 === 0 ? null : Buffer.from(`<134>line ${i} ${'x'.repeat(i % 300)}`),
+        value: i % 11 === 0 ? null : Buffer.from(`<134>line ${i} ${'x'.repeat(i % 50)}`),
         headers,
       }),
     );
@@ -77,9 +77,9 @@ describe('fast record-batch decoder', () => {
     ['zstd', CompressionTypes.ZSTD],
   ])('returns exactly what kafkajs returns (%s)', async (_name, compression) => {
     for (const firstOffset of ['0', '123456789', '9007199254740990', '9223372036854775000']) {
-      const { a, b } = await both(await batch({ compression, firstOffset, n: 200 }));
+      const { a, b } = await both(await batch({ compression, firstOffset, n: 40 }));
       expect(b).toEqual(a);
-      expect((b as { records: unknown[] }).records).toHaveLength(200);
+      expect((b as { records: unknown[] }).records).toHaveLength(40);
     }
   });
 
