@@ -47,7 +47,9 @@ export interface E2eOptions {
 
 /** One measured run. */
 export interface RunResult {
+  /** Lines in the topic (the backlog, plus any the test producer duplicated on a retry). */
   lines: number;
+  producedDuplicateLines: number;
   wallSeconds: number;
   cpuSeconds: number;
   netCpuSeconds: number;
@@ -153,6 +155,31 @@ function exitSummary(logFile: string): {
   };
 }
 
+/**
+ * Produces the backlog and returns the lines the topic really holds: under load the test
+ * producer (not idempotent) may write a retried batch twice, and those lines are consumed too.
+ */
+async function produceBacklog(
+  bed: TestBed,
+  p: s.Pipeline,
+  partitions: number,
+  lines: Buffer[],
+  perMessage: number,
+): Promise<number> {
+  const producer = await s.testProducer(bed);
+  const sent = await s.produceLines(producer, p.topic, partitions, lines, perMessage);
+  await producer.disconnect();
+  const admin = s.kafkaClient(bed).admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(p.topic);
+    const messages = offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0);
+    return lines.length + (messages - sent) * perMessage;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /** Sum of the worker's /metrics samples whose line starts with one of `names` (0 while unreachable). */
 async function workerCounter(port: number, ...names: string[]): Promise<number> {
   const r = await s.workerGet(port, '/metrics');
@@ -216,9 +243,7 @@ async function workerRun(
   profileDir?: string,
 ): Promise<RunResult> {
   return withPipeline(bed, o.partitions, async (p) => {
-    const producer = await s.testProducer(bed);
-    await s.produceLines(producer, p.topic, o.partitions, lines, perMessage);
-    await producer.disconnect();
+    const total = await produceBacklog(bed, p, o.partitions, lines, perMessage);
     const ch = s.chClient(bed);
     const server = serverPid(bed);
     const server0 = procCpuSeconds(server);
@@ -230,7 +255,7 @@ async function workerRun(
     // raw line) cost the server ~15 ms a poll, more than the inserts of a small run.
     await s.pollUntil(
       () => storedByWorker(w.port),
-      (n) => n >= lines.length,
+      (n) => n >= total,
       600_000,
       500,
     );
@@ -241,31 +266,32 @@ async function workerRun(
     const inserts = await workerCounter(w.port, 'logpipeline_worker_batches_total{outcome="stored"}');
     await s.stopWorker(w);
     await ch.close();
-    if (stored.rows + stored.dlq !== lines.length || stored.distinct !== stored.rows)
-      throw new Error(`stored ${JSON.stringify(stored)} for ${lines.length} lines`);
+    if (stored.rows + stored.dlq !== total || stored.distinct !== stored.rows)
+      throw new Error(`stored ${JSON.stringify(stored)} for ${total} lines`);
     const { cpu, lines: seen, peakRssMiB, cpuAtJoin } = exitSummary(w.logFile);
     const steady = Math.max(1e-3, workerCpuAtLastRow - cpuAtJoin);
     // More than sent: a rebalance under load re-delivered messages (stored once: tokens); rates use the unique lines.
-    if (seen < lines.length) throw new Error(`worker consumed ${seen} lines, expected ${lines.length}`);
+    if (seen < total) throw new Error(`worker consumed ${seen} lines, expected ${total}`);
     const net = Math.max(1e-3, cpu - idleCpu);
-    const perMillion = 1e6 / lines.length;
+    const perMillion = 1e6 / total;
     return {
-      lines: lines.length,
+      lines: total,
+      producedDuplicateLines: total - lines.length,
       wallSeconds,
       cpuSeconds: cpu,
       netCpuSeconds: net,
       steadyCpuSeconds: steady,
       serverCpuSeconds,
-      linesPerCpuSecond: lines.length / cpu,
-      netLinesPerCpuSecond: lines.length / net,
-      steadyLinesPerCpuSecond: lines.length / steady,
+      linesPerCpuSecond: total / cpu,
+      netLinesPerCpuSecond: total / net,
+      steadyLinesPerCpuSecond: total / steady,
       // Per-million figures use the steady-state CPU (the throughput cost, not start/stop).
       workerCpuSecondsPerMillionLines: steady * perMillion,
       serverCpuSecondsPerMillionLines: serverCpuSeconds * perMillion,
       totalCpuSecondsPerMillionLines: (steady + serverCpuSeconds) * perMillion,
       peakRssMiB,
       inserts,
-      reconsumedLines: seen - lines.length,
+      reconsumedLines: seen - total,
     };
   });
 }
@@ -277,14 +303,12 @@ async function peerRun(
   perMessage: number,
 ): Promise<PeerResult & { linesPerCpuSecond: number }> {
   return withPipeline(bed, o.partitions, async (p) => {
-    const producer = await s.testProducer(bed);
-    await s.produceLines(producer, p.topic, o.partitions, lines, perMessage);
-    await producer.disconnect();
+    const total = await produceBacklog(bed, p, o.partitions, lines, perMessage);
     const args = {
       broker: bed.kafka!.bootstrap,
       topic: p.topic,
       group: `${p.groupId}.peer`,
-      lines: lines.length,
+      lines: total,
       partitions: o.partitions,
       timeoutMs: 600_000,
     };
@@ -292,10 +316,10 @@ async function peerRun(
       maxBuffer: 1 << 20,
     }).toString();
     const r = JSON.parse(out.trim().split('\n').pop()!) as PeerResult;
-    if (r.rows !== lines.length || r.parsedRows !== lines.length) {
-      throw new Error(`peer stored ${r.rows} rows (${r.parsedRows} parsed), expected ${lines.length}`);
+    if (r.rows !== total || r.parsedRows !== total) {
+      throw new Error(`peer stored ${r.rows} rows (${r.parsedRows} parsed), expected ${total}`);
     }
-    return { ...r, linesPerCpuSecond: lines.length / r.cpuSeconds };
+    return { ...r, linesPerCpuSecond: total / r.cpuSeconds };
   });
 }
 
