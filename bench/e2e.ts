@@ -198,13 +198,29 @@ function storedByWorker(port: number): Promise<number> {
   );
 }
 
+/**
+ * A fresh pipeline; under heavy load the broker may answer the topic's first metadata request
+ * with UNKNOWN_TOPIC_OR_PARTITION (kafkajs waits only on LEADER_NOT_AVAILABLE): retried with a new one.
+ */
+async function createWithRetry(bed: TestBed, partitions: number): Promise<s.Pipeline> {
+  for (let attempt = 1; ; attempt++) {
+    const p = s.newPipeline('bench', partitions);
+    try {
+      await s.createPipeline(bed, p);
+      return p;
+    } catch (err) {
+      await s.dropPipeline(bed, p).catch(() => undefined);
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
 async function withPipeline<T>(
   bed: TestBed,
   partitions: number,
   fn: (p: s.Pipeline) => Promise<T>,
 ): Promise<T> {
-  const p = s.newPipeline('bench', partitions);
-  await s.createPipeline(bed, p);
+  const p = await createWithRetry(bed, partitions);
   try {
     return await fn(p);
   } finally {
