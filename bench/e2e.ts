@@ -7,7 +7,9 @@
  * net figure. The steady-state figure counts only the worker's CPU from its first group join to
  * the moment the last row was stored (start-up, module loading, connect and the final drain are
  * left out; this is the throughput a long-running worker sees): the worker logs its CPU at the
- * join, the bench reads the worker's CPU from /proc when the last row lands. The ClickHouse server's CPU during the run is reported too. The peer — ClickHouse's
+ * join, the bench reads the worker's CPU from /proc when the last row lands (seen in the worker's
+ * /metrics counters: polling ClickHouse itself would add its query CPU to the server's). The
+ * ClickHouse server's CPU during the run is reported too. The peer — ClickHouse's
  * own Kafka table engine with a materialized view into the same schema, inside chdb — consumes
  * the same backlog in its own process (bench/e2e-peer.ts). Each worker run is repeated per insert
  * format (RowBinary and TabSeparated, alternating) so worker and ClickHouse CPU per million lines
@@ -199,18 +201,19 @@ function storedByWorker(port: number): Promise<number> {
 }
 
 /**
- * A fresh pipeline; under heavy load the broker may answer the topic's first metadata request
- * with UNKNOWN_TOPIC_OR_PARTITION (kafkajs waits only on LEADER_NOT_AVAILABLE): retried with a new one.
+ * A fresh pipeline; under heavy load the broker may answer the new topic's first metadata request
+ * with UNKNOWN_TOPIC_OR_PARTITION (kafkajs waits only on LEADER_NOT_AVAILABLE): the same pipeline
+ * is created again a little later (an existing topic is then left as it is).
  */
 async function createWithRetry(bed: TestBed, partitions: number): Promise<s.Pipeline> {
+  const p = s.newPipeline('bench', partitions);
   for (let attempt = 1; ; attempt++) {
-    const p = s.newPipeline('bench', partitions);
     try {
       await s.createPipeline(bed, p);
       return p;
     } catch (err) {
-      await s.dropPipeline(bed, p).catch(() => undefined);
-      if (attempt >= 3) throw err;
+      if (attempt >= 6) throw err;
+      await new Promise((r) => setTimeout(r, 2_000 * attempt));
     }
   }
 }
