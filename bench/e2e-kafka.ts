@@ -3,7 +3,9 @@
  * worker's kafkajs consumer and nothing else (no parse, encode or insert), so fetch settings and
  * the record decoder can be compared A/B without the rest of the pipeline's noise.
  * `node dist/bench/e2e-kafka.js [--lines 30000] [--per-message 1] [--runs 3] [--variants a,b]`
- * Each variant is a named set of consumer options (VARIANTS below); variants run alternating in
+ * Each variant is a named set of consumer options (VARIANTS below), with `+fastDecode` appended
+ * to use the worker's record decoder (common/src/kafka/record-decoder.ts) instead of kafkajs's, e.g.
+ * `--variants worker,worker+fastDecode`; variants run alternating in
  * one process, each with its own group, CPU (process.cpuUsage) counted from the group join to the
  * last message handed to eachBatch. Reuses a running bed (LP_TESTBED_FILE) or starts Kafka alone.
  */
