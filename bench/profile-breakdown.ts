@@ -27,7 +27,10 @@ export interface ProfileBreakdown {
 }
 
 const STAGES: Array<[string, RegExp]> = [
-  ['kafkaRecordDecode', /kafkajs\/src\/protocol\/(requests\/fetch|recordBatch|message|decoder|crc32)/],
+  [
+    'kafkaRecordDecode',
+    /kafkajs\/src\/protocol\/(requests\/fetch|recordBatch|message|decoder|crc32)|common\/src\/kafka\/record-decoder/,
+  ],
   ['kafkaFetchAndClient', /kafkajs/],
   ['decompression', /lz4|snappy|zstd|kafka\/codecs|-codec\.js|zlib/],
   ['parse', /consumer\/src\/parse\//],

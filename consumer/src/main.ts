@@ -61,6 +61,7 @@ async function main(): Promise<void> {
       clean,
       cpuUserSeconds: cpu.user / 1e6,
       cpuSystemSeconds: cpu.system / 1e6,
+      cpuAtFirstJoinSeconds: worker.cpuAtFirstJoinSeconds(),
       peakRssMiB: peakRssMiB() ?? Math.round(ru.maxRSS / 1024),
       minorPageFaults: ru.minorPageFault,
       contextSwitches: ru.voluntaryContextSwitches + ru.involuntaryContextSwitches,

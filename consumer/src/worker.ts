@@ -14,6 +14,7 @@ import { isKafkaUnavailable, rerunConsumer } from './consumer-restart';
 import type { WorkerConfig } from '../../common/src/worker-config';
 import { ByteBudget, Slots } from './delivery/flow-control';
 import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
+import { installFastRecordDecoder } from '../../common/src/kafka/record-decoder';
 import { OffsetCommitter } from './delivery/offset-committer';
 import { generationCommitSender } from './delivery/group-generation';
 import { PartitionState } from './delivery/partition-state';
@@ -60,6 +61,8 @@ export class Worker {
   private clickhouseOk = false;
   private lastClickHouseCheck = 0;
   private readonly coverage: CoverageReporter;
+  /** Process CPU seconds when the first assignment arrived (the benchmark's steady-state start). */
+  private firstJoinCpuSeconds?: number;
 
   /** Builds every component from the config; throws on invalid configuration (columns, identifiers). */
   constructor(
@@ -69,6 +72,9 @@ export class Worker {
     private readonly log: Logger,
   ) {
     registerKafkaCodecs();
+    // Before the consumer's first fetch loads kafkajs's own decoder (false inside jest's registry).
+    const fastDecoder = installFastRecordDecoder();
+    log.info('kafka record decoder', { decoder: fastDecoder ? 'fast' : 'kafkajs' });
     this.tuning = resolveTuning(cfg);
     const t = this.tuning;
     const identity = new IdentityStats();
@@ -186,6 +192,11 @@ export class Worker {
     return this.crashError;
   }
 
+  /** Process CPU seconds used before the first assignment (start-up cost), once joined. */
+  cpuAtFirstJoinSeconds(): number | undefined {
+    return this.firstJoinCpuSeconds;
+  }
+
   /** Liveness: false once the consumer stopped for good. */
   alive(): boolean {
     return !this.crashed;
@@ -212,6 +223,10 @@ export class Worker {
 
   /** Installs the states of a new assignment and kills the previous ones. */
   private onAssignment(assigned: number[]): void {
+    if (this.firstJoinCpuSeconds === undefined) {
+      const cpu = process.cpuUsage();
+      this.firstJoinCpuSeconds = (cpu.user + cpu.system) / 1e6;
+    }
     const revoked = [...this.partitions.keys()].filter((p) => !assigned.includes(p));
     for (const s of this.partitions.values()) s.kill();
     // A last signed checkpoint, then the chains this worker no longer owns are forgotten; the stage
@@ -273,7 +288,8 @@ export class Worker {
         this.pausePartition(partition);
         break;
       }
-      if (this.mustWait(state)) {
+      // The partition has room (checked just above): only the shared byte budget can make it wait.
+      if (this.budget.exhausted()) {
         settle();
         if (!(await this.waitForCapacity(state, payload))) break;
         now = Date.now();
