@@ -1,6 +1,4 @@
 import { ms, parseLine } from '../../../test/fixtures/parse-support';
-import { generateSampleLines } from '../../../test/fixtures/samples';
-import { fortigateKey, fortigateKeyByTable } from './fortigate';
 
 const TRAFFIC =
   'date=2024-01-15 time=10:23:45 devname="FG100F-HQ" devid="FG100FTK19000000" eventtime=1705303425123456789 ' +
@@ -148,42 +146,5 @@ describe('fortigate', () => {
       deadLetter: 'missing_field:src_ip',
     });
     expect(parseLine('fortigate', TRAFFIC, { required: ['src_ip', 'dst_ip'] }).src_ip).toBe('192.168.10.25');
-  });
-
-  it('finds keys by length and first byte exactly as the keyword table does', () => {
-    const spans = new Set<string>();
-    for (const line of [TRAFFIC, ...generateSampleLines('fortigate', 500, { seed: 9 }).map(String)])
-      for (const m of line.matchAll(/(?:^| )([^ =]+)=/g)) spans.add(m[1]);
-    const keys = [
-      'tz',
-      'msg',
-      'date',
-      'time',
-      'srcip',
-      'dstip',
-      'proto',
-      'level',
-      'devid',
-      'action',
-      'tranip',
-    ];
-    keys.push('devname', 'srcport', 'dstport', 'logdesc', 'transip', 'sentbyte', 'rcvdbyte', 'policyid');
-    keys.push('tranport', 'eventtime', 'transport');
-    for (const k of keys) {
-      spans.add(k);
-      // Near misses: one byte changed at each position, and the key cut short or extended.
-      for (let i = 0; i < k.length; i++) spans.add(`${k.slice(0, i)}X${k.slice(i + 1)}`);
-      spans.add(k.slice(0, -1));
-      spans.add(`${k}s`);
-      spans.add(k.toUpperCase());
-    }
-    let known = 0;
-    for (const span of spans) {
-      const b = Buffer.from(`=${span}=`, 'latin1');
-      const id = fortigateKey(b, 1, b.length - 1);
-      expect([span, id]).toEqual([span, fortigateKeyByTable(b, 1, b.length - 1)]);
-      if (id >= 0) known++;
-    }
-    expect(known).toBe(keys.length);
   });
 });

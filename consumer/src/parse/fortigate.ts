@@ -40,73 +40,6 @@ const K = {
 } as const;
 const KEYS = new KeywordTable(Object.entries(K));
 
-const KEY_BYTES: Record<string, Uint8Array> = Object.fromEntries(
-  Object.keys(K).map((k) => [k, Buffer.from(k, 'latin1')]),
-);
-
-/** True when [s, s + word.length) spells `word` from its second byte on (the first is known). */
-function rest(buf: Uint8Array, s: number, word: Uint8Array): boolean {
-  for (let i = 1; i < word.length; i++) if (buf[s + i] !== word[i]) return false;
-  return true;
-}
-
-/**
- * Id of the FortiGate key [s, e) (K), or -1: dispatched on length and first byte, so most of a
- * line's ~40 keys (the ones no column reads) are refused after one or two compares. Same answers
- * as KEYS.lookup (fortigate.test.ts checks every key and the fixture corpus).
- */
-export function fortigateKey(buf: Uint8Array, s: number, e: number): number {
-  const c = buf[s];
-  switch (e - s) {
-    case 2:
-      return c === 116 && buf[s + 1] === 122 ? K.tz : -1;
-    case 3:
-      return c === 109 && rest(buf, s, KEY_BYTES.msg) ? K.msg : -1;
-    case 4:
-      if (c === 100) return rest(buf, s, KEY_BYTES.date) ? K.date : -1;
-      return c === 116 && rest(buf, s, KEY_BYTES.time) ? K.time : -1;
-    case 5:
-      if (c === 115) return rest(buf, s, KEY_BYTES.srcip) ? K.srcip : -1;
-      if (c === 100)
-        return rest(buf, s, KEY_BYTES.dstip) ? K.dstip : rest(buf, s, KEY_BYTES.devid) ? K.devid : -1;
-      if (c === 112) return rest(buf, s, KEY_BYTES.proto) ? K.proto : -1;
-      return c === 108 && rest(buf, s, KEY_BYTES.level) ? K.level : -1;
-    case 6:
-      if (c === 97) return rest(buf, s, KEY_BYTES.action) ? K.action : -1;
-      return c === 116 && rest(buf, s, KEY_BYTES.tranip) ? K.tranip : -1;
-    default:
-      return longKey(buf, s, e - s, c);
-  }
-}
-
-function longKey(buf: Uint8Array, s: number, len: number, c: number): number {
-  if (len === 7) {
-    if (c === 100) {
-      if (rest(buf, s, KEY_BYTES.devname)) return K.devname;
-      return rest(buf, s, KEY_BYTES.dstport) ? K.dstport : -1;
-    }
-    if (c === 115) return rest(buf, s, KEY_BYTES.srcport) ? K.srcport : -1;
-    if (c === 108) return rest(buf, s, KEY_BYTES.logdesc) ? K.logdesc : -1;
-    return c === 116 && rest(buf, s, KEY_BYTES.transip) ? K.transip : -1;
-  }
-  if (len === 8) {
-    if (c === 115) return rest(buf, s, KEY_BYTES.sentbyte) ? K.sentbyte : -1;
-    if (c === 114) return rest(buf, s, KEY_BYTES.rcvdbyte) ? K.rcvdbyte : -1;
-    if (c === 112) return rest(buf, s, KEY_BYTES.policyid) ? K.policyid : -1;
-    return c === 116 && rest(buf, s, KEY_BYTES.tranport) ? K.tranport : -1;
-  }
-  if (len === 9) {
-    if (c === 101) return rest(buf, s, KEY_BYTES.eventtime) ? K.eventtime : -1;
-    return c === 116 && rest(buf, s, KEY_BYTES.transport) ? K.transport : -1;
-  }
-  return -1;
-}
-
-/** The table form of the same keys (the reference fortigateKey is tested against). */
-export function fortigateKeyByTable(buf: Uint8Array, s: number, e: number): number {
-  return KEYS.lookup(buf, s, e);
-}
-
 /** Clock parts seen on the line, kept as spans until the whole line is read. */
 const clock = {
   dateS: -1,
@@ -183,7 +116,7 @@ export function parseFortigate(
     }
     pairs++;
     if (collect) rec.addField(ks, ke, vs, ve, inScratch ? VAL_SCRATCH : 0);
-    const key = fortigateKey(buf, ks, ke);
+    const key = KEYS.lookup(buf, ks, ke);
     if (key < 0) continue;
     const reason = applyKey(key, rec, vBuf, vs, ve, inScratch);
     if (reason !== null) return reason;
