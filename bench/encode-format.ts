@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Session } from 'chdb';
 import { BatchEncoder, InsertFormat, MessageInput } from '../consumer/src/encode/batch';
-import { NativeBlockBuilder, nativeLayout } from '../consumer/src/encode/native-block';
+import { NativeBlockBuilder, nativeLayout } from './native-block';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { FormatName } from '../consumer/src/parse/record';
 import { generateSampleLines } from '../test/fixtures/samples';

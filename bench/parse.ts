@@ -72,6 +72,9 @@ export interface ParseBenchResult {
   maxLinesPerCpuSecond: number;
   mbInPerCpuSecond: number;
   parseOnlyLinesPerCpuSecond: number;
+  /** Node version and load average at the end of the run (the numbers are per CPU-second, but load still moves them). */
+  node: string;
+  loadavg: number[];
 }
 
 function readLines(file: string): Buffer[] {
@@ -163,6 +166,8 @@ export function runParseBench(o: ParseBenchOptions): ParseBenchResult {
     maxLinesPerCpuSecond: Math.round(Math.max(...rates)),
     mbInPerCpuSecond: round(bytesIn / median(seconds) / 1e6, 1),
     parseOnlyLinesPerCpuSecond: Math.round(parseOnlyRate(o, lines)),
+    node: process.version,
+    loadavg: os.loadavg().map((l) => round(l, 2)),
   };
 }
 

@@ -155,7 +155,7 @@ export class BatchEncoder {
     const scratch = new TsvRowWriter(empty, tz, 256);
     const binScratch = new RowBinaryRowWriter(empty, tz, 256);
     this.plan = compileColumnPlan(options.columns, options.staticFields ?? {}, (col, value) =>
-      binary ? encodeStaticBinary(binScratch, col, value) : encodeStatic(scratch, col, value),
+      encodeStatic(binary ? binScratch : scratch, col, value),
     );
     this.parser = new LineParser({ ...options.parser, collectFields: this.plan.needsFields });
     const bytes = options.initialBufferBytes ?? 4 << 20;
@@ -181,7 +181,7 @@ export class BatchEncoder {
     const writer = this.writer;
     if (writer instanceof RowBinaryRowWriter) writer.out.reset();
     else writer.out.pos = 0;
-    writer.ingestTimeMs = ingestTimeMs;
+    writer.row.ingestTimeMs = ingestTimeMs;
     this.parser.setReferenceTime(ingestTimeMs);
     this.oldestKeptMs = this.retainMs > 0 ? ingestTimeMs - this.retainMs : -Infinity;
     const result: EncodedBatch = { data: writer.out.buf, rows: 0, lines: 0, deadLetters: [], blankLines: 0 };
@@ -211,11 +211,12 @@ export class BatchEncoder {
   private encodeMessage(msg: MessageInput, index: number, result: EncodedBatch): void {
     const value = msg.value ?? EMPTY;
     const writer = this.writer;
-    writer.topic = this.topicBytes(msg.topic);
-    writer.topicClean = !needsEscape(writer.topic, 0, writer.topic.length);
-    writer.partition = msg.partition;
-    writer.offset = typeof msg.offset === 'number' ? msg.offset : Number(msg.offset);
-    writer.sender = msg.sender ?? EMPTY;
+    const row = writer.row;
+    row.topic = this.topicBytes(msg.topic);
+    row.topicClean = !needsEscape(row.topic, 0, row.topic.length);
+    row.partition = msg.partition;
+    row.offset = typeof msg.offset === 'number' ? msg.offset : Number(msg.offset);
+    row.sender = msg.sender ?? EMPTY;
     const len = value.length;
     if (len === 0) {
       result.lines++;
@@ -270,7 +271,7 @@ export class BatchEncoder {
     if (this.identity !== undefined && (reason === null || reason.startsWith(MISSING_PREFIX)))
       this.identity.count(this.parser.record);
     if (reason === null && this.parser.record.timestamp < this.oldestKeptMs) reason = EXPIRED_TIMESTAMP;
-    this.writer.line = lineIndex;
+    this.writer.row.line = lineIndex;
     if (reason === null) reason = this.writer.writeRow(this.parser.record);
     if (reason === EMPTY_LINE) {
       result.blankLines++;
@@ -325,24 +326,12 @@ export class BatchEncoder {
 
 const EMPTY = Buffer.alloc(0);
 
-/** RowBinary twin of encodeStatic. */
-function encodeStaticBinary(writer: RowBinaryRowWriter, col: PlannedColumn, value: string): Buffer {
+/** Validates and encodes a static value for its column (config time); throws when it does not fit. */
+function encodeStatic(writer: TsvRowWriter | RowBinaryRowWriter, col: PlannedColumn, value: string): Buffer {
   const b = writer.encodeStatic(col, value);
   if (b === null)
     throw new RangeError(
       `column ${col.name}: static value ${JSON.stringify(value)} is not a valid ${col.type.text}`,
     );
   return b;
-}
-
-/** Validates and encodes a static value for its column (config time); throws when it does not fit. */
-function encodeStatic(writer: TsvRowWriter, col: PlannedColumn, value: string): Buffer {
-  writer.out.pos = 0;
-  const bytes = Buffer.from(value, 'utf8');
-  if (!writer.writeText(col, bytes, 0, bytes.length, false)) {
-    throw new RangeError(
-      `column ${col.name}: static value ${JSON.stringify(value)} is not a valid ${col.type.text}`,
-    );
-  }
-  return Buffer.from(writer.out.buf.subarray(0, writer.out.pos));
 }

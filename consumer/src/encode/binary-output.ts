@@ -93,9 +93,36 @@ export class BinaryOutput {
 
   /** Any integer |v| < 2^53 as 64-bit two's complement (negative values included). */
   i64(v: number): void {
-    const hi = Math.floor(v / TWO_32);
-    this.u32(v - hi * TWO_32);
-    this.u32(hi | 0);
+    this.ensure(8);
+    const b = this.buf;
+    const o = this.pos;
+    // ToUint32 is v mod 2^32 for every integer, so the low word needs no division.
+    const lo = v >>> 0;
+    const hi = ((v - lo) / TWO_32) | 0;
+    b[o] = lo;
+    b[o + 1] = lo >>> 8;
+    b[o + 2] = lo >>> 16;
+    b[o + 3] = lo >>> 24;
+    b[o + 4] = hi;
+    b[o + 5] = hi >>> 8;
+    b[o + 6] = hi >>> 16;
+    b[o + 7] = hi >>> 24;
+    this.pos = o + 8;
+  }
+
+  /** The IPv6 column value of IPv4 address `v4` (a 32-bit value): ::ffff:a.b.c.d, 16 bytes. */
+  ipv4Mapped(v4: number): void {
+    this.ensure(16);
+    const b = this.buf;
+    const o = this.pos;
+    for (let i = o; i < o + 10; i++) b[i] = 0;
+    b[o + 10] = 0xff;
+    b[o + 11] = 0xff;
+    b[o + 12] = v4 >>> 24;
+    b[o + 13] = v4 >>> 16;
+    b[o + 14] = v4 >>> 8;
+    b[o + 15] = v4;
+    this.pos = o + 16;
   }
 
   /** An integer of `bits` width (8/16/32/64), two's complement for negatives. */
@@ -150,7 +177,8 @@ export class BinaryOutput {
       b[o++] = m;
     }
     if (n >= NATIVE_COPY_MIN) {
-      b.set(src.subarray(s, e), o);
+      // Buffer.copy: no view object per value (subarray + set allocates one).
+      Buffer.prototype.copy.call(src, b, o, s, e);
       this.pos = o + n;
       return;
     }
@@ -198,7 +226,8 @@ export class BinaryOutput {
   /** `n` zero bytes (type defaults: 0, 0.0.0.0, ::). */
   zeros(n: number): void {
     this.ensure(n);
-    this.buf.fill(0, this.pos, this.pos + n);
+    const b = this.buf;
+    for (let i = this.pos; i < this.pos + n; i++) b[i] = 0;
     this.pos += n;
   }
 

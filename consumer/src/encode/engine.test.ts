@@ -57,6 +57,9 @@ function expectedRows(lines: Buffer[]): RowObject[] {
   return rows;
 }
 
+// chdb start-up and the round trip take 8 s alone on this 2-core machine, more under load (jest's 5 s default failed).
+jest.setTimeout(60_000);
+
 describe('TSV round trip through the ClickHouse engine (chdb)', () => {
   let session: Session;
 

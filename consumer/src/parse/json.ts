@@ -1,7 +1,9 @@
 /**
  * One JSON object per line (ECS, vendor JSON exports, app logs). Nested objects are flattened to
  * dotted keys (`source.ip`), which are both `field:<dotted key>` names and the lookup keys for the
- * standard columns (see JSON_ALIASES). Uses JSON.parse, guarded: malformed input yields `bad_json`.
+ * standard columns (see JSON_ALIASES). Plain lines take a byte scanner (json-scan.ts) when no
+ * `field:` column needs every key; everything else JSON.parse, guarded: malformed input yields
+ * `bad_json`. Both paths give the same record.
  */
 import type { ParseContext } from './context';
 import { isDigit } from './bytes';
@@ -10,122 +12,10 @@ import { severityOfWord } from './normalize';
 import { BAD_JSON, BAD_TIMESTAMP, JSON_NOT_OBJECT } from './reasons';
 import { F_JSON, KEY_SCRATCH, ParsedRecord, VAL_SCRATCH } from './record';
 import { parseFlexibleTimestamp } from './flex-time';
+import { hits, scanJsonLine } from './json-scan';
 
-const C = { TS: 1, DEVICE: 2, SRC: 3, DST: 4, SPORT: 5, DPORT: 6, PROTO: 7, ACTION: 8 } as const;
-const C2 = { BYTES: 9, BYTES_PART: 10, RULE: 11, SEVERITY: 12, MESSAGE: 13 } as const;
-
-/** Key names (exact, case-sensitive, dotted when nested) that feed each standard column. */
-export const JSON_ALIASES: Record<string, readonly string[]> = {
-  timestamp: [
-    'timestamp',
-    '@timestamp',
-    'time',
-    'ts',
-    'eventtime',
-    'event_time',
-    'datetime',
-    'event.created',
-  ],
-  device: [
-    'device',
-    'host',
-    'hostname',
-    'host.name',
-    'host.hostname',
-    'observer.name',
-    'observer.hostname',
-    'devname',
-    'device_name',
-    'dvchost',
-  ],
-  src_ip: [
-    'src_ip',
-    'srcip',
-    'src',
-    'source.ip',
-    'source_ip',
-    'sourceAddress',
-    'client_ip',
-    'clientip',
-    'saddr',
-    'src_addr',
-  ],
-  dst_ip: [
-    'dst_ip',
-    'dstip',
-    'dst',
-    'destination.ip',
-    'dest_ip',
-    'destination_ip',
-    'destinationAddress',
-    'daddr',
-    'dst_addr',
-  ],
-  src_port: ['src_port', 'srcport', 'sport', 'spt', 'source.port', 'source_port', 'sourcePort'],
-  dst_port: [
-    'dst_port',
-    'dstport',
-    'dport',
-    'dpt',
-    'destination.port',
-    'dest_port',
-    'destination_port',
-    'destinationPort',
-  ],
-  proto: ['proto', 'protocol', 'network.transport', 'transport', 'ip_protocol', 'network.iana_number'],
-  action: ['action', 'event.action', 'act', 'disposition', 'deviceAction'],
-  bytes: ['bytes', 'network.bytes', 'total_bytes', 'bytes_total'],
-  bytes_part: [
-    'bytes_sent',
-    'bytes_received',
-    'sentbyte',
-    'rcvdbyte',
-    'bytes_in',
-    'bytes_out',
-    'source.bytes',
-    'destination.bytes',
-    'bytesIn',
-    'bytesOut',
-  ],
-  rule: [
-    'rule',
-    'rule.name',
-    'rule_name',
-    'ruleName',
-    'rule.id',
-    'policy',
-    'policyid',
-    'policy_id',
-    'policy_name',
-  ],
-  severity: [
-    'severity',
-    'level',
-    'log.level',
-    'syslog.severity',
-    'event.severity',
-    'log.syslog.severity.code',
-  ],
-  message: ['message', 'msg', 'event.original'],
-};
-const COLUMN_OF: Record<string, number> = {
-  timestamp: C.TS,
-  device: C.DEVICE,
-  src_ip: C.SRC,
-  dst_ip: C.DST,
-  src_port: C.SPORT,
-  dst_port: C.DPORT,
-  proto: C.PROTO,
-  action: C.ACTION,
-  bytes: C2.BYTES,
-  bytes_part: C2.BYTES_PART,
-  rule: C2.RULE,
-  severity: C2.SEVERITY,
-  message: C2.MESSAGE,
-};
-const ALIASES = new Map<string, number>();
-for (const [column, keys] of Object.entries(JSON_ALIASES))
-  for (const k of keys) ALIASES.set(k, COLUMN_OF[column]);
+export { JSON_ALIASES } from './json-aliases';
+import { ALIAS_TABLE, ALIASES, C, C2 } from './json-aliases';
 
 const MAX_DEPTH = 6;
 /** Per-line state: first alias wins; byte parts are summed unless a total appears. */
@@ -133,6 +23,38 @@ const st = { seen: 0, partBytes: -1 };
 
 /** Parses a JSON object line into `rec`. */
 export function parseJson(
+  buf: Buffer,
+  s: number,
+  e: number,
+  rec: ParsedRecord,
+  ctx: ParseContext,
+): string | null {
+  rec.format = F_JSON;
+  if (!rec.collectFields) {
+    const scratchStart = rec.scratchLen;
+    if (scanJsonLine(buf, s, e, rec, ALIAS_TABLE, MAX_DEPTH)) return applyHits(rec, ctx);
+    rec.scratchLen = scratchStart;
+  }
+  return parseWithJsonParse(buf, s, e, rec, ctx);
+}
+
+/** Applies the scanner's alias values in key order, exactly as walk() applies them. */
+function applyHits(rec: ParsedRecord, ctx: ParseContext): string | null {
+  st.seen = 0;
+  st.partBytes = -1;
+  for (let h = 0; h < hits.count; h++) {
+    const column = hits.column[h];
+    if ((st.seen & (1 << column)) !== 0) continue;
+    st.seen |= 1 << column;
+    const r = apply(column, rec, hits.start[h], hits.end[h], hits.number[h], ctx);
+    if (r !== null) return r;
+  }
+  if (rec.bytes < 0 && st.partBytes >= 0) rec.bytes = st.partBytes;
+  return null;
+}
+
+/** The general path: JSON.parse, then a walk over the object (also the reference for the scanner). */
+export function parseWithJsonParse(
   buf: Buffer,
   s: number,
   e: number,
@@ -188,7 +110,7 @@ function walk(
     }
     if (column !== undefined && (st.seen & (1 << column)) === 0) {
       st.seen |= 1 << column;
-      const r = apply(column, rec, vs, ve, v, ctx);
+      const r = apply(column, rec, vs, ve, typeof v === 'number' ? v : NaN, ctx);
       if (r !== null) return r;
     }
   }
@@ -205,26 +127,27 @@ const STANDARD = targetTable([
   [C.ACTION, T.action],
 ]);
 
+/** `num`: the value when it was a JSON number, else NaN (its text is in scratch [vs, ve) either way). */
 function apply(
   column: number,
   rec: ParsedRecord,
   vs: number,
   ve: number,
-  v: unknown,
+  num: number,
   ctx: ParseContext,
 ): string | null {
   const b = rec.scratch;
   if (column === C.TS) {
-    const ms = typeof v === 'number' ? epochOfNumber(v) : parseFlexibleTimestamp(b, vs, ve, ctx);
+    const ms = num === num ? epochOfNumber(num) : parseFlexibleTimestamp(b, vs, ve, ctx);
     if (ms !== ms) return BAD_TIMESTAMP;
     rec.timestamp = ms;
     return null;
   }
   const target = column < STANDARD.length ? STANDARD[column] : 0;
-  return target !== 0 ? setStandardField(target, rec, b, vs, ve, true) : applyText(column, rec, vs, ve, v);
+  return target !== 0 ? setStandardField(target, rec, b, vs, ve, true) : applyText(column, rec, vs, ve, num);
 }
 
-function applyText(column: number, rec: ParsedRecord, vs: number, ve: number, v: unknown): string | null {
+function applyText(column: number, rec: ParsedRecord, vs: number, ve: number, num: number): string | null {
   switch (column) {
     case C.DEVICE:
       if (ve > vs) rec.device.setScratch(vs, ve);
@@ -235,14 +158,18 @@ function applyText(column: number, rec: ParsedRecord, vs: number, ve: number, v:
     case C2.MESSAGE:
       if (ve > vs) rec.message.setScratch(vs, ve);
       break;
-    case C2.BYTES:
-      if (isCount(v)) rec.bytes = Number(v);
+    case C2.BYTES: {
+      const n = countOf(rec.scratch, vs, ve, num);
+      if (n >= 0) rec.bytes = n;
       break;
-    case C2.BYTES_PART:
+    }
+    case C2.BYTES_PART: {
       // Each alias is a different key, so several parts may arrive; all of them are summed.
       st.seen &= ~(1 << C2.BYTES_PART);
-      if (isCount(v)) st.partBytes = (st.partBytes < 0 ? 0 : st.partBytes) + Number(v);
+      const n = countOf(rec.scratch, vs, ve, num);
+      if (n >= 0) st.partBytes = (st.partBytes < 0 ? 0 : st.partBytes) + n;
       break;
+    }
     case C2.SEVERITY:
       rec.severity = severityOf(rec.scratch, vs, ve);
       break;
@@ -250,9 +177,19 @@ function applyText(column: number, rec: ParsedRecord, vs: number, ve: number, v:
   return null;
 }
 
-function isCount(v: unknown): boolean {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : -1;
-  return Number.isSafeInteger(n) && n >= 0;
+/**
+ * A byte count: a JSON number that is a non-negative safe integer, or text of 1..15 digits; -1
+ * otherwise. (Booleans, written as `true`/`false`, are no count.)
+ */
+function countOf(b: Buffer, s: number, e: number, num: number): number {
+  if (num === num) return Number.isSafeInteger(num) && num >= 0 ? num : -1;
+  if (e - s < 1 || e - s > 15) return -1;
+  let n = 0;
+  for (let i = s; i < e; i++) {
+    if (!isDigit(b[i])) return -1;
+    n = n * 10 + (b[i] - 48);
+  }
+  return n;
 }
 
 function severityOf(b: Buffer, s: number, e: number): number {

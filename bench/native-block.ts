@@ -11,15 +11,8 @@
  * the nested column with a default value in NULL rows. LowCardinality(T) is declared as T (the
  * engine converts; dictionaries would cost the worker more than they save).
  */
-import type { ColumnPlan } from './column-plan';
-import {
-  T_DATETIME,
-  T_DATETIME64,
-  T_ENUM,
-  T_INT,
-  T_IPV4,
-  T_IPV6,
-} from '../../../common/src/columns/column-type';
+import type { ColumnPlan } from '../consumer/src/encode/column-plan';
+import { T_DATETIME, T_DATETIME64, T_ENUM, T_INT, T_IPV4, T_IPV6 } from '../common/src/columns/column-type';
 
 /** How one column's values are laid out in the RowBinary rows. */
 export interface NativeColumn {
@@ -66,6 +59,20 @@ export function nativeLayout(plan: ColumnPlan): NativeColumn[] {
   });
 }
 
+/**
+ * LEB128 `n` at `o`; returns the new offset. A plain function on purpose: the earlier closure that
+ * advanced the builder's offset variable sometimes lost a header byte on Node 26 (outputs differed
+ * between processes for identical input, making chdb reject the block's type names).
+ */
+function writeVarint(out: Buffer, o: number, n: number): number {
+  while (n >= 0x80) {
+    out[o++] = (n & 0x7f) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  out[o++] = n;
+  return o;
+}
+
 /** Reused scratch: output buffer and per-row cursors. */
 export class NativeBlockBuilder {
   private out = Buffer.allocUnsafe(1 << 20);
@@ -93,19 +100,12 @@ export class NativeBlockBuilder {
     if (this.out.length < need) this.out = Buffer.allocUnsafe(Math.max(need, this.out.length * 2));
     const out = this.out;
     let o = 0;
-    const varint = (n: number) => {
-      while (n >= 0x80) {
-        out[o++] = (n & 0x7f) | 0x80;
-        n = Math.floor(n / 128);
-      }
-      out[o++] = n;
-    };
-    varint(this.layout.length);
-    varint(rows);
+    o = writeVarint(out, o, this.layout.length);
+    o = writeVarint(out, o, rows);
     for (const c of this.layout) {
-      varint(c.name.length);
+      o = writeVarint(out, o, c.name.length);
       o += c.name.copy(out, o);
-      varint(c.type.length);
+      o = writeVarint(out, o, c.type.length);
       o += c.type.copy(out, o);
       const w = c.width;
       if (c.nullable) {
