@@ -10,6 +10,14 @@
  * asking after a change wait for a fresh one.
  */
 import type { ObservedTable } from '../desired/clickhouse';
+import { CountMap } from './request-counts';
+
+/**
+ * What the catalogues of this process did (exported as metrics): `read fresh` (a snapshot reused),
+ * `read shared` (joined a round in flight), `read round` (waited for a new round), `round`, and
+ * `invalidation` (our own statement marked a catalogue dirty).
+ */
+export const catalogueCounts = new CountMap();
 
 /** Runs one read-only query with parameters and returns its rows (a fake in unit tests). */
 export type CatalogueExecutor = <T>(query: string, params: Record<string, unknown>) => Promise<T[]>;
@@ -90,6 +98,7 @@ export class ClickHouseCatalogue {
 
   /** Our own statement changed the server: the next read fetches a fresh round. */
   markDirty(): void {
+    catalogueCounts.inc('invalidation');
     this.dirty = true;
   }
 
@@ -115,9 +124,16 @@ export class ClickHouseCatalogue {
       }
     }
     const s = this.current;
-    if (s && !this.dirty && this.now() - s.at < this.maxAgeMs) return s;
+    if (s && !this.dirty && this.now() - s.at < this.maxAgeMs) {
+      catalogueCounts.inc('read fresh');
+      return s;
+    }
     // Nothing changed since the round in flight started, and it covers our databases: share it.
-    if (this.inFlight && !this.dirty && !this.pending) return this.inFlight;
+    if (this.inFlight && !this.dirty && !this.pending) {
+      catalogueCounts.inc('read shared');
+      return this.inFlight;
+    }
+    catalogueCounts.inc('read round');
     return this.nextRound();
   }
 
@@ -151,6 +167,7 @@ export class ClickHouseCatalogue {
   private async fetch(dbs: string[]): Promise<CatalogueSnapshot> {
     const at = this.now();
     this.rounds++;
+    catalogueCounts.inc('round');
     const params = { dbs };
     const [server] = await this.run<{ version: string; host: string; uuid: string }>(Q_SERVER, {});
     const databases = await this.run<{ name: string }>(Q_DATABASES, params);
