@@ -82,6 +82,8 @@ export interface ScaleBenchOptions {
   readyPollMs?: number;
   /** Skip the churn phase (delete all, sweep check). Default false. */
   skipDelete?: boolean;
+  /** Extra environment of the operator process (e.g. MALLOC_ARENA_MAX). */
+  env?: Record<string, string>;
   /** Write a heap snapshot of the operator here after the steady phase and summarise it. */
   heapSnapshotDir?: string;
 }
@@ -171,7 +173,7 @@ export async function scaleBench(
   const snapDir = opts.heapSnapshotDir;
   if (snapDir) fs.mkdirSync(snapDir, { recursive: true });
   const nodeArgs = [...(opts.nodeArgs ?? []), ...(snapDir ? heapSnapshotArgs(snapDir) : [])];
-  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? 16, nodeArgs);
+  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? 16, nodeArgs, opts.env);
   const { core, custom } = clients(bed);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   await core.createNamespacedSecret({

@@ -57,6 +57,8 @@ export interface AutoscaleBenchOptions {
   heapSnapshotDir: string;
   /** Scale part: extra node/V8 flags of the operator process, space-separated (e.g. '--max-semi-space-size=2'). */
   operatorNodeArgs: string;
+  /** Scale part: extra environment of the operator process, space-separated NAME=VALUE (e.g. 'MALLOC_ARENA_MAX=2'). */
+  operatorEnv: string;
 }
 
 const NS = 'as-bench';
@@ -76,6 +78,7 @@ function parseOptions(argv: string[]): AutoscaleBenchOptions {
     skipDelete: 0,
     heapSnapshotDir: '',
     operatorNodeArgs: '',
+    operatorEnv: '',
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i]
@@ -343,6 +346,12 @@ async function main(): Promise<void> {
           ...o.operatorNodeArgs.split(' ').filter((a) => a !== ''),
         ],
         heapSnapshotDir: o.heapSnapshotDir || undefined,
+        env: Object.fromEntries(
+          o.operatorEnv
+            .split(' ')
+            .filter((a) => a.includes('='))
+            .map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
+        ),
         restart: o.restart !== 0,
         skipDelete: o.skipDelete !== 0,
       });

@@ -35,6 +35,8 @@ export interface CatalogueSnapshot {
   databases: ReadonlySet<string>;
   /** Keyed by `database.table`. */
   tables: ReadonlyMap<string, CatalogueTable>;
+  /** The databases this round asked about (present or not). */
+  readDatabases: ReadonlySet<string>;
   /** When the round started (ms). */
   at: number;
 }
@@ -46,6 +48,12 @@ export interface CatalogueOptions {
   /** Wait this long before a round starts, so concurrent callers share it. Default 5 ms. */
   gatherMs?: number;
   now?: () => number;
+  /**
+   * Called after a round with the `database.table` keys that appeared, vanished or changed since
+   * the previous round (databases both rounds read only): memoized Table outcomes of those tables
+   * are stale (controller/part-memo.ts), whoever changed them.
+   */
+  onChange?: (tables: string[]) => void;
 }
 
 type TableRow = Omit<CatalogueTable, 'columns' | 'skipIndexes'> & { database: string; name: string };
@@ -70,6 +78,27 @@ export function tableKey(database: string, table: string): string {
   return `${database}.${table}`;
 }
 
+/** Tables (`database.table`) that differ between two rounds, in databases both rounds read. */
+export function changedTables(before: CatalogueSnapshot, after: CatalogueSnapshot): string[] {
+  const dbs = new Set([...before.readDatabases].filter((d) => after.readDatabases.has(d)));
+  const inScope = (key: string) => dbs.has(key.slice(0, key.indexOf('.')));
+  const out: string[] = [];
+  for (const [key, t] of after.tables) {
+    const prev = before.tables.get(key);
+    if (inScope(key) && (!prev || !sameTable(prev, t))) out.push(key);
+  }
+  for (const key of before.tables.keys()) if (inScope(key) && !after.tables.has(key)) out.push(key);
+  return out;
+}
+
+function sameTable(a: CatalogueTable, b: CatalogueTable): boolean {
+  const scalar = ['engine', 'engineFull', 'sortingKey', 'partitionKey', 'storagePolicy', 'comment'] as const;
+  if (scalar.some((k) => a[k] !== b[k])) return false;
+  if (a.columns.length !== b.columns.length || a.skipIndexes.length !== b.skipIndexes.length) return false;
+  if (a.columns.some((c, i) => c.name !== b.columns[i].name || c.type !== b.columns[i].type)) return false;
+  return a.skipIndexes.every((x, i) => x === b.skipIndexes[i]);
+}
+
 /** Shared, invalidated-on-write catalogue of one server; see the module comment. */
 export class ClickHouseCatalogue {
   private readonly databases = new Set<string>();
@@ -84,7 +113,7 @@ export class ClickHouseCatalogue {
 
   constructor(
     private readonly run: CatalogueExecutor,
-    opts: CatalogueOptions = {},
+    private readonly opts: CatalogueOptions = {},
   ) {
     this.maxAgeMs = opts.maxAgeMs ?? 30_000;
     this.gatherMs = opts.gatherMs ?? 5;
@@ -151,7 +180,12 @@ export class ClickHouseCatalogue {
       this.inFlight = round;
       try {
         const snap = await round;
+        const previous = this.current;
         this.current = snap;
+        if (previous && this.opts.onChange) {
+          const changed = changedTables(previous, snap);
+          if (changed.length > 0) this.opts.onChange(changed);
+        }
         return snap;
       } catch (err) {
         this.dirty = true;
@@ -188,6 +222,7 @@ export class ClickHouseCatalogue {
       host: server?.host ?? 'unknown',
       uuid: server?.uuid ?? '',
       databases: new Set(databases.map((d) => d.name)),
+      readDatabases: new Set(dbs),
       tables,
       at,
     };
