@@ -22,6 +22,9 @@ export const catalogueCounts = new CountMap();
 /** Runs one read-only query with parameters and returns its rows (a fake in unit tests). */
 export type CatalogueExecutor = <T>(query: string, params: Record<string, unknown>) => Promise<T[]>;
 
+/** Server-wide facts a round reads once some pipeline needs them (ON CLUSTER, storage policies). */
+export type CatalogueExtra = 'clusters' | 'storage';
+
 /** One table as the catalogue saw it. */
 export interface CatalogueTable extends ObservedTable {
   comment: string;
@@ -37,6 +40,11 @@ export interface CatalogueSnapshot {
   tables: ReadonlyMap<string, CatalogueTable>;
   /** The databases this round asked about (present or not). */
   readDatabases: ReadonlySet<string>;
+  /** Cluster names of system.clusters (rounds after someone asked for 'clusters'). */
+  clusters?: ReadonlySet<string>;
+  /** Volumes of each storage policy, and the server's disks (rounds after someone asked for 'storage'). */
+  policies?: ReadonlyMap<string, Array<{ volume: string; disks: string[] }>>;
+  disks?: ReadonlySet<string>;
   /** When the round started (ms). */
   at: number;
 }
@@ -67,10 +75,13 @@ const Q_TABLES =
 const Q_COLUMNS =
   'SELECT database, table, name, type FROM system.columns WHERE has({dbs:Array(String)}, database) ' +
   'ORDER BY database, table, position';
+const Q_CLUSTERS = 'SELECT DISTINCT cluster FROM system.clusters';
+const Q_POLICIES = 'SELECT policy_name AS policy, volume_name AS volume, disks FROM system.storage_policies';
+const Q_DISKS = 'SELECT name FROM system.disks';
 const Q_INDEXES =
   'SELECT database, table, name FROM system.data_skipping_indices WHERE has({dbs:Array(String)}, database)';
 
-/** Queries one round sends (for tests and the bench). */
+/** Queries one round sends (for tests and the bench), plus 1 for 'clusters' and 2 for 'storage' once needed. */
 export const QUERIES_PER_ROUND = 5;
 
 /** `database.table`, the key of a snapshot's tables. */
@@ -102,6 +113,7 @@ function sameTable(a: CatalogueTable, b: CatalogueTable): boolean {
 /** Shared, invalidated-on-write catalogue of one server; see the module comment. */
 export class ClickHouseCatalogue {
   private readonly databases = new Set<string>();
+  private readonly extras = new Set<CatalogueExtra>();
   private current?: CatalogueSnapshot;
   private dirty = false;
   private pending?: Promise<CatalogueSnapshot>;
@@ -145,10 +157,19 @@ export class ClickHouseCatalogue {
   }
 
   /** A snapshot covering `databases`, fresh enough; fetches a round when needed. */
-  async snapshot(databases: readonly string[]): Promise<CatalogueSnapshot> {
+  async snapshot(
+    databases: readonly string[],
+    extras: readonly CatalogueExtra[] = [],
+  ): Promise<CatalogueSnapshot> {
     for (const db of databases) {
       if (!this.databases.has(db)) {
         this.databases.add(db);
+        this.dirty = true;
+      }
+    }
+    for (const e of extras) {
+      if (!this.extras.has(e)) {
+        this.extras.add(e);
         this.dirty = true;
       }
     }
@@ -211,6 +232,7 @@ export class ClickHouseCatalogue {
       params,
     );
     const indexes = await this.run<{ database: string; table: string; name: string }>(Q_INDEXES, params);
+    const extras = await this.fetchExtras();
     const tables = new Map<string, CatalogueTable>();
     for (const { database, name, ...row } of tableRows)
       tables.set(tableKey(database, name), { ...row, columns: [], skipIndexes: [] });
@@ -223,8 +245,26 @@ export class ClickHouseCatalogue {
       uuid: server?.uuid ?? '',
       databases: new Set(databases.map((d) => d.name)),
       readDatabases: new Set(dbs),
+      ...extras,
       tables,
       at,
     };
+  }
+
+  private async fetchExtras(): Promise<Pick<CatalogueSnapshot, 'clusters' | 'policies' | 'disks'>> {
+    const out: Pick<CatalogueSnapshot, 'clusters' | 'policies' | 'disks'> = {};
+    if (this.extras.has('clusters'))
+      out.clusters = new Set((await this.run<{ cluster: string }>(Q_CLUSTERS, {})).map((r) => r.cluster));
+    if (this.extras.has('storage')) {
+      const policies = new Map<string, Array<{ volume: string; disks: string[] }>>();
+      for (const r of await this.run<{ policy: string; volume: string; disks: string[] }>(Q_POLICIES, {})) {
+        const list = policies.get(r.policy) ?? [];
+        list.push({ volume: r.volume, disks: r.disks });
+        policies.set(r.policy, list);
+      }
+      out.policies = policies;
+      out.disks = new Set((await this.run<{ name: string }>(Q_DISKS, {})).map((r) => r.name));
+    }
+    return out;
   }
 }
