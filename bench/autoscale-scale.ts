@@ -24,6 +24,7 @@ import {
   startOperator,
   until,
 } from './autoscale-support';
+import { OPERATOR_ENV, OPERATOR_NODE_ARGS } from '../scripts/operator-runtime';
 import { coldStart, phase, type Mark, type PhaseCounters } from './autoscale-phases';
 import {
   heapSnapshotArgs,
@@ -172,8 +173,14 @@ export async function scaleBench(
 ): Promise<ScaleResult> {
   const snapDir = opts.heapSnapshotDir;
   if (snapDir) fs.mkdirSync(snapDir, { recursive: true });
-  const nodeArgs = [...(opts.nodeArgs ?? []), ...(snapDir ? heapSnapshotArgs(snapDir) : [])];
-  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? 16, nodeArgs, opts.env);
+  // The operator runs as its image runs it (scripts/operator-runtime.ts), plus the bench's extras.
+  const nodeArgs = [
+    ...OPERATOR_NODE_ARGS,
+    ...(opts.nodeArgs ?? []),
+    ...(snapDir ? heapSnapshotArgs(snapDir) : []),
+  ];
+  const env = { ...OPERATOR_ENV, ...opts.env };
+  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? 16, nodeArgs, env);
   const { core, custom } = clients(bed);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   await core.createNamespacedSecret({
