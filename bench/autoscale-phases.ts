@@ -12,6 +12,7 @@ import {
   until,
   type OperatorProcess,
 } from './autoscale-support';
+import { fleetPhase, type FleetPhase } from './autoscale-histograms';
 
 /** A snapshot taken at a phase boundary. */
 export interface Mark {
@@ -35,6 +36,8 @@ export interface PhaseCounters {
   perReconcile: { kube: number; clickhouse: number; kafka: number };
   /** Kafka observer rounds: how many, their mean duration and mean requests per round by API. */
   observerRounds?: { rounds: number; meanSeconds: number; requestsPerRound: Record<string, number> };
+  /** Per-reconcile request histograms, queue wait, catalogue and Event counts (autoscale-histograms.ts). */
+  fleet: FleetPhase;
   /** Requests and operator CPU milliseconds per pipeline per minute (steady windows). */
   perPipelinePerMinute?: { kube: number; clickhouse: number; kafka: number; operatorCpuMs: number };
 }
@@ -69,6 +72,7 @@ export function phase(a: Mark, b: Mark, pipelines?: number): PhaseCounters {
     phases,
     perReconcile: { kube: per(kube), clickhouse: per(clickhouse), kafka: per(kafka) },
     observerRounds: observerRounds(d),
+    fleet: fleetPhase(a.text, b.text),
     ...(pipelines
       ? { perPipelinePerMinute: perPipelinePerMinute(a, b, pipelines, { kube, clickhouse, kafka }) }
       : {}),
@@ -132,5 +136,6 @@ export async function coldStart(op: OperatorProcess, n: number): Promise<Record<
     clickhouse: all('logpipeline_operator_clickhouse_requests_total'),
     clickhouseStatements: all('logpipeline_operator_clickhouse_statements_total'),
     kafka: all('logpipeline_operator_kafka_requests_total'),
+    fleet: fleetPhase('', text),
   };
 }

@@ -9,6 +9,7 @@
  * a Deployment with zero replicas this benchmark writes what the controller would: observed
  * generation and zero pods (it never claims a pod that does not exist).
  */
+import fs from 'node:fs';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type LogPipeline } from '../operator/src/api/types';
 import type { TestBed } from '../test/env/testbed';
@@ -23,7 +24,15 @@ import {
   startOperator,
   until,
 } from './autoscale-support';
+import { OPERATOR_ENV, OPERATOR_NODE_ARGS } from '../scripts/operator-runtime';
 import { coldStart, phase, type Mark, type PhaseCounters } from './autoscale-phases';
+import {
+  heapSnapshotArgs,
+  memoryBreakdown,
+  summariseHeapSnapshot,
+  takeHeapSnapshot,
+  type MemoryBreakdown,
+} from './autoscale-memory';
 
 /** Result of the N-pipeline run. */
 export interface ScaleResult {
@@ -52,6 +61,14 @@ export interface ScaleResult {
   steadyLate?: PhaseCounters;
   /** A fresh operator over the Ready pipelines (cold start): its whole counters. */
   restart?: Record<string, unknown>;
+  /** RSS beside the V8 heap's parts at the end of the steady phase (MiB). */
+  memory?: MemoryBreakdown;
+  /** The heap snapshot taken after steady (--heap-snapshot-dir): file and self size by constructor. */
+  heapSnapshot?: {
+    file: string;
+    totalMiB: number;
+    rows: Array<{ what: string; count: number; selfMiB: number }>;
+  };
 }
 
 /** Switches of the scale part (bench CLI flags). */
@@ -66,6 +83,10 @@ export interface ScaleBenchOptions {
   readyPollMs?: number;
   /** Skip the churn phase (delete all, sweep check). Default false. */
   skipDelete?: boolean;
+  /** Extra environment of the operator process (e.g. MALLOC_ARENA_MAX). */
+  env?: Record<string, string>;
+  /** Write a heap snapshot of the operator here after the steady phase and summarise it. */
+  heapSnapshotDir?: string;
 }
 
 const NS = 'bench-1000';
@@ -150,7 +171,16 @@ export async function scaleBench(
   steadySeconds: number,
   opts: ScaleBenchOptions = {},
 ): Promise<ScaleResult> {
-  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? 16, opts.nodeArgs ?? []);
+  const snapDir = opts.heapSnapshotDir;
+  if (snapDir) fs.mkdirSync(snapDir, { recursive: true });
+  // The operator runs as its image runs it (scripts/operator-runtime.ts), plus the bench's extras.
+  const nodeArgs = [
+    ...OPERATOR_NODE_ARGS,
+    ...(opts.nodeArgs ?? []),
+    ...(snapDir ? heapSnapshotArgs(snapDir) : []),
+  ];
+  const env = { ...OPERATOR_ENV, ...opts.env };
+  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? 16, nodeArgs, env);
   const { core, custom } = clients(bed);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   await core.createNamespacedSecret({
@@ -245,7 +275,16 @@ export async function scaleBench(
     }
     const cpu = cpuSeconds(pid) - cpu0;
     const m2 = await mark();
-    const reconciles = metric(await scrape(op), 'logpipeline_operator_reconcile_total').sum - rec0;
+    const endText = await scrape(op);
+    const reconciles = metric(endText, 'logpipeline_operator_reconcile_total').sum - rec0;
+    const memory = memoryBreakdown(pid, endText);
+    process.stderr.write(`memory: ${JSON.stringify(memory)}\n`);
+    let heapSnapshot: ScaleResult['heapSnapshot'];
+    if (snapDir) {
+      const file = await takeHeapSnapshot(op, snapDir);
+      heapSnapshot = { file, ...summariseHeapSnapshot(file) };
+      process.stderr.write(`heap: ${JSON.stringify(heapSnapshot)}\n`);
+    }
     let restart: Record<string, unknown> | undefined;
     if (opts.restart ?? true) {
       await op.stop();
@@ -275,6 +314,8 @@ export async function scaleBench(
         steadyCounters: phase(m1, m2, n),
         steadyLate: mMid ? phase(mMid, m2, n) : undefined,
         restart,
+        memory,
+        heapSnapshot,
       };
     }
     // Churn: delete every pipeline; the autoscaler's state and series must go with them (sweep: 30 s).
@@ -315,6 +356,8 @@ export async function scaleBench(
       steadyCounters: phase(m1, m2, n),
       /** The second half of the steady window only (late first polls and scale-downs are over). */
       steadyLate: mMid ? phase(mMid, m2, n) : undefined,
+      memory,
+      heapSnapshot,
     };
   } finally {
     await writer.stop();

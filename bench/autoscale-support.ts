@@ -33,6 +33,7 @@ export async function startOperator(
   dir: string,
   concurrency = 16,
   nodeArgs: string[] = [],
+  env: Record<string, string> = {},
 ): Promise<OperatorProcess> {
   const main = path.resolve(__dirname, '../operator/src/main.js');
   if (!fs.existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first`);
@@ -56,7 +57,10 @@ export async function startOperator(
     'warn',
   );
   // e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] (the profile is written at the SIGTERM exit).
-  const child = spawn(process.execPath, [...nodeArgs, main, ...args], { stdio: ['ignore', out, out] });
+  const child = spawn(process.execPath, [...nodeArgs, main, ...args], {
+    stdio: ['ignore', out, out],
+    env: { ...process.env, ...env },
+  });
   fs.closeSync(out);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return {

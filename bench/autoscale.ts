@@ -11,7 +11,8 @@
  * - scale: the 1000-pipeline run (bench/autoscale-scale.ts): readyAt p50/p90/all, per-phase
  *   counters (create, steady, steadyLate: operator and apiserver CPU, reconciles, Kubernetes /
  *   ClickHouse / Kafka requests, per pipeline per minute), RSS, a cold start and the churn.
- *   Flags: --concurrency 16, --restart 1|0, --skip-delete 0|1, --cpu-prof-dir DIR.
+ *   Flags: --concurrency 16, --restart 1|0, --skip-delete 0|1, --cpu-prof-dir DIR,
+ *   --heap-snapshot-dir DIR (snapshot + summary by constructor), --operator-node-args '--max-semi-space-size=2'.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -52,6 +53,12 @@ export interface AutoscaleBenchOptions {
   restart: number;
   /** Scale part: skip deleting the pipelines at the end (1). */
   skipDelete: number;
+  /** Scale part: write an operator heap snapshot (and its summary by constructor) here at the end of steady ('' = none). */
+  heapSnapshotDir: string;
+  /** Scale part: extra node/V8 flags of the operator process, space-separated (e.g. '--max-semi-space-size=2'). */
+  operatorNodeArgs: string;
+  /** Scale part: extra environment of the operator process, space-separated NAME=VALUE (e.g. 'MALLOC_ARENA_MAX=2'). */
+  operatorEnv: string;
 }
 
 const NS = 'as-bench';
@@ -69,6 +76,9 @@ function parseOptions(argv: string[]): AutoscaleBenchOptions {
     cpuProfDir: '',
     restart: 1,
     skipDelete: 0,
+    heapSnapshotDir: '',
+    operatorNodeArgs: '',
+    operatorEnv: '',
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i]
@@ -331,7 +341,17 @@ async function main(): Promise<void> {
     if (o.parts.includes('scale'))
       result.scale = await scaleBench(bed, dir, o.pipelines, o.steadySeconds, {
         concurrency: o.concurrency,
-        nodeArgs: o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [],
+        nodeArgs: [
+          ...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []),
+          ...o.operatorNodeArgs.split(' ').filter((a) => a !== ''),
+        ],
+        heapSnapshotDir: o.heapSnapshotDir || undefined,
+        env: Object.fromEntries(
+          o.operatorEnv
+            .split(' ')
+            .filter((a) => a.includes('='))
+            .map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
+        ),
         restart: o.restart !== 0,
         skipDelete: o.skipDelete !== 0,
       });

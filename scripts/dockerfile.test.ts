@@ -19,6 +19,7 @@ import {
   type Stage,
 } from './dockerfile-parse';
 import { CHART_DIR, REPO_ROOT } from './helm';
+import { OPERATOR_ENV, OPERATOR_NODE_ARGS } from './operator-runtime';
 
 const df = parseDockerfile(fs.readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8'));
 const dockerignore = fs
@@ -47,12 +48,16 @@ const IMAGES = [
     repository: values.image.repository,
     entry: 'dist/operator/src/main.js',
     trees: ['common/src', 'operator/src'],
+    nodeArgs: OPERATOR_NODE_ARGS,
+    env: OPERATOR_ENV,
   },
   {
     target: 'worker',
     repository: values.worker.image.repository,
     entry: 'dist/consumer/src/main.js',
     trees: ['common/src', 'consumer/src'],
+    nodeArgs: [] as readonly string[],
+    env: {} as Readonly<Record<string, string>>,
   },
 ];
 
@@ -116,7 +121,7 @@ describe('Dockerfile', () => {
 
   it.each(IMAGES)(
     '$target image: non-root numeric USER, prod deps only, existing entry point',
-    ({ target, entry }) => {
+    ({ target, entry, nodeArgs, env: extraEnv }) => {
       const s = stage(df, target);
       const chain = ancestry(df, s);
       const user = effective(df, s, 'USER')?.args[0] ?? '';
@@ -131,7 +136,10 @@ describe('Dockerfile', () => {
       const modules = chain.flatMap(copies).filter((c) => c.sources.some((x) => x.endsWith('/node_modules')));
       expect(modules.map((c) => c.from)).toEqual(['prod-deps']);
       const entrypoint = effective(df, s, 'ENTRYPOINT')?.args ?? [];
-      expect(entrypoint).toEqual(['/nodejs/bin/node', entry]);
+      expect(entrypoint).toEqual(['/nodejs/bin/node', ...nodeArgs, entry]);
+      const envs = chain.flatMap((st) => st.instructions).filter((i) => i.keyword === 'ENV');
+      const env = Object.assign({}, ...envs.map((i) => parseAssignments(i.args))) as Record<string, string>;
+      for (const [k, v] of Object.entries(extraEnv)) expect(env[k]).toBe(v);
       const shipped = chain
         .flatMap(copies)
         .map((c) => c.sources[0].replace(`${workdir(stage(df, 'build'))}/`, ''));

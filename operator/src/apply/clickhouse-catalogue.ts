@@ -10,9 +10,20 @@
  * asking after a change wait for a fresh one.
  */
 import type { ObservedTable } from '../desired/clickhouse';
+import { CountMap } from './request-counts';
+
+/**
+ * What the catalogues of this process did (exported as metrics): `read fresh` (a snapshot reused),
+ * `read shared` (joined a round in flight), `read round` (waited for a new round), `round`, and
+ * `invalidation` (our own statement marked a catalogue dirty).
+ */
+export const catalogueCounts = new CountMap();
 
 /** Runs one read-only query with parameters and returns its rows (a fake in unit tests). */
 export type CatalogueExecutor = <T>(query: string, params: Record<string, unknown>) => Promise<T[]>;
+
+/** Server-wide facts a round reads once some pipeline needs them (ON CLUSTER, storage policies). */
+export type CatalogueExtra = 'clusters' | 'storage';
 
 /** One table as the catalogue saw it. */
 export interface CatalogueTable extends ObservedTable {
@@ -27,6 +38,13 @@ export interface CatalogueSnapshot {
   databases: ReadonlySet<string>;
   /** Keyed by `database.table`. */
   tables: ReadonlyMap<string, CatalogueTable>;
+  /** The databases this round asked about (present or not). */
+  readDatabases: ReadonlySet<string>;
+  /** Cluster names of system.clusters (rounds after someone asked for 'clusters'). */
+  clusters?: ReadonlySet<string>;
+  /** Volumes of each storage policy, and the server's disks (rounds after someone asked for 'storage'). */
+  policies?: ReadonlyMap<string, Array<{ volume: string; disks: string[] }>>;
+  disks?: ReadonlySet<string>;
   /** When the round started (ms). */
   at: number;
 }
@@ -38,6 +56,12 @@ export interface CatalogueOptions {
   /** Wait this long before a round starts, so concurrent callers share it. Default 5 ms. */
   gatherMs?: number;
   now?: () => number;
+  /**
+   * Called after a round with the `database.table` keys that appeared, vanished or changed since
+   * the previous round (databases both rounds read only): memoized Table outcomes of those tables
+   * are stale (controller/part-memo.ts), whoever changed them.
+   */
+  onChange?: (tables: string[]) => void;
 }
 
 type TableRow = Omit<CatalogueTable, 'columns' | 'skipIndexes'> & { database: string; name: string };
@@ -51,10 +75,13 @@ const Q_TABLES =
 const Q_COLUMNS =
   'SELECT database, table, name, type FROM system.columns WHERE has({dbs:Array(String)}, database) ' +
   'ORDER BY database, table, position';
+const Q_CLUSTERS = 'SELECT DISTINCT cluster FROM system.clusters';
+const Q_POLICIES = 'SELECT policy_name AS policy, volume_name AS volume, disks FROM system.storage_policies';
+const Q_DISKS = 'SELECT name FROM system.disks';
 const Q_INDEXES =
   'SELECT database, table, name FROM system.data_skipping_indices WHERE has({dbs:Array(String)}, database)';
 
-/** Queries one round sends (for tests and the bench). */
+/** Queries one round sends (for tests and the bench), plus 1 for 'clusters' and 2 for 'storage' once needed. */
 export const QUERIES_PER_ROUND = 5;
 
 /** `database.table`, the key of a snapshot's tables. */
@@ -62,9 +89,31 @@ export function tableKey(database: string, table: string): string {
   return `${database}.${table}`;
 }
 
+/** Tables (`database.table`) that differ between two rounds, in databases both rounds read. */
+export function changedTables(before: CatalogueSnapshot, after: CatalogueSnapshot): string[] {
+  const dbs = new Set([...before.readDatabases].filter((d) => after.readDatabases.has(d)));
+  const inScope = (key: string) => dbs.has(key.slice(0, key.indexOf('.')));
+  const out: string[] = [];
+  for (const [key, t] of after.tables) {
+    const prev = before.tables.get(key);
+    if (inScope(key) && (!prev || !sameTable(prev, t))) out.push(key);
+  }
+  for (const key of before.tables.keys()) if (inScope(key) && !after.tables.has(key)) out.push(key);
+  return out;
+}
+
+function sameTable(a: CatalogueTable, b: CatalogueTable): boolean {
+  const scalar = ['engine', 'engineFull', 'sortingKey', 'partitionKey', 'storagePolicy', 'comment'] as const;
+  if (scalar.some((k) => a[k] !== b[k])) return false;
+  if (a.columns.length !== b.columns.length || a.skipIndexes.length !== b.skipIndexes.length) return false;
+  if (a.columns.some((c, i) => c.name !== b.columns[i].name || c.type !== b.columns[i].type)) return false;
+  return a.skipIndexes.every((x, i) => x === b.skipIndexes[i]);
+}
+
 /** Shared, invalidated-on-write catalogue of one server; see the module comment. */
 export class ClickHouseCatalogue {
   private readonly databases = new Set<string>();
+  private readonly extras = new Set<CatalogueExtra>();
   private current?: CatalogueSnapshot;
   private dirty = false;
   private pending?: Promise<CatalogueSnapshot>;
@@ -76,7 +125,7 @@ export class ClickHouseCatalogue {
 
   constructor(
     private readonly run: CatalogueExecutor,
-    opts: CatalogueOptions = {},
+    private readonly opts: CatalogueOptions = {},
   ) {
     this.maxAgeMs = opts.maxAgeMs ?? 30_000;
     this.gatherMs = opts.gatherMs ?? 5;
@@ -90,6 +139,7 @@ export class ClickHouseCatalogue {
 
   /** Our own statement changed the server: the next read fetches a fresh round. */
   markDirty(): void {
+    catalogueCounts.inc('invalidation');
     this.dirty = true;
   }
 
@@ -107,17 +157,33 @@ export class ClickHouseCatalogue {
   }
 
   /** A snapshot covering `databases`, fresh enough; fetches a round when needed. */
-  async snapshot(databases: readonly string[]): Promise<CatalogueSnapshot> {
+  async snapshot(
+    databases: readonly string[],
+    extras: readonly CatalogueExtra[] = [],
+  ): Promise<CatalogueSnapshot> {
     for (const db of databases) {
       if (!this.databases.has(db)) {
         this.databases.add(db);
         this.dirty = true;
       }
     }
+    for (const e of extras) {
+      if (!this.extras.has(e)) {
+        this.extras.add(e);
+        this.dirty = true;
+      }
+    }
     const s = this.current;
-    if (s && !this.dirty && this.now() - s.at < this.maxAgeMs) return s;
+    if (s && !this.dirty && this.now() - s.at < this.maxAgeMs) {
+      catalogueCounts.inc('read fresh');
+      return s;
+    }
     // Nothing changed since the round in flight started, and it covers our databases: share it.
-    if (this.inFlight && !this.dirty && !this.pending) return this.inFlight;
+    if (this.inFlight && !this.dirty && !this.pending) {
+      catalogueCounts.inc('read shared');
+      return this.inFlight;
+    }
+    catalogueCounts.inc('read round');
     return this.nextRound();
   }
 
@@ -135,7 +201,12 @@ export class ClickHouseCatalogue {
       this.inFlight = round;
       try {
         const snap = await round;
+        const previous = this.current;
         this.current = snap;
+        if (previous && this.opts.onChange) {
+          const changed = changedTables(previous, snap);
+          if (changed.length > 0) this.opts.onChange(changed);
+        }
         return snap;
       } catch (err) {
         this.dirty = true;
@@ -151,6 +222,7 @@ export class ClickHouseCatalogue {
   private async fetch(dbs: string[]): Promise<CatalogueSnapshot> {
     const at = this.now();
     this.rounds++;
+    catalogueCounts.inc('round');
     const params = { dbs };
     const [server] = await this.run<{ version: string; host: string; uuid: string }>(Q_SERVER, {});
     const databases = await this.run<{ name: string }>(Q_DATABASES, params);
@@ -160,6 +232,7 @@ export class ClickHouseCatalogue {
       params,
     );
     const indexes = await this.run<{ database: string; table: string; name: string }>(Q_INDEXES, params);
+    const extras = await this.fetchExtras();
     const tables = new Map<string, CatalogueTable>();
     for (const { database, name, ...row } of tableRows)
       tables.set(tableKey(database, name), { ...row, columns: [], skipIndexes: [] });
@@ -171,8 +244,27 @@ export class ClickHouseCatalogue {
       host: server?.host ?? 'unknown',
       uuid: server?.uuid ?? '',
       databases: new Set(databases.map((d) => d.name)),
+      readDatabases: new Set(dbs),
+      ...extras,
       tables,
       at,
     };
+  }
+
+  private async fetchExtras(): Promise<Pick<CatalogueSnapshot, 'clusters' | 'policies' | 'disks'>> {
+    const out: Pick<CatalogueSnapshot, 'clusters' | 'policies' | 'disks'> = {};
+    if (this.extras.has('clusters'))
+      out.clusters = new Set((await this.run<{ cluster: string }>(Q_CLUSTERS, {})).map((r) => r.cluster));
+    if (this.extras.has('storage')) {
+      const policies = new Map<string, Array<{ volume: string; disks: string[] }>>();
+      for (const r of await this.run<{ policy: string; volume: string; disks: string[] }>(Q_POLICIES, {})) {
+        const list = policies.get(r.policy) ?? [];
+        list.push({ volume: r.volume, disks: r.disks });
+        policies.set(r.policy, list);
+      }
+      out.policies = policies;
+      out.disks = new Set((await this.run<{ name: string }>(Q_DISKS, {})).map((r) => r.name));
+    }
+    return out;
   }
 }

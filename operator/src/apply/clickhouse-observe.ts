@@ -111,35 +111,65 @@ export async function serverIdentity(src: ObserveSource, cluster?: string, datab
   return singleServerIdentity(host, uuid);
 }
 
-/** Checks that the cluster is defined on the server we talk to. */
-export async function checkCluster(
-  client: ClickHouseClient,
-  cluster: string,
-): Promise<CheckFailure | undefined> {
-  const rows = await queryRows<{ n: string }>(
-    client,
-    'SELECT count() AS n FROM system.clusters WHERE cluster = {c:String}',
-    { c: cluster },
-  );
-  if (Number(rows[0]?.n ?? 0) > 0) return undefined;
+/** Checks that the cluster is defined on the server we talk to (from the catalogue when given). */
+export async function checkCluster(src: ObserveSource, cluster: string): Promise<CheckFailure | undefined> {
+  let defined: boolean;
+  if (viaCatalogue(src))
+    defined = (await src.catalogue.snapshot([], ['clusters'])).clusters?.has(cluster) ?? false;
+  else {
+    const rows = await queryRows<{ n: string }>(
+      src,
+      'SELECT count() AS n FROM system.clusters WHERE cluster = {c:String}',
+      { c: cluster },
+    );
+    defined = Number(rows[0]?.n ?? 0) > 0;
+  }
+  if (defined) return undefined;
   return { reason: 'ClusterNotFound', message: `cluster '${cluster}' is not defined in system.clusters` };
+}
+
+/** The volumes of a storage policy and whether a disk exists, as a check needs them. */
+interface StorageFacts {
+  volumes: Array<{ volume: string; disks: string[] }>;
+  diskExists(disk: string): Promise<boolean>;
+}
+
+async function storageFacts(src: ObserveSource, policy: string): Promise<StorageFacts> {
+  if (viaCatalogue(src)) {
+    const snap = await src.catalogue.snapshot([], ['storage']);
+    return {
+      volumes: snap.policies?.get(policy) ?? [],
+      diskExists: async (disk) => snap.disks?.has(disk) ?? false,
+    };
+  }
+  const rows = await queryRows<{ volume_name: string; disks: string[] }>(
+    src,
+    'SELECT volume_name, disks FROM system.storage_policies WHERE policy_name = {p:String}',
+    { p: policy },
+  );
+  return {
+    volumes: rows.map((r) => ({ volume: r.volume_name, disks: r.disks })),
+    diskExists: async (disk) =>
+      (
+        await queryRows<{ name: string }>(src, 'SELECT name FROM system.disks WHERE name = {d:String}', {
+          d: disk,
+        })
+      ).length > 0,
+  };
 }
 
 /**
  * Checks the storage the TTL needs: the policy exists, and every move target is a disk/volume of
- * that policy (the effective policy is `default` when the spec names none).
+ * that policy (the effective policy is `default` when the spec names none). With a catalogue the
+ * server's policies and disks come from its shared round (read once some pipeline needs them).
  */
 export async function checkStorage(
-  client: ClickHouseClient,
+  src: ObserveSource,
   storagePolicy: string | undefined,
   moves: RetentionMove[],
 ): Promise<CheckFailure | undefined> {
   const policy = storagePolicy ?? 'default';
-  const volumes = await queryRows<{ volume_name: string; disks: string[] }>(
-    client,
-    'SELECT volume_name, disks FROM system.storage_policies WHERE policy_name = {p:String}',
-    { p: policy },
-  );
+  const { volumes, diskExists } = await storageFacts(src, policy);
   if (volumes.length === 0)
     return {
       reason: 'StoragePolicyNotFound',
@@ -147,20 +177,16 @@ export async function checkStorage(
     };
   const policyDisks = new Set(volumes.flatMap((v) => v.disks));
   for (const move of moves) {
-    if (move.toVolume !== undefined && !volumes.some((v) => v.volume_name === move.toVolume)) {
+    if (move.toVolume !== undefined && !volumes.some((v) => v.volume === move.toVolume)) {
       return {
         reason: 'VolumeNotFound',
-        message: `storage policy '${policy}' has no volume '${move.toVolume}' (volumes: ${volumes.map((v) => v.volume_name).join(', ')})`,
+        message: `storage policy '${policy}' has no volume '${move.toVolume}' (volumes: ${volumes.map((v) => v.volume).join(', ')})`,
       };
     }
     if (move.toDisk !== undefined && !policyDisks.has(move.toDisk)) {
-      const exists = await queryRows<{ name: string }>(
-        client,
-        'SELECT name FROM system.disks WHERE name = {d:String}',
-        { d: move.toDisk },
-      );
-      const why =
-        exists.length === 0 ? 'does not exist on the server' : `is not part of storage policy '${policy}'`;
+      const why = (await diskExists(move.toDisk))
+        ? `is not part of storage policy '${policy}'`
+        : 'does not exist on the server';
       return { reason: 'ColdDiskNotFound', message: `disk '${move.toDisk}' ${why}` };
     }
   }

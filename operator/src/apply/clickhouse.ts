@@ -86,7 +86,7 @@ function outcome(reason: string, message: string, extra: Partial<TableOutcome> =
 }
 
 async function preflight(
-  client: ClickHouseClient,
+  client: ObserveSource,
   spec: ResolvedSpec,
   ddl: TableDDL,
 ): Promise<{ reason: string; message: string } | undefined> {
@@ -203,7 +203,7 @@ export async function ensureTable(
   const identity = await serverIdentity(src, ddl.cluster, ddl.database);
   const tooOld = checkServerVersion(version);
   if (tooOld) return outcome(tooOld.reason, tooOld.message, { identity, version });
-  const missing = await preflight(client, spec, ddl);
+  const missing = await preflight(src, spec, ddl);
   if (missing) return outcome(missing.reason, missing.message, { identity, version });
   const applied: string[] = [];
   const guard = claim?.guard ?? UNGUARDED;

@@ -1,5 +1,5 @@
 import type { LogPipeline } from '../api/types';
-import { COMBINED_PREFIX, EventRecorder } from './event-recorder';
+import { COMBINED_PREFIX, EventRecorder, eventResults } from './event-recorder';
 import { KubeApiError, type KubeClient } from './kube-rest';
 
 const lp = {
@@ -80,5 +80,15 @@ describe('EventRecorder', () => {
     const out = await new EventRecorder(client, 'op').record(lp, ev('a'));
     expect(out.result).toBe('failed');
     expect(out.error?.message).toBe('boom');
+  });
+
+  it('counts every result process-wide for the metrics (logpipeline_operator_events_total)', async () => {
+    const before = new Map(eventResults.snapshot());
+    const { rec } = setup({ burst: 2 });
+    await rec.record(lp, ev('a'));
+    await rec.record(lp, ev('a'));
+    await rec.record(lp, ev('a'));
+    const delta = (k: string) => eventResults.get(k) - (before.get(k) ?? 0);
+    expect([delta('created'), delta('aggregated'), delta('dropped')]).toEqual([1, 1, 1]);
   });
 });

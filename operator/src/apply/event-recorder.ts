@@ -17,6 +17,7 @@ import { PatchStrategy } from '@kubernetes/client-node';
 import type { LogPipeline } from '../api/types';
 import { collectionPath, eventBody, objectPath, type PipelineEvent } from './kube';
 import { isStatus, type KubeClient } from './kube-rest';
+import { CountMap } from './request-counts';
 
 /** Tuning of the correlator; the defaults are client-go's. */
 export interface EventRecorderOptions {
@@ -59,6 +60,9 @@ function remember<V>(map: Map<string, V>, key: string, value: V, max: number): v
   map.set(key, value);
   if (map.size > max) map.delete(map.keys().next().value as string);
 }
+
+/** Events recorded by every recorder of this process, by result (exported as metrics). */
+export const eventResults = new CountMap();
 
 /** Deduplicating, aggregating, rate-limited Event writer; one per operator instance. */
 export class EventRecorder {
@@ -127,6 +131,7 @@ export class EventRecorder {
 
   private done(result: EventResult): { result: EventResult } {
     this.counts[result]++;
+    eventResults.inc(result);
     return { result };
   }
 

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type KafkaConfig, type logCreator, type SASLOptions } from 'kafkajs';
 import { registerKafkaCodecs } from '../../../common/src/kafka/codecs';
 import { countKafkaRequest } from './request-counts';
+import { attributingSocketFactory } from './kafka-attribution';
 import { backendLimits, InFlightLimiter } from './in-flight';
 import type { ResolvedSpec } from '../api/defaults';
 
@@ -126,8 +127,10 @@ export class KafkaAdminPool {
     const key = kafkaConnectionKey(conn);
     let admin = this.admins.get(key);
     if (!admin) {
-      const created = new Kafka(buildKafkaConfig(conn, this.opts)).admin();
-      created.on(created.events.REQUEST, (e) => countKafkaRequest(e.payload.apiName));
+      const config = { ...buildKafkaConfig(conn, this.opts), socketFactory: attributingSocketFactory };
+      const created = new Kafka(config).admin();
+      // Counted process-wide here; per reconcile at send time (kafka-attribution.ts).
+      created.on(created.events.REQUEST, (e) => countKafkaRequest(e.payload.apiName, 1, false));
       admin = created.connect().then(
         () => created,
         (err: unknown) => {

@@ -6,7 +6,13 @@
  * DescribeConfigs, OffsetFetch, ListOffsets, …). Process-global like the statement counts: every
  * client of the process adds to them, the metrics module exports them at scrape time, and tests
  * read them to pin "zero writes when steady" and "O(servers) round trips".
+ *
+ * A reconcile runs inside a `RequestScope` (AsyncLocalStorage): the requests it sends are also
+ * counted on the scope, and the metrics module turns them into per-reconcile histograms. Work a
+ * reconcile starts and others share (a catalogue round) counts once, for the reconcile that
+ * started it; background rounds (the Kafka observer's timer) belong to no reconcile.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** One counter family: label value -> count. */
 export class CountMap {
@@ -66,10 +72,66 @@ export function kubeVerbResource(
   return { verb, resource: sub ? `${resource}/${sub}` : resource };
 }
 
+/** The systems a reconcile sends requests to. */
+export type RequestSystem = 'kube' | 'clickhouse' | 'kafka';
+
+/** Requests sent by one reconcile, by system and label (same labels as the process-wide counters). */
+export class RequestScope {
+  readonly counts: Record<RequestSystem, Map<string, number>> = {
+    kube: new Map(),
+    clickhouse: new Map(),
+    kafka: new Map(),
+  };
+  private open = true;
+
+  /** Adds `n` requests; ignored once the reconcile has ended (a timer it started may live on). */
+  inc(system: RequestSystem, label: string, n = 1): void {
+    if (!this.open) return;
+    const m = this.counts[system];
+    m.set(label, (m.get(label) ?? 0) + n);
+  }
+
+  /** Requests of one system in this reconcile. */
+  total(system: RequestSystem): number {
+    let t = 0;
+    for (const n of this.counts[system].values()) t += n;
+    return t;
+  }
+
+  /** Ends the scope: later requests from work it started are not its own. */
+  close(): void {
+    this.open = false;
+  }
+}
+
+const scopes = new AsyncLocalStorage<RequestScope>();
+
+/** Runs `fn` in a fresh RequestScope and returns the scope (closed) with its result or error. */
+export async function withRequestScope<T>(
+  fn: () => Promise<T>,
+): Promise<{ scope: RequestScope } & ({ ok: true; value: T } | { ok: false; error: unknown })> {
+  const scope = new RequestScope();
+  try {
+    const value = await scopes.run(scope, fn);
+    return { scope, ok: true, value };
+  } catch (error) {
+    return { scope, ok: false, error };
+  } finally {
+    scope.close();
+  }
+}
+
+/** Counts a request on the scope of the reconcile it was sent from, if any (not process-wide). */
+export function attributeRequest(system: RequestSystem, label: string, n = 1): void {
+  scopes.getStore()?.inc(system, label, n);
+}
+
 /** Counts one Kubernetes request. */
 export function countKubeRequest(method: string, path: string, query?: Record<string, unknown>): void {
   const { verb, resource } = kubeVerbResource(method, path, query);
-  kubeRequests.inc(`${verb} ${resource}`);
+  const label = `${verb} ${resource}`;
+  kubeRequests.inc(label);
+  attributeRequest('kube', label);
 }
 
 /**
@@ -91,12 +153,19 @@ export function clickhouseRequestKind(sql: string): string {
 
 /** Counts one ClickHouse request. */
 export function countClickHouseRequest(sql: string): void {
-  clickhouseRequests.inc(clickhouseRequestKind(sql));
+  const kind = clickhouseRequestKind(sql);
+  clickhouseRequests.inc(kind);
+  attributeRequest('clickhouse', kind);
 }
 
-/** Counts one Kafka protocol request. */
-export function countKafkaRequest(apiName: string, n = 1): void {
+/**
+ * Counts Kafka protocol requests. `attribute: false` for counts made where the sender's context
+ * is lost (kafkajs' REQUEST event fires in the socket's context): those are attributed at send
+ * time instead (kafka-client.ts `attributingSocketFactory`).
+ */
+export function countKafkaRequest(apiName: string, n = 1, attribute = true): void {
   kafkaRequests.inc(apiName, n);
+  if (attribute) attributeRequest('kafka', apiName, n);
 }
 
 /** Seconds spent in each phase of reconciles (Topic, Table, children, autoscaler, status), summed. */

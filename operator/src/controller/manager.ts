@@ -8,6 +8,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogPipeline } from '../api/types';
 import { leaderGuard } from '../apply/guard';
 import { createKubeClient, type KubeClient } from '../apply/kube-rest';
+import { withRequestScope } from '../apply/request-counts';
 import { MANAGED_BY, MANAGED_BY_LABEL, WORKER_APP_NAME, labelValue } from '../desired/labels';
 import { silentLogger, type Logger } from '../../../common/src/log';
 import type { OperatorMetrics } from '../observability/metrics';
@@ -134,6 +135,7 @@ export class Manager {
     metrics?.setSources({
       queueDepth: () => this.queue.len(),
       queueWaiting: () => this.queue.waitingLen(),
+      queue: { lanes: () => this.queue.laneLens(), inFlight: () => this.queue.processingLen() },
       isLeader: () => this.leading,
       informerErrors: () =>
         Object.fromEntries(this.informerSets().map((s) => [s.opts.name, s.stats().errors])),
@@ -144,7 +146,11 @@ export class Manager {
   private readonly reconciled = new Set<string>();
 
   private queueOptions(): WorkQueueOptions {
-    return { laneOf: (key) => (this.reconciled.has(key) ? 'fast' : 'bulk'), ...this.opts.queue };
+    return {
+      laneOf: (key) => (this.reconciled.has(key) ? 'fast' : 'bulk'),
+      onHandOut: (ms, lane) => this.opts.metrics?.fleet.observeQueueWait(lane, ms / 1000),
+      ...this.opts.queue,
+    };
   }
 
   /** Informers of pipelines, owned children (label-selected) and Secret metadata; handlers only enqueue. */
@@ -360,7 +366,11 @@ export class Manager {
       let result: 'success' | 'requeue' | 'error' = 'success';
       try {
         this.reconcileCount++;
-        const r = await this.reconciler.reconcile(key);
+        // The requests this reconcile sends, for the per-reconcile histograms (request-counts.ts).
+        const run = await withRequestScope(() => this.reconciler.reconcile(key));
+        this.opts.metrics?.observeReconcileRequests(run.scope);
+        if (!run.ok) throw run.error;
+        const r = run.value;
         if (this.pipelines.get(...splitKey(key))) this.reconciled.add(key);
         else this.reconciled.delete(key);
         if (r.requeue) {

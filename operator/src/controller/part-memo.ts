@@ -6,6 +6,10 @@
  * or table changed behind our back) is still found, at the recheck interval instead of every poll
  * (the shared catalogue observers of PLAN.md make that check O(servers) per interval).
  *
+ * A round of a server's ClickHouse catalogue that sees a table appear, vanish or change drops the
+ * memos of the pipelines managing it and queues them (`tablesChanged`), so drift someone else
+ * made is judged at the next round on that server, not only at the recheck.
+ *
  * Only clean outcomes are kept: status True, no retry, no conflict, no events, no requeue. The
  * memo is per process (a restarted operator checks every pipeline once: read-only when nothing
  * drifted). Invalidate it whenever this process changes the thing itself (our own DDL/topic
@@ -50,6 +54,27 @@ export function claimKeys(spec: ResolvedSpec): string[] {
   return keys;
 }
 
+/**
+ * The tables a spec's Table part manages, as `url database.table` (each also with the `_local`
+ * suffix of ON CLUSTER storage): the catalogue reports changes by these names.
+ */
+export function tableIdentities(spec: ResolvedSpec): string[] {
+  const ch = spec.clickhouse as Partial<ResolvedSpec['clickhouse']> | undefined;
+  if (!ch?.url || !ch.table) return [];
+  const s = spec as Partial<ResolvedSpec>;
+  const names = [
+    ch.table,
+    s.deadLetter?.table,
+    s.integrity?.table,
+    s.integrity?.checkpointTable,
+    s.integrity?.sealTable,
+    s.coverage?.table,
+  ].filter((n): n is string => typeof n === 'string' && n !== '');
+  return [...new Set(names.flatMap((n) => [n, `${n}_local`]))].map(
+    (n) => `${ch.url} ${ch.database ?? ''}.${n}`,
+  );
+}
+
 /** What an ensure depends on besides the world outside: spec, Secrets, annotations. */
 export function partFingerprint(
   spec: ResolvedSpec,
@@ -82,10 +107,17 @@ export class PartMemo {
   private readonly random: () => number;
   /** Pipelines (uid) by claim key, and each pipeline's keys, name and last seen fingerprint. */
   private readonly claimants = new Map<string, Set<string>>();
-  private readonly claimsOf = new Map<string, { keys: string[]; key: string; fingerprint: string }>();
+  private readonly claimsOf = new Map<
+    string,
+    { keys: string[]; tables: string[]; key: string; fingerprint: string }
+  >();
+  /** Pipelines (uid) by managed table identity (tableIdentities). */
+  private readonly byTable = new Map<string, Set<string>>();
   /** ensure calls answered from the memo / passed to the part (tests, metrics). */
   hits = 0;
   misses = 0;
+  /** Memos dropped because the catalogue saw their tables change (tablesChanged). */
+  invalidations = 0;
 
   constructor(private readonly opts: PartMemoOptions = {}) {
     this.recheckMs = opts.recheckMs ?? 300_000;
@@ -127,7 +159,9 @@ export class PartMemo {
   /** Forgets a deleted pipeline: its memos and its claims. */
   forget(uid: string): void {
     this.invalidate(uid);
-    for (const k of this.claimsOf.get(uid)?.keys ?? []) this.claimants.get(k)?.delete(uid);
+    const prev = this.claimsOf.get(uid);
+    for (const k of prev?.keys ?? []) removeFrom(this.claimants, k, uid);
+    for (const t of prev?.tables ?? []) removeFrom(this.byTable, t, uid);
     this.claimsOf.delete(uid);
   }
 
@@ -139,15 +173,31 @@ export class PartMemo {
     const peers = new Set<string>();
     for (const k of new Set([...(prev?.keys ?? []), ...keys]))
       for (const uid of this.claimants.get(k) ?? []) if (uid !== spec.uid) peers.add(uid);
-    for (const k of prev?.keys ?? []) this.claimants.get(k)?.delete(spec.uid);
-    for (const k of keys) {
-      let set = this.claimants.get(k);
-      if (!set) this.claimants.set(k, (set = new Set()));
-      set.add(spec.uid);
-    }
-    this.claimsOf.set(spec.uid, { keys, key: `${spec.namespace}/${spec.name}`, fingerprint });
+    for (const k of prev?.keys ?? []) removeFrom(this.claimants, k, spec.uid);
+    for (const k of keys) addTo(this.claimants, k, spec.uid);
+    const tables = tableIdentities(spec);
+    for (const t of prev?.tables ?? []) removeFrom(this.byTable, t, spec.uid);
+    for (const t of tables) addTo(this.byTable, t, spec.uid);
+    this.claimsOf.set(spec.uid, { keys, tables, key: `${spec.namespace}/${spec.name}`, fingerprint });
     for (const uid of peers) {
       this.invalidate(uid);
+      const peer = this.claimsOf.get(uid);
+      if (peer) this.opts.onPeerChanged?.(peer.key);
+    }
+  }
+
+  /**
+   * The catalogue of `url` saw `tables` (`database.table`) appear, vanish or change: the memoized
+   * Table outcomes of the pipelines managing them are stale. They are dropped and those pipelines
+   * queued (onPeerChanged), so drift is judged within a reconcile of the round that saw it, not at
+   * the next recheck. Pipelines without a memo (their own ensure is running) are left alone.
+   */
+  tablesChanged(url: string, tables: readonly string[]): void {
+    const due = new Set<string>();
+    for (const t of tables) for (const uid of this.byTable.get(`${url} ${t}`) ?? []) due.add(uid);
+    for (const uid of due) {
+      if (!this.memos.delete(`Table/${uid}`)) continue;
+      this.invalidations++;
       const peer = this.claimsOf.get(uid);
       if (peer) this.opts.onPeerChanged?.(peer.key);
     }
@@ -161,6 +211,20 @@ export class PartMemo {
   get size(): number {
     return this.memos.size;
   }
+}
+
+function addTo(index: Map<string, Set<string>>, key: string, uid: string): void {
+  let set = index.get(key);
+  if (!set) index.set(key, (set = new Set()));
+  set.add(uid);
+}
+
+/** Removes `uid` and the key once empty (a deleted pipeline leaves nothing behind). */
+function removeFrom(index: Map<string, Set<string>>, key: string, uid: string): void {
+  const set = index.get(key);
+  if (!set) return;
+  set.delete(uid);
+  if (set.size === 0) index.delete(key);
 }
 
 function clean(o: PartOutcome): boolean {

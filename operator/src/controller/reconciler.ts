@@ -164,14 +164,21 @@ export class Reconciler {
   }
 
   private partContext(lp: LogPipeline): PartContext {
-    const { namespace, name } = lp.metadata;
+    const { namespace, name, uid, resourceVersion } = lp.metadata;
+    // The closures keep only what names the object: the autoscaler holds a context per pipeline
+    // between reconciles, and a captured `lp` would keep a stale copy of every pipeline alive.
+    const involved = {
+      apiVersion: lp.apiVersion,
+      kind: lp.kind,
+      metadata: { namespace, name, uid, resourceVersion },
+    } as LogPipeline;
     return {
       pipeline: lp,
       readSecretKey: (secret, key) => this.secretValues.get(namespace, secret, key),
       log: this.log.child({ namespace, name }),
       guard: this.opts.guard?.() ?? UNGUARDED,
       pipelines: this.opts.allPipelines ?? (() => []),
-      event: (ev) => this.status.event(lp, ev),
+      event: (ev) => this.status.event(involved, ev),
     };
   }
 

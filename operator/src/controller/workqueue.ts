@@ -23,6 +23,8 @@ export interface WorkQueueOptions {
   laneOf?: (key: string) => 'fast' | 'bulk';
   /** Fast keys handed out in a row before a waiting bulk key gets its turn. Default 3. */
   fastBurst?: number;
+  /** Called when a key is handed to a worker: how long it waited since it was added, and its lane (metrics). */
+  onHandOut?: (waitedMs: number, lane: 'fast' | 'bulk') => void;
 }
 
 /** Token bucket that hands out reservations: how long a caller must wait for its token. */
@@ -96,6 +98,9 @@ export class WorkQueue {
   private readonly laneOf?: (key: string) => 'fast' | 'bulk';
   private readonly fastBurst: number;
   private readonly dirty = new Set<string>();
+  /** When each dirty key was added (queue wait time). */
+  private readonly addedAt = new Map<string, number>();
+  private readonly onHandOut?: (waitedMs: number, lane: 'fast' | 'bulk') => void;
   private readonly processing = new Set<string>();
   private readonly failures = new Map<string, number>();
   private readonly waiting = new Map<string, number>();
@@ -113,6 +118,7 @@ export class WorkQueue {
     this.bucket = new TokenBucket(opts.qps ?? 10, opts.burst ?? 100, this.clock);
     this.laneOf = opts.laneOf;
     this.fastBurst = opts.fastBurst ?? 3;
+    this.onHandOut = opts.onHandOut;
   }
 
   private push(key: string): void {
@@ -134,6 +140,7 @@ export class WorkQueue {
   add(key: string): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
+    this.addedAt.set(key, this.clock.now());
     if (this.processing.has(key)) return; // `done` queues it again
     const getter = this.getters.shift();
     if (getter) this.handOut(key, getter);
@@ -177,6 +184,7 @@ export class WorkQueue {
     if (key !== undefined) {
       this.dirty.delete(key);
       this.processing.add(key);
+      this.handedOut(key);
       return Promise.resolve(key);
     }
     return new Promise((resolve) => this.getters.push(resolve));
@@ -198,6 +206,11 @@ export class WorkQueue {
     return this.fast.length + this.bulk.length;
   }
 
+  /** Keys ready to be processed, by lane. */
+  laneLens(): { fast: number; bulk: number } {
+    return { fast: this.fast.length, bulk: this.bulk.length };
+  }
+
   /** Keys scheduled for later (delays and backoffs). */
   waitingLen(): number {
     return this.waiting.size;
@@ -217,6 +230,7 @@ export class WorkQueue {
     this.heap.clear();
     this.fast = [];
     this.bulk = [];
+    this.addedAt.clear();
     for (const g of this.getters.splice(0)) g(undefined);
     if (this.processing.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.drainers.push(resolve));
@@ -225,7 +239,14 @@ export class WorkQueue {
   private handOut(key: string, getter: (key: string) => void): void {
     this.dirty.delete(key);
     this.processing.add(key);
+    this.handedOut(key);
     getter(key);
+  }
+
+  private handedOut(key: string): void {
+    const at = this.addedAt.get(key);
+    this.addedAt.delete(key);
+    if (at !== undefined) this.onHandOut?.(this.clock.now() - at, this.laneOf?.(key) ?? 'fast');
   }
 
   private armTimer(): void {

@@ -14,6 +14,8 @@ import {
 } from '../apply/request-counts';
 import type { Condition } from '../api/types';
 import { observerRoundRequests, observerRoundSeconds } from '../apply/observer-rounds';
+import type { RequestScope } from '../apply/request-counts';
+import { FleetMetrics, type QueueSources } from './fleet-metrics';
 
 /** Live numbers the gauges read when scraped. */
 export interface MetricSources {
@@ -21,6 +23,8 @@ export interface MetricSources {
   queueWaiting(): number;
   isLeader(): boolean;
   informerErrors(): Record<string, number>;
+  /** Lanes and in-flight keys of the work queue (fleet-metrics.ts). */
+  queue?: QueueSources;
 }
 
 const STATUS_VALUE: Record<Condition['status'], number> = { True: 1, False: 0, Unknown: -1 };
@@ -34,9 +38,12 @@ export class OperatorMetrics {
   private readonly condition: Gauge<'namespace' | 'name' | 'type'>;
   private readonly known = new Map<string, string[]>();
   private sources?: MetricSources;
+  /** Per-reconcile request histograms, queue lanes and wait, catalogue and Event counts. */
+  readonly fleet: FleetMetrics;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
+    this.fleet = new FleetMetrics(this.registry);
     if (opts.defaultMetrics)
       collectDefaultMetrics({ register: this.registry, prefix: 'logpipeline_operator_' });
     this.reconciles = new Counter({
@@ -158,6 +165,12 @@ export class OperatorMetrics {
   /** Connects the live sources read at scrape time. */
   setSources(sources: MetricSources): void {
     this.sources = sources;
+    if (sources.queue) this.fleet.setQueue(sources.queue);
+  }
+
+  /** Records the requests one reconcile sent (its RequestScope). */
+  observeReconcileRequests(scope: RequestScope): void {
+    this.fleet.observeReconcile(scope);
   }
 
   /** Records one reconcile. */

@@ -32,7 +32,10 @@ export interface ExternalPartsOptions {
 /** Registers the Topic and Table parts and the autoscaler on `manager` and returns their shared clients. */
 export function registerExternalParts(manager: Manager, opts: ExternalPartsOptions = {}): ExternalClients {
   const kafka = new KafkaAdminPool();
-  const clickhouse = new ClickHousePool();
+  // Drift a catalogue round sees drops the memoized Table outcomes of the pipelines it concerns.
+  const clickhouse = new ClickHousePool({
+    onTablesChanged: (url, tables) => manager.reconciler.partMemo?.tablesChanged(url, tables),
+  });
   const pipelines = () => manager.pipelines.list();
   manager.reconciler.registerPart(createTopicPart(kafka, pipelines));
   manager.reconciler.registerPart(createTablePart(clickhouse));

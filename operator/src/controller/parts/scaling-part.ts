@@ -77,7 +77,8 @@ interface Entry {
   last?: ScalingOutcome;
   /** Inputs of the background samples, from the last reconcile (spec, Secret access, log). */
   spec?: ResolvedSpec;
-  ctx?: PartContext;
+  /** Without the pipeline: samples use the informer's current one (a stale copy per pipeline otherwise). */
+  ctx?: Omit<PartContext, 'pipeline'>;
   /** Observer key of the pipeline's Kafka cluster; pollMs of its spec. */
   cluster?: string;
   pollMs: number;
@@ -389,7 +390,8 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
         };
       const e = entryFor(spec, ctx);
       e.spec = spec;
-      e.ctx = ctx;
+      const { pipeline: _stale, ...rest } = ctx;
+      e.ctx = rest;
       e.pollMs = pollMs;
       if (e.last && e.pending) {
         // The background decision this reconcile was queued for: apply it once.

@@ -28,7 +28,12 @@ export class ClickHousePool {
   private readonly catalogues = new Map<string, ClickHouseCatalogue>();
   private readonly coverage = new Map<string, CoverageReader>();
 
-  constructor(private readonly catalogueOptions: CatalogueOptions = {}) {}
+  constructor(
+    private readonly catalogueOptions: CatalogueOptions & {
+      /** A catalogue round of server `url` saw these `database.table` change (part-memo.ts tablesChanged). */
+      onTablesChanged?: (url: string, tables: string[]) => void;
+    } = {},
+  ) {}
 
   /** The catalogue of a spec's server (reads go through the current client of the same key). */
   async catalogue(spec: ResolvedSpec, ctx: PartContext): Promise<ClickHouseCatalogue> {
@@ -36,9 +41,14 @@ export class ClickHousePool {
     const key = await this.keyOf(spec, ctx);
     let cat = this.catalogues.get(key);
     if (!cat) {
+      const { onTablesChanged, ...options } = this.catalogueOptions;
+      const url = spec.clickhouse.url;
       cat = new ClickHouseCatalogue(
         (query, params) => queryRows(this.clients.get(key)!.client, query, params),
-        this.catalogueOptions,
+        {
+          ...options,
+          onChange: onTablesChanged && ((tables) => onTablesChanged(url, tables)),
+        },
       );
       this.catalogues.set(key, cat);
     }
