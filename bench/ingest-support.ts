@@ -38,6 +38,8 @@ export interface BenchReceiver {
   metrics(): Promise<string>;
   /** utime + stime so far, seconds (/proc/<pid>/stat; USER_HZ 100). */
   cpuSeconds(): number;
+  /** stime alone (the kernel's share: socket reads and writes, page faults). */
+  systemCpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -94,6 +96,10 @@ export async function startBenchReceiver(
     cpuSeconds() {
       const f = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
       return (Number(f[11]) + Number(f[12])) / 100;
+    },
+    systemCpuSeconds() {
+      const f = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(f[12]) / 100;
     },
     async stop() {
       child.kill('SIGTERM');
