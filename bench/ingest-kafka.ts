@@ -94,6 +94,37 @@ function gcCounts(logFile: string): Record<string, number> | undefined {
   return counts;
 }
 
+/**
+ * `--ab "<node args A>|<node args B>"`: runs A and B alternately (same load, same Kafka) and prints
+ * each one's median and B/A. E.g. `--ab "-r kafkajs|"` compares kafkajs's JavaScript CRC-32C
+ * (kafkajs preloaded, so the receiver's native patch cannot apply) with the native one.
+ */
+async function compare(dir: string, bootstrap: string, payload: string, repeats: number): Promise<void> {
+  const variants = flag('ab', '|').split('|');
+  const results: number[][] = variants.map(() => []);
+  for (let r = 0; r < RUNS; r++)
+    for (let v = 0; v < variants.length; v++) {
+      process.env.NODE_ARGS = variants[v];
+      const run = await oneRun(dir, bootstrap, r * variants.length + v, payload, repeats);
+      results[v].push(run.linesPerReceiverCpuSecond);
+    }
+  const medians = results.map((xs) => Math.round(median(xs)));
+  console.log(
+    JSON.stringify({
+      benchmark: 'ingest-kafka-ab',
+      codec: CODEC,
+      node: process.version,
+      loadAverage: os.loadavg().map((x) => +x.toFixed(1)),
+      variants: variants.map((args, i) => ({
+        nodeArgs: args,
+        linesPerReceiverCpuSecond: medians[i],
+        runs: results[i].map(Math.round),
+      })),
+      ratioBtoA: +(medians[1] / medians[0]).toFixed(2),
+    }),
+  );
+}
+
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-kafka-bench-'));
   const kafka = await benchKafka(dir);
@@ -102,6 +133,7 @@ async function main(): Promise<void> {
     const payload = path.join(dir, 'lines.txt');
     fs.writeFileSync(payload, Buffer.concat(sample.flatMap((l) => [l, Buffer.from('\n')])));
     const repeats = Math.max(1, Math.round(LINES / 10_000));
+    if (process.argv.includes('--ab')) return await compare(dir, kafka.bootstrap, payload, repeats);
     const runs = [];
     for (let r = 0; r < RUNS; r++) runs.push(await oneRun(dir, kafka.bootstrap, r, payload, repeats));
     console.log(

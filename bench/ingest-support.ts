@@ -65,7 +65,7 @@ export async function startBenchReceiver(
   );
   const logFile = path.join(dir, `receiver-${httpPort}.log`);
   const out = fs.openSync(logFile, 'a');
-  const nodeArgs = process.env.NODE_ARGS ? process.env.NODE_ARGS.split(' ') : [];
+  const nodeArgs = process.env.NODE_ARGS ? process.env.NODE_ARGS.split(' ').filter(Boolean) : [];
   const child = spawn(
     process.execPath,
     [...nodeArgs, path.join(__dirname, '..', '..', RECEIVER_ENTRY), '--config', cfgFile],
