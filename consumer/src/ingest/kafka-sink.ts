@@ -2,7 +2,7 @@
  * Sends packed messages to the pipeline's topic: one kafkajs idempotent producer (acks=all, one
  * request in flight per broker, as kafkajs requires for idempotence), the sender's address in the
  * `sender` header. With `valueEncoding` (the receiver's default) each packed value is compressed
- * HERE, once, as it is queued (zstd or an LZ4 frame, named in VALUE_ENCODING_HEADER; the worker
+ * HERE, once, as it is queued (zstd or an LZ4 block, named in VALUE_ENCODING_HEADER; the worker
  * decodes it) and its pooled buffer goes straight back to the packer: kafkajs then copies and
  * checksums ~1/8 of the bytes and compresses nothing (the record batch is sent uncompressed). That
  * was most of the receiver's CPU when kafkajs compressed the batch (bench/ingest-kafka.ts). One send loop: each `send()` carries as many queued messages as
@@ -19,6 +19,7 @@
 import { SENDER_HEADER } from '../../../common/src/ingest-config';
 import {
   VALUE_ENCODING_HEADER,
+  VALUE_ENCODING_NAMES,
   encodeValue,
   type ValueEncoding,
 } from '../../../common/src/kafka/value-codec';
@@ -113,7 +114,7 @@ export class KafkaSink {
     return {
       ...base,
       value,
-      headers: { [SENDER_HEADER]: m.sender, [VALUE_ENCODING_HEADER]: enc },
+      headers: { [SENDER_HEADER]: m.sender, [VALUE_ENCODING_HEADER]: VALUE_ENCODING_NAMES[enc] },
       release: NOOP,
     };
   }
