@@ -80,3 +80,38 @@ describe('receiver rates', () => {
     }
   });
 });
+
+describe('ReceiverWatch', () => {
+  it('takes live rates over a 2 s window (the receiver publishes once a second) and sums replicas', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rx-watch-'));
+    const file = path.join(dir, 'pod-1', RECEIVER_CONFIG_PATH);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    let text = scrape(0, 0, 0);
+    const http = await import('node:http');
+    const server = http.createServer((_req, res) => res.end(text));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    fs.writeFileSync(file, JSON.stringify({ httpPort: (server.address() as { port: number }).port }));
+    try {
+      const { ReceiverWatch } = await import('./receiver-rates');
+      const w = new ReceiverWatch(dir);
+      await w.poll(0);
+      expect(w.latestRates()).toBeUndefined();
+      expect(w.summary()).toBeUndefined();
+      text = scrape(10_000, 10_240, 10);
+      await w.poll(1_000);
+      await w.poll(1_500); // same published counters: the window still spans the change
+      expect(w.latestRates()!.receivedLines).toBeCloseTo(10_000 / 1.5);
+      text = scrape(20_000, 20_480, 20);
+      await w.poll(3_000);
+      expect(w.latestRates()!.receivedLines).toBe(5_000); // from t=1000 (the oldest within 2 s)
+      await w.poll(4_000); // nothing moved
+      const s = w.summary()!;
+      expect(s.totals.producedLines).toBe(20_480);
+      expect(s.seconds).toBe(3); // first scrape before traffic (0) to the last that moved (3000)
+      expect(s.rates.producedMessages).toBeCloseTo(20 / 3);
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

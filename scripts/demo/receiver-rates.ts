@@ -109,12 +109,19 @@ export function findReceiverMetricsPorts(podsDir: string): number[] {
   return ports.sort((a, b) => b.mtime - a.mtime).map((p) => p.port);
 }
 
+/**
+ * The receiver publishes its counters once a second: live rates are taken over this window so
+ * that a 2x/s refresh does not alternate between 0 and twice the rate.
+ */
+const LIVE_WINDOW_MS = 2_000;
+
 /** Scrapes the receivers' metrics (summed over replicas); `latestRates()` and `summary()` for the view. */
 export class ReceiverWatch {
   private first?: ReceiverCounters;
   private last?: ReceiverCounters;
   private lastMoved?: ReceiverCounters;
   private previous?: ReceiverCounters;
+  private readonly recent: ReceiverCounters[] = [];
 
   constructor(private readonly podsDir: string) {}
 
@@ -131,13 +138,15 @@ export class ReceiverWatch {
     const c = parseReceiverCounters(texts.join('\n'), now);
     this.previous = this.last;
     this.last = c;
+    this.recent.push(c);
+    while (this.recent.length > 2 && this.recent[1].atMs <= c.atMs - LIVE_WINDOW_MS) this.recent.shift();
     if (!this.first && c.receivedLines > 0) this.first = this.previous ?? c;
     if (!this.lastMoved || c.producedLines > this.lastMoved.producedLines) this.lastMoved = c;
   }
 
-  /** Rates between the last two scrapes, or undefined before two. */
+  /** Rates over the last LIVE_WINDOW_MS of scrapes, or undefined before two. */
   latestRates(): ReceiverCounters | undefined {
-    return this.previous && this.last ? receiverRates(this.previous, this.last) : undefined;
+    return this.recent.length >= 2 && this.last ? receiverRates(this.recent[0], this.last) : undefined;
   }
 
   /** Totals and average rates, or undefined when no traffic was seen. */
