@@ -92,7 +92,11 @@ export async function startBenchReceiver(
     child,
     httpPort,
     logFile,
-    metrics: () => get('/metrics').then((r) => r.text()),
+    // One retry: a keep-alive connection the probe server just closed fails the first fetch.
+    metrics: () =>
+      get('/metrics')
+        .catch(() => get('/metrics'))
+        .then((r) => r.text()),
     cpuSeconds() {
       const f = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
       return (Number(f[11]) + Number(f[12])) / 100;
