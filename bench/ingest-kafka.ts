@@ -41,6 +41,7 @@ async function oneRun(dir: string, bootstrap: string, run: number, payload: stri
   );
   const sent = repeats * 10_000;
   const cpu0 = rx.cpuSeconds();
+  const sys0 = rx.systemCpuSeconds();
   const t0 = Date.now();
   const sender = spawn(process.execPath, [
     '-e',
@@ -56,20 +57,72 @@ async function oneRun(dir: string, bootstrap: string, run: number, payload: stri
     await new Promise((r) => setTimeout(r, 100));
   }
   const cpu = rx.cpuSeconds() - cpu0;
+  const sys = rx.systemCpuSeconds() - sys0;
   const wall = (Date.now() - t0) / 1000;
   const lines = metric(m, 'logpipeline_ingest_lines_produced_total');
   const messages = metric(m, 'logpipeline_ingest_messages_produced_total');
+  const wireBytes = metric(m, 'logpipeline_ingest_wire_bytes_produced_total');
+  const plainBytes = metric(m, 'logpipeline_ingest_bytes_produced_total');
   await rx.stop();
+  const gc = gcCounts(rx.logFile);
   return {
     lines,
     messages,
     messagesPerLine: messages / lines,
     receiverCpuSeconds: cpu,
     linesPerReceiverCpuSecond: lines / cpu,
+    systemCpuShare: +(sys / cpu).toFixed(2),
     wallSeconds: wall,
+    valueCompressionRatio: +(plainBytes / wireBytes).toFixed(2),
+    ...(gc ? { gc } : {}),
     drops: metric(m, 'logpipeline_ingest_dropped_total'),
     produceFailures: metric(m, 'logpipeline_ingest_produce_failures_total'),
   };
+}
+
+/** Collections and their pause ms by kind from the receiver's --trace-gc output (undefined without it). */
+function gcCounts(logFile: string): Record<string, number> | undefined {
+  if (!(process.env.NODE_ARGS ?? '').includes('--trace-gc')) return undefined;
+  const counts: Record<string, number> = {};
+  const text = fs.readFileSync(logFile, 'utf8');
+  for (const m of text.matchAll(
+    /ms: (Scavenge|Minor Mark-Sweep|Mark-Compact|Mark-Sweep)\b.*?MB, ([\d.]+) \//g,
+  )) {
+    counts[m[1]] = (counts[m[1]] ?? 0) + 1;
+    counts[`${m[1]} ms`] = Math.round((counts[`${m[1]} ms`] ?? 0) + Number(m[2]));
+  }
+  return counts;
+}
+
+/**
+ * `--ab "<node args A>|<node args B>"`: runs A and B alternately (same load, same Kafka) and prints
+ * each one's median and B/A. E.g. `--ab "-r kafkajs|"` compares kafkajs's JavaScript CRC-32C
+ * (kafkajs preloaded, so the receiver's native patch cannot apply) with the native one.
+ */
+async function compare(dir: string, bootstrap: string, payload: string, repeats: number): Promise<void> {
+  const variants = flag('ab', '|').split('|');
+  const results: number[][] = variants.map(() => []);
+  for (let r = 0; r < RUNS; r++)
+    for (let v = 0; v < variants.length; v++) {
+      process.env.NODE_ARGS = variants[v];
+      const run = await oneRun(dir, bootstrap, r * variants.length + v, payload, repeats);
+      results[v].push(run.linesPerReceiverCpuSecond);
+    }
+  const medians = results.map((xs) => Math.round(median(xs)));
+  console.log(
+    JSON.stringify({
+      benchmark: 'ingest-kafka-ab',
+      codec: CODEC,
+      node: process.version,
+      loadAverage: os.loadavg().map((x) => +x.toFixed(1)),
+      variants: variants.map((args, i) => ({
+        nodeArgs: args,
+        linesPerReceiverCpuSecond: medians[i],
+        runs: results[i].map(Math.round),
+      })),
+      ratioBtoA: +(medians[1] / medians[0]).toFixed(2),
+    }),
+  );
 }
 
 async function main(): Promise<void> {
@@ -80,6 +133,7 @@ async function main(): Promise<void> {
     const payload = path.join(dir, 'lines.txt');
     fs.writeFileSync(payload, Buffer.concat(sample.flatMap((l) => [l, Buffer.from('\n')])));
     const repeats = Math.max(1, Math.round(LINES / 10_000));
+    if (process.argv.includes('--ab')) return await compare(dir, kafka.bootstrap, payload, repeats);
     const runs = [];
     for (let r = 0; r < RUNS; r++) runs.push(await oneRun(dir, kafka.bootstrap, r, payload, repeats));
     console.log(

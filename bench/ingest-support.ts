@@ -38,6 +38,8 @@ export interface BenchReceiver {
   metrics(): Promise<string>;
   /** utime + stime so far, seconds (/proc/<pid>/stat; USER_HZ 100). */
   cpuSeconds(): number;
+  /** stime alone (the kernel's share: socket reads and writes, page faults). */
+  systemCpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -63,7 +65,7 @@ export async function startBenchReceiver(
   );
   const logFile = path.join(dir, `receiver-${httpPort}.log`);
   const out = fs.openSync(logFile, 'a');
-  const nodeArgs = process.env.NODE_ARGS ? process.env.NODE_ARGS.split(' ') : [];
+  const nodeArgs = process.env.NODE_ARGS ? process.env.NODE_ARGS.split(' ').filter(Boolean) : [];
   const child = spawn(
     process.execPath,
     [...nodeArgs, path.join(__dirname, '..', '..', RECEIVER_ENTRY), '--config', cfgFile],
@@ -90,10 +92,18 @@ export async function startBenchReceiver(
     child,
     httpPort,
     logFile,
-    metrics: () => get('/metrics').then((r) => r.text()),
+    // One retry: a keep-alive connection the probe server just closed fails the first fetch.
+    metrics: () =>
+      get('/metrics')
+        .catch(() => get('/metrics'))
+        .then((r) => r.text()),
     cpuSeconds() {
       const f = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
       return (Number(f[11]) + Number(f[12])) / 100;
+    },
+    systemCpuSeconds() {
+      const f = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(f[12]) / 100;
     },
     async stop() {
       child.kill('SIGTERM');

@@ -15,6 +15,7 @@ import {
   type IngestConfig,
   type ListenerConfig,
 } from '../common/src/ingest-config';
+import { decodeValue } from '../common/src/kafka/value-codec';
 import type { TestBed } from './env/testbed';
 import { kafkaClient, type Pipeline, type WorkerProcess } from './worker-support';
 
@@ -88,7 +89,8 @@ export async function readTopic(
     eachMessage: async ({ partition, message }) => {
       messages++;
       const sender = message.headers?.[SENDER_HEADER]?.toString() ?? '';
-      for (const line of (message.value ?? Buffer.alloc(0)).toString('utf8').split('\n'))
+      const value = decodeValue(message.value ?? Buffer.alloc(0), message.headers);
+      for (const line of value.toString('utf8').split('\n'))
         lines.push({ line, sender, partition, offset: message.offset });
     },
   });

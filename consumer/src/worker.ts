@@ -7,7 +7,7 @@
  * pipeline's committer (autoCommit off). Every new assignment installs fresh partition states from
  * the committed offsets and cut journals; the previous ones are killed, never committed again.
  */
-import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
 import type { Logger } from '../../common/src/log';
 import { sleep } from '../../common/src/timing';
 import { isKafkaUnavailable, rerunConsumer } from './consumer-restart';
@@ -25,6 +25,7 @@ import type { ClickHouseSink } from './sink/clickhouse-sink';
 import { errorReason } from './sink/retry';
 import { countLines } from './sink/row-lines';
 import { senderHeader } from './encode/batch';
+import { decodeValue } from '../../common/src/kafka/value-codec';
 import { tokenSalt } from './sink/token';
 import { BatchPipeline } from './worker-batches';
 import { resolveTuning, type WorkerSecrets, type WorkerTuning } from './worker-tuning';
@@ -294,8 +295,8 @@ export class Worker {
         if (!(await this.waitForCapacity(state, payload))) break;
         now = Date.now();
       }
-      const value = m.value ?? EMPTY;
-      const n = countLines(m.value);
+      const value = this.plainValue(m, partition);
+      const n = countLines(value);
       const sender = senderHeader(m.headers);
       this.pipeline.take(state, { topic, partition, offset, value, sender }, n, now);
       state.nextIn = offset + 1;
@@ -314,6 +315,26 @@ export class Worker {
         { partition: String(partition) },
         Math.max(0, Number(batch.highWatermark) - state.nextIn),
       );
+  }
+
+  /**
+   * The message's lines: the syslog receiver's packed values arrive compressed (VALUE_ENCODING_HEADER)
+   * and are decoded here, before anything counts or splits them. A body that does not decode is
+   * kept as it came (its lines fail to parse and are dead-lettered with their bytes) and logged:
+   * one bad message never stops the partition.
+   */
+  private plainValue(m: KafkaMessage, partition: number): Buffer {
+    const raw = m.value ?? EMPTY;
+    try {
+      return decodeValue(raw, m.headers);
+    } catch (err) {
+      this.log.warn('message value not decodable; kept as sent', {
+        partition,
+        offset: m.offset,
+        err: errorReason(err),
+      });
+      return raw;
+    }
   }
 
   private mustWait(state: PartitionState): boolean {

@@ -12,6 +12,7 @@ import { parseArgs, USAGE, type DemoOptions } from './args';
 import { Collector } from './collector';
 import { Display } from './display';
 import { waitForReady } from './ready';
+import { ReceiverWatch } from './receiver-rates';
 import { runDemo } from './run';
 import { pruneToLogs, startStack, stopStack, type Stack } from './stack';
 import { summaryJson, summaryLines, type SummaryFacts } from './summary';
@@ -109,6 +110,7 @@ async function demo(
       collector,
       display: new Display(process.stdout, `${spec.namespace}/${spec.name}`, opts.plain),
       syslog: stack.manifest.pipeline.spec.ingest?.syslog?.listeners[0].port,
+      receiver: spec.ingest ? new ReceiverWatch(path.join(stack.dir, 'pods')) : undefined,
       produce: {
         bootstrap: bed.kafka!.bootstrap,
         topic: spec.kafka.topic.name,

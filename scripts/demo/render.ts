@@ -136,6 +136,7 @@ export function renderLive(v: DemoView, opts: RenderOptions): string[] {
     `inserted   ${formatInt(v.insertedRate).padStart(9)} lines/s ${sparkline(v.insertedHistory, sparkWidth)}`,
     `totals     produced ${formatInt(v.producedLines)} lines in ${formatInt(v.producedMessages)} msgs (${formatBytes(v.producedBytes)})`,
     `           inserted ${formatInt(v.insertedRows)} rows, dead-lettered ${formatInt(v.deadLetters)} (${dlqShare}%)  ${bar(v.producedLines > 0 ? stored / v.producedLines : 0, 20)}`,
+    ...(v.extraLines ?? []),
     lagLine(v),
     replicasLine(v),
     '',
@@ -175,6 +176,7 @@ export function renderPlain(v: DemoView): string {
     `lag=${lag === undefined ? '?' : lag}msgs`,
     `replicas=${v.replicasCurrent ?? '?'}/${v.replicasDesired ?? '?'}`,
     `ready=${ready ? `${ready.status}(${ready.reason})` : '?'}`,
+    ...(v.extraLines ?? []).map((l) => l.replace(/\s+/g, ' ')),
     ...v.errors.map((e) => `error="${e}"`),
   ].join(' ');
 }

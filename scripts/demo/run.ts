@@ -6,8 +6,9 @@ import { Collector, type Observed } from './collector';
 import type { Display } from './display';
 import { runLegalQuery } from './legal-query';
 import { TrafficProducer } from './producer';
+import { receiverRateLine, type ReceiverWatch } from './receiver-rates';
 import { SyslogSender } from './syslog-sender';
-import { StatsTracker } from './stats';
+import { StatsTracker, type DemoView } from './stats';
 import type { SummaryFacts } from './summary';
 import { TrafficGenerator } from './traffic';
 
@@ -19,6 +20,8 @@ export interface RunContext {
   produce: { bootstrap: string; topic: string; partitions: number };
   /** Local port of the pipeline's syslog receiver: traffic goes there over TCP instead of to Kafka. */
   syslog?: number;
+  /** The receiver's metrics (with `syslog`): its received/packed/produced rates in the view and summary. */
+  receiver?: ReceiverWatch;
   database: string;
   table: string;
   timeColumn: string;
@@ -62,6 +65,12 @@ class Poller {
   }
 }
 
+/** The view with the receiver's latest rates under the totals (when traffic goes through it). */
+function withReceiver(ctx: RunContext, view: DemoView): DemoView {
+  const rates = ctx.receiver?.latestRates();
+  return rates ? { ...view, extraLines: [receiverRateLine(rates)] } : view;
+}
+
 /** The Kafka producer or the syslog sender: both count what they handed on. */
 type Sender = Pick<TrafficProducer, 'counters' | 'start' | 'stop'>;
 
@@ -88,7 +97,8 @@ async function produce(
   while (Date.now() - started < ctx.durationMs && ctx.interrupts() === 0) {
     await sleep(Math.min(REFRESH_MS, Math.max(1, ctx.durationMs - (Date.now() - started))));
     sample(tracker, producer, poller.latest);
-    ctx.display.show(tracker.view('producing', Date.now()));
+    await ctx.receiver?.poll();
+    ctx.display.show(withReceiver(ctx, tracker.view('producing', Date.now())));
   }
   await producer.stop();
 }
@@ -114,7 +124,8 @@ async function drain(ctx: RunContext, tracker: StatsTracker, producer: Sender): 
       producedBytes: c.bytes,
       ...observed,
     });
-    ctx.display.show(tracker.view('draining', now));
+    await ctx.receiver?.poll(now);
+    ctx.display.show(withReceiver(ctx, tracker.view('draining', now)));
     const stored =
       observed.insertedRows === undefined || observed.deadLetters === undefined
         ? undefined
@@ -164,7 +175,8 @@ export async function runDemo(ctx: RunContext): Promise<SummaryFacts> {
   const storedAt = await drain(ctx, tracker, producer);
   const final = await ctx.collector.poll();
   sample(tracker, producer, final);
-  const view = tracker.view('done', Date.now());
+  await ctx.receiver?.poll();
+  const view = withReceiver(ctx, tracker.view('done', Date.now()));
   ctx.display.show(view, true);
   ctx.display.close();
   const facts: SummaryFacts = {
@@ -184,6 +196,7 @@ export async function runDemo(ctx: RunContext): Promise<SummaryFacts> {
       storedAt !== undefined && c.lastAckMs !== undefined ? Math.max(0, storedAt - c.lastAckMs) : undefined,
     maxReplicas: view.maxReplicasSeen,
     interrupted: ctx.interrupts() > 0,
+    receiver: ctx.receiver?.summary(),
   };
   await legalQuery(ctx, traffic, c, facts);
   return facts;

@@ -57,6 +57,8 @@ export interface DemoView {
   maxReplicasSeen: number;
   conditions: ViewCondition[];
   errors: string[];
+  /** Extra rows under the totals (the syslog receiver's rates when traffic goes through it). */
+  extraLines?: string[];
 }
 
 /** Rates are averaged over this window so that a 2×/s refresh does not flicker. */

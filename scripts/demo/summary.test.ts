@@ -50,6 +50,7 @@ describe('summary', () => {
       throughputPerSecond: 18_750,
       maxReplicas: 3,
       interrupted: false,
+      receiver: null,
       legalQuery: {
         ip: '192.168.4.17',
         from: '2026-12-02T10:00:00.000Z',

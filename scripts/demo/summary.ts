@@ -3,6 +3,7 @@
  * object out (the integration test and scripts read the JSON line).
  */
 import type { LegalQueryResult } from './legal-query';
+import { receiverSummaryLines, type ReceiverSummary } from './receiver-rates';
 import { formatBytes, formatInt } from './render';
 
 /** What the run measured. */
@@ -30,6 +31,8 @@ export interface SummaryFacts {
   legalQueryError?: string;
   /** Unmutated lines the generator wrote the queried IP into (as source or destination). */
   queryIpMentions?: number;
+  /** The syslog receiver's counters and rates (traffic sent through it). */
+  receiver?: ReceiverSummary;
 }
 
 /** The JSON line's shape. */
@@ -52,10 +55,19 @@ export interface SummaryJson {
   throughputPerSecond: number | null;
   maxReplicas: number;
   interrupted: boolean;
+  /** The syslog receiver's totals and average per-second rates (null with --direct). */
+  receiver: { totals: Record<string, number>; perSecond: Record<string, number>; seconds: number } | null;
   legalQuery:
     | { ip: string; from: string; to: string; rows: number; latencyMs: number; mentions: number | null }
     | { error: string }
     | null;
+}
+
+/** Counters without their timestamp (rates rounded to 0.1). */
+function withoutTime(c: object, round = false): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(c)) if (k !== 'atMs') out[k] = round ? Math.round(v * 10) / 10 : v;
+  return out;
 }
 
 const seconds = (ms: number | undefined) => (ms === undefined ? null : Math.round(ms) / 1000);
@@ -84,6 +96,13 @@ export function summaryJson(f: SummaryFacts): SummaryJson {
       : null,
     maxReplicas: f.maxReplicas,
     interrupted: f.interrupted,
+    receiver: f.receiver
+      ? {
+          totals: withoutTime(f.receiver.totals),
+          perSecond: withoutTime(f.receiver.rates, true),
+          seconds: Math.round(f.receiver.seconds * 10) / 10,
+        }
+      : null,
     legalQuery: lq
       ? {
           ip: lq.ip,
@@ -136,6 +155,7 @@ export function summaryLines(f: SummaryFacts): string[] {
     j.endToEndSeconds === null
       ? `end-to-end     not everything was stored within the drain timeout`
       : `end-to-end     ${j.endToEndSeconds}s from first send to last row (drain after production: ${j.drainSeconds}s), ${formatInt(j.throughputPerSecond ?? 0)} lines/s through the pipeline`,
+    ...(f.receiver ? receiverSummaryLines(f.receiver) : []),
     `workers        up to ${f.maxReplicas} replicas`,
     ...legalLines(f),
   ];

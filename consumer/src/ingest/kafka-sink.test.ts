@@ -1,3 +1,4 @@
+import { decodeValue } from '../../../common/src/kafka/value-codec';
 import { FlowGate } from './flow-gate';
 import { KafkaSink } from './kafka-sink';
 import type { PackedMessage } from './packer';
@@ -58,5 +59,31 @@ describe('KafkaSink', () => {
     expect(released).toEqual(['x']);
     expect(gate.closed).toBe(false);
     expect(sink.lastFailureMs).toBeLessThanOrEqual(sink.lastAckMs);
+  });
+
+  it('compresses each value once when queued, releases the packer buffer at once, marks the codec', async () => {
+    const sent: Array<{ value: Buffer; headers: Record<string, string> }> = [];
+    const gate = new FlowGate(1_000_000, 100);
+    const released: string[] = [];
+    const seen: number[] = [];
+    const sink = new KafkaSink(
+      async (rec) => {
+        expect(rec.compression).toBe(0);
+        sent.push(...rec.messages);
+      },
+      gate,
+      { topic: 't', compression: 0, valueEncoding: 'zstd', partitions: () => 1, partitionBudgetBytes: 1e6 },
+      { sent: (ms) => seen.push(...ms.map((m) => m.plainBytes)) },
+    );
+    const m = msg(50_000, released, 'z');
+    const plain = Buffer.from(m.value);
+    sink.enqueue(m);
+    expect(released).toEqual(['z']); // before Kafka's ack: the wire copy is what waits
+    expect(gate.bytes).toBeLessThan(1_000);
+    expect(await sink.drain(1_000)).toBe(true);
+    expect(sent[0].headers).toEqual({ sender: '10.0.0.1', 'content-encoding': 'zstd' });
+    expect(decodeValue(sent[0].value, sent[0].headers).equals(plain)).toBe(true);
+    expect(seen).toEqual([50_000]);
+    expect(gate.bytes).toBe(0);
   });
 });

@@ -1,7 +1,11 @@
 /**
  * Sends packed messages to the pipeline's topic: one kafkajs idempotent producer (acks=all, one
- * request in flight per broker, as kafkajs requires for idempotence), LZ4 or zstd, the sender's
- * address in the `sender` header. One send loop: each `send()` carries as many queued messages as
+ * request in flight per broker, as kafkajs requires for idempotence), the sender's address in the
+ * `sender` header. With `valueEncoding` (the receiver's default) each packed value is compressed
+ * HERE, once, as it is queued (zstd or an LZ4 block, named in VALUE_ENCODING_HEADER; the worker
+ * decodes it) and its pooled buffer goes straight back to the packer: kafkajs then copies and
+ * checksums ~1/8 of the bytes and compresses nothing (the record batch is sent uncompressed). That
+ * was most of the receiver's CPU when kafkajs compressed the batch (bench/ingest-kafka.ts). One send loop: each `send()` carries as many queued messages as
  * fit `partitionBudgetBytes` per partition (a partition's messages form ONE record batch, which the
  * broker holds to the topic's max.message.bytes), partitions chosen round-robin (no key: one busy
  * firewall must not make one hot partition; the worker needs no per-device order).
@@ -13,6 +17,12 @@
  * an ambiguous failure (timeout) may duplicate that send's messages: at-least-once there.
  */
 import { SENDER_HEADER } from '../../../common/src/ingest-config';
+import {
+  VALUE_ENCODING_HEADER,
+  VALUE_ENCODING_NAMES,
+  encodeValue,
+  type ValueEncoding,
+} from '../../../common/src/kafka/value-codec';
 import type { FlowGate } from './flow-gate';
 import type { PackedMessage } from './packer';
 
@@ -28,8 +38,10 @@ export interface SendFn {
 
 export interface KafkaSinkOptions {
   topic: string;
-  /** kafkajs CompressionTypes value (LZ4 = 3, ZSTD = 4). */
+  /** kafkajs CompressionTypes value of the record batch (None = 0 when values are encoded here). */
   compression: number;
+  /** Compress each value here with this codec (and mark it with VALUE_ENCODING_HEADER). */
+  valueEncoding?: ValueEncoding;
   /** Current partition count of the topic (refreshed by the caller from metadata). */
   partitions: () => number;
   /** Uncompressed bytes per partition per send: 0.9 x the topic's max.message.bytes. */
@@ -39,13 +51,28 @@ export interface KafkaSinkOptions {
   backoffMs?: (attempt: number) => number;
 }
 
+/** A packed message as queued for Kafka: `value` is what goes on the wire (compressed or not). */
+export interface OutgoingMessage {
+  sender: string;
+  lines: number;
+  firstLineMs: number;
+  /** Bytes of the packed (uncompressed) body. */
+  plainBytes: number;
+  value: Buffer;
+  headers: Record<string, string>;
+  /** Gives the packer's buffer back (already done when the value was compressed here). */
+  release(): void;
+}
+
+const NOOP = () => undefined;
+
 export interface SinkEvents {
-  sent(messages: readonly PackedMessage[], seconds: number): void;
+  sent(messages: readonly OutgoingMessage[], seconds: number): void;
   failed(err: unknown, attempt: number): void;
 }
 
 export class KafkaSink {
-  private readonly queue: PackedMessage[] = [];
+  private readonly queue: OutgoingMessage[] = [];
   private running = false;
   private rr = 0;
   private idle: Array<() => void> = [];
@@ -71,9 +98,25 @@ export class KafkaSink {
   }
 
   enqueue(m: PackedMessage): void {
-    this.gate.acquire(m.value.length);
-    this.queue.push(m);
+    const out = this.outgoing(m);
+    this.gate.acquire(out.value.length);
+    this.queue.push(out);
     if (!this.running) void this.loop();
+  }
+
+  /** The wire form of `m`: compressed into a fresh buffer (the pooled one is released at once) or as is. */
+  private outgoing(m: PackedMessage): OutgoingMessage {
+    const base = { sender: m.sender, lines: m.lines, firstLineMs: m.firstLineMs, plainBytes: m.value.length };
+    const enc = this.opts.valueEncoding;
+    if (!enc) return { ...base, value: m.value, headers: { [SENDER_HEADER]: m.sender }, release: m.release };
+    const value = encodeValue(m.value, enc);
+    m.release();
+    return {
+      ...base,
+      value,
+      headers: { [SENDER_HEADER]: m.sender, [VALUE_ENCODING_HEADER]: VALUE_ENCODING_NAMES[enc] },
+      release: NOOP,
+    };
   }
 
   /** Resolves once everything enqueued so far is acknowledged (or the timeout passes: false). */
@@ -99,11 +142,7 @@ export class KafkaSink {
           topic: this.opts.topic,
           acks: -1,
           compression: this.opts.compression,
-          messages: batch.map((b) => ({
-            partition: b.partition,
-            value: b.m.value,
-            headers: { [SENDER_HEADER]: b.m.sender },
-          })),
+          messages: batch.map((b) => ({ partition: b.partition, value: b.m.value, headers: b.m.headers })),
         });
       } catch (err) {
         this.lastFailureMs = Date.now();
@@ -125,10 +164,10 @@ export class KafkaSink {
   }
 
   /** The queue's head that fits one send; partitions round-robin, each within its byte budget. */
-  private plan(): Array<{ partition: number; m: PackedMessage }> {
+  private plan(): Array<{ partition: number; m: OutgoingMessage }> {
     const parts = Math.max(1, this.opts.partitions());
     const used = new Map<number, number>();
-    const out: Array<{ partition: number; m: PackedMessage }> = [];
+    const out: Array<{ partition: number; m: OutgoingMessage }> = [];
     const max = this.opts.maxMessagesPerSend ?? 64;
     for (const m of this.queue) {
       if (out.length >= max) break;

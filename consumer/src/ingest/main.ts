@@ -2,7 +2,7 @@
  * Syslog receiver entry point, the worker image's third one:
  *   node dist/consumer/src/ingest/main.js [--config <path>]
  * Listens (UDP/TCP/TLS), packs lines per sender, produces to the pipeline's topic (idempotent,
- * acks=all, LZ4/zstd, SENDER_HEADER). Serves /metrics, /healthz, /readyz (ready = listening, Kafka
+ * acks=all, values compressed with zstd or LZ4 by the sink, SENDER_HEADER). Serves /metrics, /healthz, /readyz (ready = listening, Kafka
  * answered within READY_WINDOW_MS, not stopping). SIGTERM: readiness fails at once, stop accepting,
  * read open connections for a grace, cut every open message, wait for Kafka's acks within
  * drainTimeoutMs, exit 0. Logs are JSON lines, never per line of data, never credentials.
@@ -71,7 +71,9 @@ function buildSink(cfg: IngestConfig, kafka: Kafka, gate: FlowGate, metrics: Ing
     gate,
     {
       topic: cfg.kafka.topic,
-      compression: cfg.compression === 'zstd' ? CompressionTypes.ZSTD : CompressionTypes.LZ4,
+      // Values are compressed by the sink itself (value-codec.ts); the record batch goes as is.
+      compression: CompressionTypes.None,
+      valueEncoding: cfg.compression,
       partitions: () => state.partitions,
       partitionBudgetBytes: cfg.packing.maxBytes, // lowered once the topic's limit is read
     },
@@ -81,13 +83,16 @@ function buildSink(cfg: IngestConfig, kafka: Kafka, gate: FlowGate, metrics: Ing
         const now = Date.now();
         let lines = 0;
         let bytes = 0;
+        let wire = 0;
         for (const m of msgs) {
           lines += m.lines;
-          bytes += m.value.length;
+          bytes += m.plainBytes;
+          wire += m.value.length;
           metrics.lineLatency.observe((now - m.firstLineMs) / 1000);
         }
         metrics.linesProduced.inc(lines);
         metrics.bytesProduced.inc(bytes);
+        metrics.wireBytesProduced.inc(wire);
         metrics.messagesProduced.inc(msgs.length);
       },
       failed(err, attempt) {

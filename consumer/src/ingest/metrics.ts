@@ -22,6 +22,7 @@ export class IngestMetrics {
   readonly linesProduced: Counter;
   readonly messagesProduced: Counter;
   readonly bytesProduced: Counter;
+  readonly wireBytesProduced: Counter;
   readonly produceFailures: Counter;
   readonly produceSeconds: Histogram;
   readonly lineLatency: Histogram;
@@ -98,6 +99,11 @@ export class IngestMetrics {
     this.bytesProduced = new Counter({
       name: `${p}bytes_produced_total`,
       help: 'Uncompressed bytes of acknowledged message values.',
+      registers,
+    });
+    this.wireBytesProduced = new Counter({
+      name: `${p}wire_bytes_produced_total`,
+      help: 'Bytes of acknowledged message values as sent (after the value codec).',
       registers,
     });
     this.produceFailures = new Counter({
