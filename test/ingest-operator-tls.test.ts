@@ -219,7 +219,7 @@ it('kubectl apply: the operator renders the LoadBalancer Service and the HPA; no
       const p = await getPipeline(ns, 'fw');
       return condition(p, 'IngestReady')?.reason === 'LoadBalancerPending' && p;
     },
-    180_000,
+    300_000,
   ).catch(async (err) => {
     const p = await getPipeline(ns, 'fw');
     throw new Error(`${(err as Error).message}; conditions: ${JSON.stringify(p?.status?.conditions)}`);
@@ -354,14 +354,14 @@ it('a client certificate of another CA is refused over TLS, counted, and the rec
   );
   // TLS 1.3: rsyslog's handshake completes before the receiver checks its certificate, so it may
   // take its first lines as sent; the receiver read none of them.
-  await waitFor('a refused handshake counted', async () => (await failures()) > before, 60_000);
+  await waitFor('a refused handshake counted', async () => (await failures()) > before, 120_000);
   const log = await waitFor(
     'the refusal reason in the receiver log',
     async () => {
       const text = fs.readFileSync(pod.logFile, 'utf8');
       return text.includes('tls client refused') && text;
     },
-    30_000,
+    60_000,
   );
   expect(log).toMatch(/"listener":"tls".*"reason":"client certificate not trusted: [A-Z_]+"/);
   // A barrier: a line sent over TLS with the trusted certificate after the rogue ones lands; the rogue ones never do.
@@ -419,7 +419,7 @@ it('packing.maxBytes above the topic max.message.bytes set outside the spec: Ing
       (await apis().core.listNamespacedEvent({ namespace: ns })).items.find(
         (e) => e.reason === 'PackingExceedsTopicLimit' && e.message?.includes(want),
       ),
-    30_000,
+    60_000,
   );
   // Lowering packing.maxBytes below the limit ends it.
   await patchPipelineSpec(ns, 'fw', { ingest: { syslog: { packing: { maxBytes: 400_000 } } } });
