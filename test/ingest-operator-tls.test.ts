@@ -429,3 +429,32 @@ it('packing.maxBytes above the topic max.message.bytes set outside the spec: Ing
     120_000,
   );
 });
+
+it('switched to NodePort: source ranges dropped, endpoints name the node ports, printer column shows them', async () => {
+  await patchPipelineSpec(ns, 'fw', {
+    ingest: { syslog: { service: { type: 'NodePort', annotations: null } } },
+  });
+  const { core } = apis();
+  const svc = await waitFor(
+    'a NodePort Service',
+    async () => {
+      const s = await core.readNamespacedService({ namespace: ns, name: 'fw-ingest' });
+      return s.spec?.type === 'NodePort' && s;
+    },
+    60_000,
+  );
+  expect(svc.spec!.loadBalancerSourceRanges ?? []).toEqual([]);
+  expect(svc.spec!.externalTrafficPolicy).toBe('Local');
+  expect(svc.metadata!.annotations?.[LB_ANNOTATION]).toBeUndefined();
+  const nodePorts = svc.spec!.ports!.map((p) => `${p.name}://<node>:${p.nodePort}`);
+  const lp = await waitFor(
+    'endpoints on node ports',
+    async () => {
+      const p = await getPipeline(ns, 'fw');
+      return JSON.stringify(p?.status?.ingest?.endpoints) === JSON.stringify(nodePorts) && p;
+    },
+    60_000,
+  );
+  expect(condition(lp, 'IngestReady')?.status).toBe('True');
+  expect(kubectl(['get', 'lp', 'fw', '-n', ns])).toContain(nodePorts[0]);
+});
