@@ -39,6 +39,7 @@ import {
   startManager,
   waitFor,
 } from './operator-harness';
+import { kubectlAs, waitRowsStored } from './ingest-operator-support';
 import { chClient, kafkaClient, metricSum, workerGet } from './worker-support';
 
 jest.setTimeout(420_000);
@@ -117,49 +118,8 @@ function manifest(): string {
   });
 }
 
-function kubectl(args: string[], input?: string): string {
-  return execFileSync('kubectl', ['--kubeconfig', bed.kubernetes!.kubeconfig, ...args], {
-    input,
-    encoding: 'utf8',
-  });
-}
-
-type Stored = Record<string, { rows: number; distinct: number; local: number }>;
-
-async function storedByCase(): Promise<Stored> {
-  const ch = chClient(bed);
-  try {
-    const rs = await ch.query({
-      query: `SELECT extract(raw, 'case=([a-z0-9-]+)') AS c, count() AS rows,
-                uniqExact(extract(raw, 'seq=([0-9]+)')) AS distinct_seqs,
-                countIf(sender_ip = toIPv6('127.0.0.1')) AS local
-              FROM ${database}.fw GROUP BY c`,
-      format: 'JSONEachRow',
-    });
-    const out: Stored = {};
-    for (const r of await rs.json<{ c: string; rows: string; distinct_seqs: string; local: string }>())
-      out[r.c] = { rows: Number(r.rows), distinct: Number(r.distinct_seqs), local: Number(r.local) };
-    return out;
-  } catch {
-    return {};
-  } finally {
-    await ch.close();
-  }
-}
-
-/** Waits until every case of `want` has all its seqs stored; returns what is stored. */
-async function waitStored(want: Record<string, number>, timeoutMs = 180_000): Promise<Stored> {
-  return waitFor(
-    `all of ${JSON.stringify(want)} stored`,
-    async () => {
-      const s = await storedByCase();
-      return Object.entries(want).every(([c, n]) => (s[c]?.distinct ?? 0) >= n) && s;
-    },
-    timeoutMs,
-  ).catch(async (err) => {
-    throw new Error(`${(err as Error).message}; stored: ${JSON.stringify(await storedByCase())}`);
-  });
-}
+const kubectl = (args: string[], input?: string) => kubectlAs(bed, args, input);
+const waitStored = (want: Record<string, number>) => waitRowsStored(bed, `${database}.fw`, want);
 
 /** host:port of the listener `scheme` from status.ingest.endpoints (what a firewall admin copies). */
 async function endpoint(scheme: 'udp' | 'tcp' | 'tls'): Promise<{ host: string; port: number }> {
