@@ -15,6 +15,8 @@ export interface PodFiles {
   args: string[];
   /** Local stand-in for the container's terminationMessagePath. */
   messageFile: string;
+  /** [container mount path, local directory or file] of every rendered volume mount. */
+  mounts: Array<[string, string]>;
 }
 
 /** Renders the pod's mounted files under `podDir` and resolves its env and args. */
@@ -53,7 +55,7 @@ export async function renderPodFiles(
   const messageFile = path.join(podDir, 'termination-log');
   env.LP_TERMINATION_MESSAGE_PATH = messageFile;
   const args = (container.args ?? []).map((a) => localPath(a, mounts));
-  return { env, args, messageFile };
+  return { env, args, messageFile, mounts };
 }
 
 type Volume = NonNullable<V1PodSpec['volumes']>[number];
@@ -111,7 +113,7 @@ async function resolveEnv(core: CoreV1Api, ns: string, e: V1EnvVar, podName: str
 }
 
 /** Maps a path inside the container (under a mount path) to where the runner put the files. */
-function localPath(value: string, mounts: ReadonlyArray<[string, string]>): string {
+export function localPath(value: string, mounts: ReadonlyArray<[string, string]>): string {
   for (const [mountPath, local] of mounts) {
     if (value === mountPath || value.startsWith(`${mountPath}/`))
       return local + value.slice(mountPath.length);

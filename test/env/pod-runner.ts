@@ -32,7 +32,7 @@ import {
   type BackoffSettings,
   type ContainerRecord,
 } from './pod-status';
-import { renderPodFiles } from './pod-files';
+import { localPath, renderPodFiles } from './pod-files';
 import { freePort } from './process';
 
 const DIST = path.resolve(
@@ -68,8 +68,10 @@ interface LocalPod {
   messagePolicy?: string;
   /** How to (re)start the process: node's argv (script first). */
   argv: string[];
-  /** A receiver's mounted config file (its probe port and brokers are rewritten per pod). */
+  /** A receiver's mounted config file (its probe port, brokers and file paths are rewritten per pod). */
   receiverConfig?: string;
+  /** [container mount path, local copy] of the pod's volumes. */
+  mounts: Array<[string, string]>;
   env: Record<string, string>;
   container: ContainerRecord;
   /** Back-off steps since the last long run (the kubelet forgets old crashes after 10 min). */
@@ -133,6 +135,11 @@ export class PodRunner {
   /** Number of pods (running or waiting for a restart) of a Deployment (for tests). */
   count(namespace: string, name: string): number {
     return this.pods.get(`${namespace}/${name}`)?.length ?? 0;
+  }
+
+  /** Probe ports (/metrics, /readyz) and log files of a Deployment's pods (for tests). */
+  podsOf(namespace: string, name: string): Array<{ port: number; logFile: string }> {
+    return (this.pods.get(`${namespace}/${name}`) ?? []).map((p) => ({ port: p.port, logFile: p.logFile }));
   }
 
   /** Stops the loop and every worker (SIGTERM, so they drain and commit) and deletes their Pods. */
@@ -199,7 +206,7 @@ export class PodRunner {
     fs.mkdirSync(podDir, { recursive: true });
     const template = d.spec!.template;
     const container = template.spec!.containers[0];
-    const { env, args, messageFile } = await renderPodFiles(
+    const { env, args, messageFile, mounts } = await renderPodFiles(
       this.core,
       ns,
       container,
@@ -240,6 +247,7 @@ export class PodRunner {
       messagePolicy: container.terminationMessagePolicy,
       argv: localArgv(container.command, args),
       receiverConfig: container.command ? args[args.indexOf('--config') + 1] : undefined,
+      mounts,
       env,
       container: { name: container.name, image: container.image ?? '', restartCount: 0, ready: false },
       backoffSteps: 0,
@@ -256,7 +264,7 @@ export class PodRunner {
   private spawn(p: LocalPod): void {
     fs.writeFileSync(p.messageFile, '');
     p.env.LP_HTTP_PORT = String(p.port);
-    if (p.receiverConfig) this.localizeReceiverConfig(p.receiverConfig, p.port);
+    if (p.receiverConfig) this.localizeReceiverConfig(p.receiverConfig, p.port, p.mounts);
     const log = fs.openSync(p.logFile, 'a');
     const child = spawn(process.execPath, p.argv, {
       // The worker drains and exits if this process dies without stopping it (no orphans).
@@ -271,14 +279,28 @@ export class PodRunner {
     child.once('exit', (code, signal) => this.exited(p, child, startedAt, code, signal));
   }
 
-  /** Pods share this host: the receiver's probe port (and the demo's broker override) go into its file. */
-  private localizeReceiverConfig(file: string, port: number): void {
+  /**
+   * Pods share this host: the receiver's probe port (and the demo's broker override) go into its
+   * file, and the paths it names under mounted volumes (TLS cert, key, client CA; Kafka CA) point
+   * at the runner's local copies.
+   */
+  private localizeReceiverConfig(file: string, port: number, mounts: Array<[string, string]>): void {
     if (!fs.existsSync(file)) return;
     const cfg = JSON.parse(fs.readFileSync(file, 'utf8')) as {
       httpPort: number;
-      kafka: { brokers: string[] };
+      kafka: { brokers: string[]; tls?: { caFile?: string } };
+      tls?: { certFile: string; keyFile: string; caFile?: string };
     };
     cfg.httpPort = port;
+    const local = (f: string | undefined) => (f === undefined ? undefined : localPath(f, mounts));
+    if (cfg.tls)
+      cfg.tls = {
+        ...cfg.tls,
+        certFile: localPath(cfg.tls.certFile, mounts),
+        keyFile: localPath(cfg.tls.keyFile, mounts),
+        ...(cfg.tls.caFile ? { caFile: local(cfg.tls.caFile) } : {}),
+      };
+    if (cfg.kafka.tls?.caFile) cfg.kafka.tls.caFile = local(cfg.kafka.tls.caFile);
     const brokers = this.opts.env?.LP_KAFKA_BROKERS;
     if (brokers) cfg.kafka.brokers = brokers.split(',');
     fs.writeFileSync(file, JSON.stringify(cfg, null, 2));

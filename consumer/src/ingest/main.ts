@@ -104,6 +104,26 @@ function buildSink(cfg: IngestConfig, kafka: Kafka, gate: FlowGate, metrics: Ing
   return { producer, sink, state };
 }
 
+/** Time between two log lines about refused TLS clients of one reason (a rogue sender retries for ever). */
+const REFUSAL_LOG_INTERVAL_MS = 10_000;
+
+/** Logs why TLS clients are refused, once per reason and interval, with how many were left unsaid. */
+function refusalLogger(log: Logger): (listener: string, reason: string) => void {
+  const last = new Map<string, { at: number; suppressed: number }>();
+  return (listener, reason) => {
+    const key = `${listener}\u0000${reason}`;
+    const now = Date.now();
+    const seen = last.get(key);
+    if (seen && now - seen.at < REFUSAL_LOG_INTERVAL_MS) {
+      seen.suppressed++;
+      return;
+    }
+    log.warn('tls client refused', { listener, reason, suppressedSinceLast: seen?.suppressed ?? 0 });
+    if (last.size > 256) last.clear(); // reasons carry OpenSSL texts: keep the memo bounded
+    last.set(key, { at: now, suppressed: 0 });
+  };
+}
+
 async function main(): Promise<void> {
   applyArgs(process.argv.slice(2), process.env);
   const cfg = loadIngestConfig(process.env);
@@ -125,6 +145,7 @@ async function main(): Promise<void> {
       allowedSourceCIDRs: cfg.allowedSourceCIDRs,
       tls: readTls(cfg),
       udpReceiveBufferBytes: cfg.udpReceiveBufferBytes,
+      onTlsRefused: refusalLogger(log),
     },
     gate,
     sink,

@@ -44,6 +44,22 @@ export interface ReceiverOptions {
   udpReceiveBufferBytes?: number;
   /** How long open connections are still read after a stop begins (default 2 s). */
   stopReadGraceMs?: number;
+  /** Told why a TLS handshake was refused (counted either way), so the entry point can log it. */
+  onTlsRefused?: (listener: string, reason: string) => void;
+}
+
+/**
+ * Why a TLS client was refused: Node destroys a connection whose client certificate fails
+ * verification without an error of its own ("socket hang up"), the verdict is on the socket.
+ */
+export function tlsRefusalReason(
+  err: Error & { code?: string },
+  socket?: { authorizationError?: unknown },
+): string {
+  const verdict = socket?.authorizationError;
+  if (verdict) return `client certificate not trusted: ${String(verdict)}`;
+  if (err.code === 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE') return 'no client certificate presented';
+  return err.code ? `${err.code}: ${err.message.split('\n')[0]}` : err.message.split('\n')[0];
 }
 
 export interface MessageSink {
@@ -217,7 +233,10 @@ export class SyslogReceiver {
         },
         onConnection,
       );
-      server.on('tlsClientError', () => this.metrics?.tlsHandshakeFailures.inc({ listener: spec.name }));
+      server.on('tlsClientError', (err, socket) => {
+        this.metrics?.tlsHandshakeFailures.inc({ listener: spec.name });
+        this.opts.onTlsRefused?.(spec.name, tlsRefusalReason(err, socket));
+      });
     } else {
       server = net.createServer(onConnection);
     }

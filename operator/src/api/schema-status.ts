@@ -58,6 +58,11 @@ export const statusSchema: JSONSchemaProps = obj('Observed state, written by the
     clusterId: str('Kafka cluster id.', { maxLength: 256 }),
     topicId: str('Kafka topic id.', { maxLength: 256 }),
     owner: str('The owning LogPipeline (namespace/name/uid) recorded on the topic.', { maxLength: 512 }),
+    maxMessageBytes: int(
+      "The topic's effective max.message.bytes (its own config or the broker default); spec.ingest.syslog.packing.maxBytes must not exceed it.",
+      0,
+      2_147_483_647,
+    ),
   }),
   table: obj('The ClickHouse table as observed.', {
     database: str('Database name.', { maxLength: 256 }),

@@ -315,7 +315,15 @@ export interface Condition {
 export interface LogPipelineStatus {
   observedGeneration?: number;
   conditions?: Condition[];
-  topic?: { name?: string; partitions?: number; clusterId?: string; topicId?: string; owner?: string };
+  topic?: {
+    name?: string;
+    partitions?: number;
+    clusterId?: string;
+    topicId?: string;
+    owner?: string;
+    /** The topic's effective max.message.bytes (its own config or the broker default). */
+    maxMessageBytes?: number;
+  };
   table?: {
     database?: string;
     table?: string;

@@ -2,8 +2,9 @@
  * Cross-field rules of spec.ingest.syslog, in the shape of validate-rules.ts (which lists them in
  * PIPELINE_RULES): CEL for admission plus the offline mirror, one message for both.
  */
+import { INGEST_DEFAULTS, containerPortFor } from '../../../common/src/ingest-config';
 import { DURATION_PATTERN, parseDuration } from './duration';
-import type { SyslogIngestSpec, SyslogListenerSpec, SyslogServiceSpec } from './types';
+import type { LogPipelineSpec, SyslogIngestSpec, SyslogListenerSpec, SyslogServiceSpec } from './types';
 import type { PipelineRule } from './validate-rules';
 
 type Syslog = SyslogIngestSpec;
@@ -27,6 +28,27 @@ function rule<T>(def: IngestRuleDef<T>): PipelineRule {
 
 const S = 'spec.ingest.syslog';
 const isUdp = (l: SyslogListenerSpec) => l.protocol === 'UDP';
+/** Name of the receiver container's metrics/probe port (desired/deployment.ts METRICS_PORT_NAME). */
+export const RECEIVER_METRICS_PORT_NAME = 'metrics';
+/** The receiver's metrics/probe port inside the pod. */
+const PROBE_PORT = INGEST_DEFAULTS.httpPort;
+/** CEL of containerPortFor (common/src/ingest-config.ts): ports below 1024 are bound +10000. */
+const celContainerPort = (l: string) => `(${l}.port < 1024 ? ${l}.port + 10000 : ${l}.port)`;
+/** Kafka's max.message.bytes as a topic config key (CEL map key). */
+const MAX_MESSAGE_BYTES = 'max.message.bytes';
+const TOPIC_CONFIG = 'self.kafka.topic.config';
+const CEL_TOPIC_LIMIT = `${TOPIC_CONFIG}['${MAX_MESSAGE_BYTES}']`;
+const CEL_MAX_BYTES = `(has(self.ingest.syslog.packing) && has(self.ingest.syslog.packing.maxBytes) ? self.ingest.syslog.packing.maxBytes : ${INGEST_DEFAULTS.packing.maxBytes})`;
+
+/** packing.maxBytes with its default, and the topic's max.message.bytes when the spec sets a number. */
+function packingAgainstTopic(self: LogPipelineSpec): { maxBytes: number; limit?: number } | undefined {
+  const syslog = self.ingest?.syslog;
+  if (!syslog) return undefined;
+  const text = self.kafka?.topic?.config?.[MAX_MESSAGE_BYTES];
+  const limit = text !== undefined && /^[0-9]{1,10}$/.test(text) ? Number(text) : undefined;
+  return { maxBytes: syslog.packing?.maxBytes ?? INGEST_DEFAULTS.packing.maxBytes, limit };
+}
+
 /** Linger bounds: a message waits at least 1 ms and at most 10 s for more lines. */
 const LINGER_MIN_MS = 1;
 const LINGER_MAX_MS = 10_000;
@@ -61,6 +83,39 @@ export const INGEST_RULES: readonly PipelineRule[] = [
       self.listeners.every(
         (a) => self.listeners.filter((b) => b.port === a.port && isUdp(b) === isUdp(a)).length === 1,
       ),
+  }),
+  rule<Syslog>({
+    id: 'ingest-container-ports-unique',
+    at: S,
+    // 514 and 10514 are both bound as 10514 inside the pod (equal Service ports: the rule above).
+    rule: `self.listeners.all(a, self.listeners.all(b, (b.protocol == 'UDP') != (a.protocol == 'UDP') || b.port == a.port || ${celContainerPort('b')} != ${celContainerPort('a')}))`,
+    message: `${S}.listeners must not bind one pod port twice for the same transport: a port below 1024 is bound as port+10000 (514 and 10514 collide)`,
+    fieldPath: '.listeners',
+    holds: (self) =>
+      self.listeners.every((a) =>
+        self.listeners.every(
+          (b) =>
+            isUdp(b) !== isUdp(a) ||
+            b.port === a.port ||
+            containerPortFor(b.port) !== containerPortFor(a.port),
+        ),
+      ),
+  }),
+  rule<SyslogListenerSpec>({
+    id: 'ingest-listener-name-not-metrics',
+    at: `${S}.listeners[]`,
+    rule: `self.name != '${RECEIVER_METRICS_PORT_NAME}'`,
+    message: `${S}.listeners[].name must not be '${RECEIVER_METRICS_PORT_NAME}': the receiver container's metrics and probe port (${PROBE_PORT}) has that name`,
+    fieldPath: '.name',
+    holds: (self) => self.name !== RECEIVER_METRICS_PORT_NAME,
+  }),
+  rule<SyslogListenerSpec>({
+    id: 'ingest-listener-port-not-probe',
+    at: `${S}.listeners[]`,
+    rule: `self.protocol == 'UDP' || ${celContainerPort('self')} != ${PROBE_PORT}`,
+    message: `${S}.listeners[].port must not be ${PROBE_PORT} for TCP or TLS: the receiver serves /metrics, /healthz and /readyz on that port inside the pod`,
+    fieldPath: '.port',
+    holds: (self) => self.protocol === 'UDP' || containerPortFor(self.port) !== PROBE_PORT,
   }),
   rule<SyslogListenerSpec>({
     id: 'ingest-framing-tcp-only',
@@ -131,6 +186,28 @@ export const INGEST_RULES: readonly PipelineRule[] = [
       if (self.linger === undefined) return true;
       const ms = parseDuration(self.linger);
       return ms === undefined || (ms >= LINGER_MIN_MS && ms <= LINGER_MAX_MS);
+    },
+  }),
+];
+
+/** Rules of spec.ingest that compare with other parts of the spec (attached at `spec`). */
+export const INGEST_SPEC_RULES: readonly PipelineRule[] = [
+  rule<LogPipelineSpec>({
+    id: 'ingest-packing-within-topic-limit',
+    at: 'spec',
+    rule:
+      `!has(self.ingest) || !has(self.ingest.syslog) || !has(self.kafka.topic) || !has(${TOPIC_CONFIG}) || ` +
+      `!('${MAX_MESSAGE_BYTES}' in ${TOPIC_CONFIG}) || !${CEL_TOPIC_LIMIT}.matches('^[0-9]{1,10}$') || ` +
+      `${CEL_MAX_BYTES} <= int(${CEL_TOPIC_LIMIT})`,
+    messageExpression: `'${S}.packing.maxBytes (%d) must not exceed max.message.bytes (%s) of spec.kafka.topic.config: Kafka refuses messages larger than the topic allows'.format([${CEL_MAX_BYTES}, ${CEL_TOPIC_LIMIT}])`,
+    fieldPath: '.ingest.syslog.packing.maxBytes',
+    holds: (self) => {
+      const p = packingAgainstTopic(self);
+      return p?.limit === undefined || p.maxBytes <= p.limit;
+    },
+    explain: (self) => {
+      const p = packingAgainstTopic(self);
+      return `${S}.packing.maxBytes (${p?.maxBytes}) must not exceed max.message.bytes (${p?.limit}) of spec.kafka.topic.config: Kafka refuses messages larger than the topic allows`;
     },
   }),
 ];

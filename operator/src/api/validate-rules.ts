@@ -15,7 +15,7 @@ import type { CelRule } from './schema-dsl';
 import { isReservedEnv } from './worker-policy';
 import { PARSER_RULES } from './validate-rules-parser';
 import { COLUMN_RULES } from './validate-rules-columns';
-import { INGEST_RULES } from './validate-rules-ingest';
+import { INGEST_RULES, INGEST_SPEC_RULES } from './validate-rules-ingest';
 import type {
   AutoscalingSpec,
   ClickHouseSpec,
@@ -314,6 +314,7 @@ export const PIPELINE_RULES: readonly PipelineRule[] = [
     holds: (self) => self.seal === undefined || (self.enabled === true && self.tsaUrl !== undefined),
   }),
   ...INGEST_RULES,
+  ...INGEST_SPEC_RULES,
 ];
 
 function replicaRules(): PipelineRule[] {

@@ -12,6 +12,9 @@ import { KafkaApplyError, errorMessage } from './kafka-client';
 import { readTopicOwner } from './kafka-owner';
 import { countKafkaWrite } from './kafka-writes';
 
+/** Topic config bounding one record batch (so one packed syslog message). */
+export const MAX_MESSAGE_BYTES = 'max.message.bytes';
+
 /** Result of ensureTopic. */
 export interface TopicOutcome {
   /** The topic matches the spec (partitions and managed configs). */
@@ -29,6 +32,8 @@ export interface TopicOutcome {
   changes: string[];
   /** Differences the operator reports but does not change (replication factor). */
   warnings: string[];
+  /** The topic's effective max.message.bytes (its own config or the broker default), when read. */
+  maxMessageBytes?: number;
 }
 
 /** Result of deleteTopic. */
@@ -130,15 +135,17 @@ async function topicConfigs(
 async function repairConfigs(
   admin: Admin,
   spec: TopicSpec,
-): Promise<{ changes: string[]; rejected?: string }> {
+): Promise<{ changes: string[]; rejected?: string; maxMessageBytes?: number }> {
   const { own, all } = await topicConfigs(admin, spec.topic);
+  const limit = maxMessageBytesOf(all, spec);
   const drifted = spec.configEntries.filter(
     (want) => all.find((e) => e.configName === want.name)?.configValue !== want.value,
   );
-  if (drifted.length === 0) return { changes: [] };
+  if (drifted.length === 0) return { changes: [], maxMessageBytes: limit };
   if (own.some((e) => e.isSensitive))
     return {
       changes: [],
+      maxMessageBytes: limit,
       rejected: 'the topic has a sensitive override that cannot be read back and preserved',
     };
   const merged = new Map(own.map((e) => [e.configName, e.configValue]));
@@ -156,10 +163,22 @@ async function repairConfigs(
       ],
     });
   } catch (err) {
-    if (/INVALID|POLICY/.test(errorType(err) ?? '')) return { changes: [], rejected: errorMessage(err) };
+    if (/INVALID|POLICY/.test(errorType(err) ?? ''))
+      return { changes: [], rejected: errorMessage(err), maxMessageBytes: limit };
     throw kafkaError(err, `altering configs of ${spec.topic}`);
   }
-  return { changes: drifted.map((d) => `set ${d.name}=${d.value}`) };
+  return { changes: drifted.map((d) => `set ${d.name}=${d.value}`), maxMessageBytes: limit };
+}
+
+/**
+ * The topic's max.message.bytes after this apply: the managed value when the spec sets it (just
+ * written), else what the broker reports (the topic's own override or the broker default).
+ */
+export function maxMessageBytesOf(all: ConfigEntries[], spec: TopicSpec): number | undefined {
+  const wanted = spec.configEntries.find((e) => e.name === MAX_MESSAGE_BYTES)?.value;
+  const value = wanted ?? all.find((e) => e.configName === MAX_MESSAGE_BYTES)?.configValue;
+  const n = value === undefined ? NaN : Number(value);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
 /** Creates or updates the topic to match `spec`; throws KafkaApplyError only for unexpected failures. */
@@ -197,7 +216,12 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicO
   }
   const repaired = await repairConfigs(admin, spec);
   base.changes.push(...repaired.changes);
-  const result = { ...base, exists: true, partitions: current.partitions };
+  const result = {
+    ...base,
+    exists: true,
+    partitions: current.partitions,
+    ...(repaired.maxMessageBytes ? { maxMessageBytes: repaired.maxMessageBytes } : {}),
+  };
   if (repaired.rejected)
     return { ...result, ready: false, reason: 'ConfigRepairRejected', message: repaired.rejected };
   if (current.partitions > spec.numPartitions) {

@@ -14,7 +14,16 @@ const MIN = 60_000;
 const id = (c: string) => c.repeat(64);
 
 function pass(p: Partial<CheckpointPassResult>): CheckpointPassResult {
-  return { checkpoints: 0, verified: 0, timestamps: 0, ids: new Set(), prevs: [], times: [], ...p };
+  return {
+    checkpoints: 0,
+    verified: 0,
+    timestamps: 0,
+    columnSets: [],
+    ids: new Set(),
+    prevs: [],
+    times: [],
+    ...p,
+  };
 }
 
 function source(stored: string[], inserted: number[]): CheckpointChainSource {

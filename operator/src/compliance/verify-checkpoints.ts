@@ -43,6 +43,8 @@ export interface CheckpointPassResult {
   verified: number;
   timestamps: number;
   columns?: CanonicalColumn[];
+  /** Every distinct column list a valid checkpoint signed, oldest first (the table grew columns). */
+  columnSets: CanonicalColumn[][];
   timeColumn?: string;
   /** The longest retention a trusted checkpoint signed (v2), in ms. */
   signedRetentionMs?: number;
@@ -66,6 +68,7 @@ export async function checkCheckpoints(
     checkpoints: 0,
     verified: 0,
     timestamps: 0,
+    columnSets: [],
     ids: new Set(),
     prevs: [],
     times: [],
@@ -80,6 +83,9 @@ export async function checkCheckpoints(
     result.ids.add(checkpointId(row.heads));
     if (payload) {
       result.columns = payload.columns;
+      const names = payload.columns.map((c) => c.name).join('\t');
+      if (!result.columnSets.some((s) => s.map((c) => c.name).join('\t') === names))
+        result.columnSets.push(payload.columns);
       result.timeColumn = payload.time_column;
       if (payload.v === 2) noteV2(result, payload);
     }

@@ -18,7 +18,7 @@ import { checkCheckpointGaps, checkCheckpointPrevs, type CheckpointChainSource }
 import { checkLinks, type LinkPassSource, type SignedHead } from './verify-links';
 import * as Q from './verify-queries';
 import { FindingSink, type VerifyReport } from './verify-report';
-import { LinkQueue, RowChecker, type RowPassStats } from './verify-rows';
+import { LinkQueue, RowChecker, type ColumnProjections, type RowPassStats } from './verify-rows';
 import { describeTable, type TableDescription } from './verify-table';
 
 /** What to verify and against which trust anchors. */
@@ -135,6 +135,31 @@ function canonicalColumns(
   });
 }
 
+/**
+ * The column lists a batch may have been hashed over when the table grew columns (ADD COLUMN):
+ * the primary list first, then every other signed list and the table's own, when all of them are
+ * stored columns and carry the line column (rows of a message are then streamed in one order for
+ * all). Undefined when there is only one list, or when --columns chose one.
+ */
+export function columnAlternatives(
+  desc: Pick<TableDescription, 'columns' | 'hasLine' | 'lineColumn'>,
+  primary: readonly CanonicalColumn[],
+  signedSets: ReadonlyArray<readonly CanonicalColumn[]>,
+  override: boolean,
+): { stream: CanonicalColumn[]; projections: number[][] } | undefined {
+  if (override || !desc.hasLine) return undefined;
+  const key = (cols: readonly CanonicalColumn[]) => cols.map((c) => c.name).join('\t');
+  const stored = new Map(desc.columns.map((c, i) => [c.name, i]));
+  const lists: Array<readonly CanonicalColumn[]> = [primary];
+  for (const set of [...signedSets].reverse().concat([desc.columns]))
+    if (!lists.some((l) => key(l) === key(set))) lists.push(set);
+  const usable = lists.filter(
+    (l) => l.every((c) => stored.has(c.name)) && l.some((c) => c.name === desc.lineColumn),
+  );
+  if (usable.length < 2 || usable[0] !== primary) return undefined;
+  return { stream: desc.columns, projections: usable.map((l) => l.map((c) => stored.get(c.name)!)) };
+}
+
 function linkPassSource(
   client: ClickHouseClient,
   t: Q.IntegrityTables,
@@ -195,10 +220,16 @@ async function rowPass(
   window: TimeWindow,
   sink: FindingSink,
   horizonMs: number | undefined,
+  projections?: ColumnProjections,
 ): Promise<RowPassStats & { seconds: number; peakRss: number }> {
   const started = Date.now();
   let peakRss = process.memoryUsage.rss();
-  const checker = new RowChecker(new LinkQueue(links(client, Q.buildLinksQuery(t, window))), sink, horizonMs);
+  const checker = new RowChecker(
+    new LinkQueue(links(client, Q.buildLinksQuery(t, window))),
+    sink,
+    horizonMs,
+    projections,
+  );
   for await (const block of lineBlocks(await stream(client, rowsQuery))) {
     await checker.feed(block);
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
@@ -245,10 +276,11 @@ export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions)
     horizonMs,
     opts.expirySlackMs,
   );
+  const alt = columnAlternatives(desc, columns, cp.columnSets, opts.columns !== undefined);
   const rowsQuery = buildCanonicalRowsQuery({
     database: t.database,
     table: t.table,
-    columns,
+    columns: alt?.stream ?? columns,
     timeColumn,
     window: hull.window,
     // Signed columns decide: the worker sorted a message's rows when it wrote no line column.
@@ -257,7 +289,12 @@ export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions)
     offsetColumn: desc.offsetColumn,
     lineColumn: desc.lineColumn,
   });
-  const rows = await rowPass(client, t, rowsQuery, hull.window, sink, horizonMs);
+  const rows = await rowPass(client, t, rowsQuery, hull.window, sink, horizonMs, alt?.projections);
+  if (rows.batchesVerifiedWithOtherColumns > 0)
+    sink.notice({
+      kind: 'info',
+      detail: `${rows.batchesVerifiedWithOtherColumns} batches were written before or after a column change and verified over the columns they were written with (columns added later are not covered for them)`,
+    });
   return {
     database: t.database,
     table: t.table,

@@ -23,7 +23,7 @@ import { progressConditions } from '../status/kstatus';
 import { sanitizeMessage } from '../status/sanitize';
 import { ChildApplier, clampReplicas, type ChildCaches, type Lookup } from './children';
 import { IngestApplier } from './ingest-children';
-import { ingestCondition, ingestStatus } from '../status/ingest';
+import { ingestCondition, ingestStatus, packingLimitCondition } from '../status/ingest';
 import type { IngestSpec } from '../desired/ingest';
 import type {
   ExternalPart,
@@ -228,7 +228,7 @@ export class Reconciler {
       this.applyChildren(lp, spec, config, secretsVersion(spec, this.opts.secrets)),
     );
     if (!deployment) return {};
-    const ingest = await this.applyIngest(lp, spec);
+    const ingest = await this.applyIngest(lp, spec, topic.observed?.maxMessageBytes as number | undefined);
     const live = deployment;
     const scaling = await timed('autoscaler', () => this.runAutoscaler(spec, live, ctx));
     deployment = scaling.deployment;
@@ -293,7 +293,7 @@ export class Reconciler {
   }
 
   /** Applies (or removes) the syslog receiver; its condition and status when spec.ingest is set. */
-  private async applyIngest(lp: LogPipeline, spec: ResolvedSpec) {
+  private async applyIngest(lp: LogPipeline, spec: ResolvedSpec, topicMaxMessageBytes?: number) {
     if (!spec.ingest) {
       const deleted = await this.ingestApplier.remove(spec);
       if (deleted > 0)
@@ -303,6 +303,12 @@ export class Reconciler {
           message: `spec.ingest was removed: deleted ${deleted} receiver objects`,
         });
       return undefined;
+    }
+    // Terminal until the spec or the topic changes: said once per reconcile, nothing rolled out.
+    const tooBig = packingLimitCondition(spec.ingest, spec.kafka.topic.name, topicMaxMessageBytes);
+    if (tooBig) {
+      await this.status.event(lp, { type: 'Warning', reason: tooBig.reason, message: tooBig.message });
+      return { condition: tooBig, stall: { reason: tooBig.reason, message: tooBig.message }, status: {} };
     }
     let applied;
     try {

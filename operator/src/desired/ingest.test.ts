@@ -14,6 +14,8 @@ import {
   type IngestSpec,
 } from './ingest';
 import { selectorLabels } from './labels';
+import { METRICS_PORT_NAME } from './deployment';
+import { RECEIVER_METRICS_PORT_NAME } from '../api/validate-rules-ingest';
 
 function specWith(syslog: SyslogIngestSpec): IngestSpec {
   const lp = validPipeline('fw', 'logs');
@@ -173,5 +175,14 @@ describe('receiver Service, PDB and HPA', () => {
     expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'fw-ingest' });
     expect(hpa.spec).toMatchObject({ minReplicas: 2, maxReplicas: 8 });
     expect(hpa.spec.metrics[0].resource.target).toEqual({ type: 'Utilization', averageUtilization: 70 });
+  });
+
+  it('names its probe port as the admission rule that keeps listeners off it assumes', () => {
+    const container = buildIngestDeployment(
+      specWith(fullSyslog()),
+      renderIngestConfig(specWith(fullSyslog())),
+    ).spec.template.spec.containers[0] as { ports: Array<{ name: string; containerPort: number }> };
+    expect(METRICS_PORT_NAME).toBe(RECEIVER_METRICS_PORT_NAME);
+    expect(container.ports.at(-1)).toMatchObject({ name: RECEIVER_METRICS_PORT_NAME, containerPort: 8080 });
   });
 });

@@ -1,6 +1,12 @@
 import { resolveIngest } from '../api/defaults-ingest';
 import type { SyslogIngestSpec } from '../api/types';
-import { ingestCondition, ingestEndpoints, ingestStatus, type IngestObservation } from './ingest';
+import {
+  ingestCondition,
+  ingestEndpoints,
+  ingestStatus,
+  packingLimitCondition,
+  type IngestObservation,
+} from './ingest';
 import type { DeploymentView, ServiceView } from './views';
 
 const meta = { name: 'fw-ingest', namespace: 'ns', uid: 'u', resourceVersion: '1', ownerReferences: [] };
@@ -97,5 +103,30 @@ describe('IngestReady', () => {
     const { condition, stall } = ingestCondition(observe({}, { deployment: dep }));
     expect(condition).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded' });
     expect(stall?.reason).toBe('ProgressDeadlineExceeded');
+  });
+});
+
+describe('packingLimitCondition', () => {
+  const ingest = (maxBytes?: number) =>
+    resolveIngest({ listeners: [{ name: 'tcp', protocol: 'TCP', port: 514 }], packing: { maxBytes } })!;
+
+  it('names both numbers and the topic when packing.maxBytes exceeds max.message.bytes', () => {
+    expect(packingLimitCondition(ingest(2_097_152), 'fw.logs', 1_048_588)).toEqual({
+      type: 'IngestReady',
+      status: 'False',
+      reason: 'PackingExceedsTopicLimit',
+      message: expect.stringContaining(
+        'spec.ingest.syslog.packing.maxBytes (2097152) exceeds max.message.bytes (1048588) of topic fw.logs',
+      ),
+    });
+  });
+
+  it('checks the default (1 MiB) too, and is silent at or below the limit or when the limit is unknown', () => {
+    expect(packingLimitCondition(ingest(), 't', 500_000)?.message).toContain(
+      '(1048576) exceeds max.message.bytes (500000)',
+    );
+    expect(packingLimitCondition(ingest(), 't', 1_048_588)).toBeUndefined();
+    expect(packingLimitCondition(ingest(1_048_588), 't', 1_048_588)).toBeUndefined();
+    expect(packingLimitCondition(ingest(2_097_152), 't', undefined)).toBeUndefined();
   });
 });

@@ -120,3 +120,28 @@ export function ingestStatus(o: IngestObservation): NonNullable<LogPipelineStatu
     ready: o.deployment?.status.readyReplicas ?? 0,
   };
 }
+
+/** Reason of IngestReady when a packed message could be larger than the topic accepts. */
+export const PACKING_EXCEEDS_TOPIC_LIMIT = 'PackingExceedsTopicLimit';
+
+/**
+ * IngestReady=False when packing.maxBytes exceeds the topic's max.message.bytes as the broker
+ * reports it (admission refuses it when both are in the spec; the broker default is only known
+ * here): every full message would be refused by the broker and the receiver would retry for ever.
+ */
+export function packingLimitCondition(
+  ingest: ResolvedIngest,
+  topic: string,
+  maxMessageBytes: number | undefined,
+): ConditionInput | undefined {
+  const maxBytes = ingest.packing.maxBytes;
+  if (maxMessageBytes === undefined || maxBytes <= maxMessageBytes) return undefined;
+  return {
+    type: 'IngestReady',
+    status: 'False',
+    reason: PACKING_EXCEEDS_TOPIC_LIMIT,
+    message:
+      `spec.ingest.syslog.packing.maxBytes (${maxBytes}) exceeds max.message.bytes (${maxMessageBytes}) of topic ${topic}: ` +
+      'Kafka would refuse full messages; lower packing.maxBytes or raise the topic config. The receiver is not rolled out',
+  };
+}

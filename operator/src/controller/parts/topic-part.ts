@@ -170,6 +170,7 @@ export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<
             clusterId: main.clusterId,
             topicId: main.topicId,
             owner: ownerString(ownerOf(ctx.pipeline)),
+            ...(main.maxMessageBytes ? { maxMessageBytes: main.maxMessageBytes } : {}),
           },
           events,
         };
