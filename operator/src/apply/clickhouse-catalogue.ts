@@ -10,6 +10,7 @@
  * asking after a change wait for a fresh one.
  */
 import type { ObservedTable } from '../desired/clickhouse';
+import { Coalescer } from './coalesce';
 
 /** Runs one read-only query with parameters and returns its rows (a fake in unit tests). */
 export type CatalogueExecutor = <T>(query: string, params: Record<string, unknown>) => Promise<T[]>;
@@ -54,6 +55,19 @@ const Q_COLUMNS =
 const Q_INDEXES =
   'SELECT database, table, name FROM system.data_skipping_indices WHERE has({dbs:Array(String)}, database)';
 
+// Probes: only the named tables (pruned by database and name, then matched exactly), for every
+// reconcile waiting at once. `keys` are `database.table` of validated identifiers (no dots inside).
+const PROBE_WHERE =
+  "has({dbs:Array(String)}, database) AND has({names:Array(String)}, NAME) AND has({keys:Array(String)}, concat(database, '.', NAME))";
+const Q_PROBE_TABLES =
+  'SELECT database, name, engine, engine_full AS engineFull, sorting_key AS sortingKey, ' +
+  'partition_key AS partitionKey, storage_policy AS storagePolicy, comment ' +
+  `FROM system.tables WHERE ${PROBE_WHERE.replace(/NAME/g, 'name')}`;
+const Q_PROBE_COLUMNS =
+  `SELECT database, table, name, type FROM system.columns WHERE ${PROBE_WHERE.replace(/NAME/g, 'table')} ` +
+  'ORDER BY database, table, position';
+const Q_PROBE_INDEXES = `SELECT database, table, name FROM system.data_skipping_indices WHERE ${PROBE_WHERE.replace(/NAME/g, 'table')}`;
+
 /** Queries one round sends (for tests and the bench). */
 export const QUERIES_PER_ROUND = 5;
 
@@ -70,6 +84,11 @@ export class ClickHouseCatalogue {
   private pending?: Promise<CatalogueSnapshot>;
   private inFlight?: Promise<CatalogueSnapshot>;
   private rounds = 0;
+  /** Tables our own statements touched since the snapshot: key -> when (read again before use). */
+  private readonly stale = new Map<string, number>();
+  /** Tables read by a probe newer than the snapshot: key -> [when read, row or missing]. */
+  private readonly probed = new Map<string, { at: number; table?: CatalogueTable }>();
+  private readonly probes: Coalescer<string, CatalogueTable | undefined>;
   private readonly maxAgeMs: number;
   private readonly gatherMs: number;
   private readonly now: () => number;
@@ -81,6 +100,89 @@ export class ClickHouseCatalogue {
     this.maxAgeMs = opts.maxAgeMs ?? 30_000;
     this.gatherMs = opts.gatherMs ?? 5;
     this.now = opts.now ?? Date.now;
+    this.probes = new Coalescer((keys) => this.probe(keys), { idOf: (k) => k, gatherMs: this.gatherMs });
+  }
+
+  /** Probe batches sent so far (each is one to three queries, whatever the number of tables). */
+  probeCount(): number {
+    return this.probes.batchCount();
+  }
+
+  /**
+   * Our own statement changed these tables only: they are read again (by a probe shared with every
+   * reconcile waiting at the same moment) before anyone judges them; the rest of the snapshot
+   * stays valid, so a storm of creations does not force a full round per statement.
+   */
+  markStale(database: string, tables: readonly string[]): void {
+    const at = this.now();
+    for (const t of tables) this.stale.set(tableKey(database, t), at);
+  }
+
+  /**
+   * `tables` of `database` as they are now: from the snapshot, except tables our statements
+   * touched since (and, with `fresh`, tables the snapshot lacks), which are probed. A missing
+   * table is absent from the map.
+   */
+  async lookup(
+    database: string,
+    tables: readonly string[],
+    opts: { freshMissing?: boolean } = {},
+  ): Promise<Map<string, CatalogueTable>> {
+    const snap = await this.snapshot([database]);
+    const out = new Map<string, CatalogueTable>();
+    const ask: string[] = [];
+    for (const t of tables) {
+      const key = tableKey(database, t);
+      const known = this.known(snap, key);
+      if (known === 'unknown' || (opts.freshMissing && known === undefined)) ask.push(key);
+      else if (known) out.set(t, known);
+    }
+    const got = await Promise.all(ask.map((k) => this.probes.get(k)));
+    ask.forEach((k, i) => {
+      const table = got[i];
+      if (table) out.set(k.slice(database.length + 1), table);
+    });
+    return out;
+  }
+
+  /** The freshest row we hold for `key`, undefined (missing) or 'unknown' (touched since read). */
+  private known(snap: CatalogueSnapshot, key: string): CatalogueTable | undefined | 'unknown' {
+    const touched = this.stale.get(key);
+    const probe = this.probed.get(key);
+    const seenAt = Math.max(snap.at, probe?.at ?? -Infinity);
+    if (touched !== undefined && touched >= seenAt) return 'unknown';
+    return probe && probe.at >= snap.at ? probe.table : snap.tables.get(key);
+  }
+
+  private async probe(keys: string[]): Promise<Map<string, CatalogueTable | undefined>> {
+    const at = this.now();
+    const dbs = [...new Set(keys.map((k) => k.split('.')[0]))];
+    const names = [...new Set(keys.map((k) => k.slice(k.indexOf('.') + 1)))];
+    const params = { dbs, names, keys };
+    const wanted = new Set(keys);
+    const rows = (await this.run<TableRow>(Q_PROBE_TABLES, params)).filter((r) =>
+      wanted.has(tableKey(r.database, r.name)),
+    );
+    const found = new Map<string, CatalogueTable>();
+    for (const { database, name, ...row } of rows)
+      found.set(tableKey(database, name), { ...row, columns: [], skipIndexes: [] });
+    if (found.size > 0) {
+      const p = { ...params, keys: [...found.keys()] };
+      const columns = await this.run<{ database: string; table: string; name: string; type: string }>(
+        Q_PROBE_COLUMNS,
+        p,
+      );
+      const indexes = await this.run<{ database: string; table: string; name: string }>(Q_PROBE_INDEXES, p);
+      for (const c of columns)
+        found.get(tableKey(c.database, c.table))?.columns.push({ name: c.name, type: c.type });
+      for (const i of indexes) found.get(tableKey(i.database, i.table))?.skipIndexes.push(i.name);
+    }
+    const out = new Map<string, CatalogueTable | undefined>();
+    for (const k of keys) {
+      out.set(k, found.get(k));
+      this.probed.set(k, { at, table: found.get(k) });
+    }
+    return out;
   }
 
   /** Rounds read so far (each is QUERIES_PER_ROUND queries). */
@@ -136,6 +238,9 @@ export class ClickHouseCatalogue {
       try {
         const snap = await round;
         this.current = snap;
+        // Touches and probes older than this round are answered by it.
+        for (const [k, at] of this.stale) if (at < snap.at) this.stale.delete(k);
+        for (const [k, p] of this.probed) if (p.at < snap.at) this.probed.delete(k);
         return snap;
       } catch (err) {
         this.dirty = true;
