@@ -195,19 +195,6 @@ export class ClickHouseCatalogue {
     this.dirty = true;
   }
 
-  /**
-   * Makes sure `tables` of `database` are judged on a round read after this call started unless
-   * the current snapshot already holds all of them: a table someone else created since the last
-   * round must be seen (and its owner record judged) before we would create it.
-   */
-  async confirmMissing(database: string, tables: readonly string[]): Promise<void> {
-    const since = this.now();
-    const snap = await this.snapshot([database]);
-    if (snap.at >= since) return;
-    if (snap.databases.has(database) && tables.every((t) => snap.tables.has(tableKey(database, t)))) return;
-    this.markDirty();
-  }
-
   /** A snapshot covering `databases`, fresh enough; fetches a round when needed. */
   async snapshot(databases: readonly string[]): Promise<CatalogueSnapshot> {
     for (const db of databases) {
