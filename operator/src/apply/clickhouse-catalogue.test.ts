@@ -193,6 +193,10 @@ describe('ClickHouseCatalogue before creating', () => {
     expect(await tableExists(src, 'logs', 'fw')).toBe(true);
     await tableComments(src, 'logs', ['fw_dlq']);
     expect(catalogue.probeCount()).toBe(1);
+    // That probe read the row only: planning changes reads columns and indexes too, once.
+    expect((await observeTable(src, 'logs', 'fw_dlq'))?.columns.map((c) => c.name)).toEqual(['raw']);
+    await observeTable(src, 'logs', 'fw_dlq');
+    expect(catalogue.probeCount()).toBe(2);
     expect(catalogue.roundCount()).toBe(1);
   });
 });

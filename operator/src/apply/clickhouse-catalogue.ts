@@ -87,8 +87,10 @@ export class ClickHouseCatalogue {
   /** Tables our own statements touched since the snapshot: key -> when (read again before use). */
   private readonly stale = new Map<string, number>();
   /** Tables read by a probe newer than the snapshot: key -> [when read, row or missing]. */
-  private readonly probed = new Map<string, { at: number; table?: CatalogueTable }>();
+  private readonly probed = new Map<string, { at: number; table?: CatalogueTable; full: boolean }>();
   private readonly probes: Coalescer<string, CatalogueTable | undefined>;
+  /** Probes of the table rows only (comments, engine): what a claim check needs. */
+  private readonly lightProbes: Coalescer<string, CatalogueTable | undefined>;
   private readonly maxAgeMs: number;
   private readonly gatherMs: number;
   private readonly now: () => number;
@@ -100,12 +102,19 @@ export class ClickHouseCatalogue {
     this.maxAgeMs = opts.maxAgeMs ?? 30_000;
     this.gatherMs = opts.gatherMs ?? 5;
     this.now = opts.now ?? Date.now;
-    this.probes = new Coalescer((keys) => this.probe(keys), { idOf: (k) => k, gatherMs: this.gatherMs });
+    this.probes = new Coalescer((keys) => this.probe(keys, true), {
+      idOf: (k) => k,
+      gatherMs: this.gatherMs,
+    });
+    this.lightProbes = new Coalescer((keys) => this.probe(keys, false), {
+      idOf: (k) => k,
+      gatherMs: this.gatherMs,
+    });
   }
 
   /** Probe batches sent so far (each is one to three queries, whatever the number of tables). */
   probeCount(): number {
-    return this.probes.batchCount();
+    return this.probes.batchCount() + this.lightProbes.batchCount();
   }
 
   /**
@@ -126,18 +135,19 @@ export class ClickHouseCatalogue {
   async lookup(
     database: string,
     tables: readonly string[],
-    opts: { freshMissing?: boolean } = {},
+    opts: { freshMissing?: boolean; commentsOnly?: boolean } = {},
   ): Promise<Map<string, CatalogueTable>> {
     const snap = await this.snapshot([database]);
     const out = new Map<string, CatalogueTable>();
     const ask: string[] = [];
     for (const t of tables) {
       const key = tableKey(database, t);
-      const known = this.known(snap, key);
+      const known = this.known(snap, key, !opts.commentsOnly);
       if (known === 'unknown' || (opts.freshMissing && known === undefined)) ask.push(key);
       else if (known) out.set(t, known);
     }
-    const got = await Promise.all(ask.map((k) => this.probes.get(k)));
+    const probes = opts.commentsOnly ? this.lightProbes : this.probes;
+    const got = await Promise.all(ask.map((k) => probes.get(k)));
     ask.forEach((k, i) => {
       const table = got[i];
       if (table) out.set(k.slice(database.length + 1), table);
@@ -146,15 +156,17 @@ export class ClickHouseCatalogue {
   }
 
   /** The freshest row we hold for `key`, undefined (missing) or 'unknown' (touched since read). */
-  private known(snap: CatalogueSnapshot, key: string): CatalogueTable | undefined | 'unknown' {
+  private known(snap: CatalogueSnapshot, key: string, full: boolean): CatalogueTable | undefined | 'unknown' {
     const touched = this.stale.get(key);
     const probe = this.probed.get(key);
     const seenAt = Math.max(snap.at, probe?.at ?? -Infinity);
     if (touched !== undefined && touched >= seenAt) return 'unknown';
-    return probe && probe.at >= snap.at ? probe.table : snap.tables.get(key);
+    if (!probe || probe.at < snap.at) return snap.tables.get(key);
+    // A light probe lacks columns and indexes: a caller planning changes reads the table in full.
+    return full && !probe.full && probe.table ? 'unknown' : probe.table;
   }
 
-  private async probe(keys: string[]): Promise<Map<string, CatalogueTable | undefined>> {
+  private async probe(keys: string[], full: boolean): Promise<Map<string, CatalogueTable | undefined>> {
     const at = this.now();
     const dbs = [...new Set(keys.map((k) => k.split('.')[0]))];
     const names = [...new Set(keys.map((k) => k.slice(k.indexOf('.') + 1)))];
@@ -166,7 +178,7 @@ export class ClickHouseCatalogue {
     const found = new Map<string, CatalogueTable>();
     for (const { database, name, ...row } of rows)
       found.set(tableKey(database, name), { ...row, columns: [], skipIndexes: [] });
-    if (found.size > 0) {
+    if (full && found.size > 0) {
       const p = { ...params, keys: [...found.keys()] };
       const columns = await this.run<{ database: string; table: string; name: string; type: string }>(
         Q_PROBE_COLUMNS,
@@ -180,7 +192,7 @@ export class ClickHouseCatalogue {
     const out = new Map<string, CatalogueTable | undefined>();
     for (const k of keys) {
       out.set(k, found.get(k));
-      this.probed.set(k, { at, table: found.get(k) });
+      this.probed.set(k, { at, table: found.get(k), full });
     }
     return out;
   }

@@ -186,7 +186,8 @@ export async function databaseExists(src: ObserveSource, database: string): Prom
 
 /** True when a table (of any engine) exists. */
 export async function tableExists(src: ObserveSource, database: string, table: string): Promise<boolean> {
-  if (viaCatalogue(src)) return (await src.catalogue.lookup(database, [table])).has(table);
+  if (viaCatalogue(src))
+    return (await src.catalogue.lookup(database, [table], { commentsOnly: true })).has(table);
   const client = src;
   const rows = await queryRows<{ n: string }>(
     client,
@@ -237,7 +238,7 @@ export async function tableComments(
   tables: string[],
 ): Promise<Map<string, string>> {
   if (viaCatalogue(src)) {
-    const seen = await src.catalogue.lookup(database, tables);
+    const seen = await src.catalogue.lookup(database, tables, { commentsOnly: true });
     return new Map([...seen].map(([t, row]) => [t, row.comment]));
   }
   const client = src;
