@@ -154,20 +154,49 @@ describe('ClickHouseCatalogue single flight', () => {
 });
 
 describe('ClickHouseCatalogue before creating', () => {
-  it('re-reads when a table we would create is missing from an older round', async () => {
+  it('probes only the tables the snapshot lacks, shared by every caller of the moment', async () => {
+    const server = fakeServer();
+    const catalogue = new ClickHouseCatalogue(server.run, { gatherMs: 1 });
+    const src = { client: {} as never, catalogue };
+    await catalogue.snapshot(['logs']);
+    // All present: no probe, no new round.
+    await catalogue.lookup('logs', ['fw', 'fw_dlq'], { freshMissing: true });
+    expect(catalogue.roundCount()).toBe(1);
+    expect(catalogue.probeCount()).toBe(0);
+    // Created by hand since the last round: seen before anything is created, by one probe for all.
+    server.tables.set('logs.byhand', { comment: 'x', columns: ['a'] });
+    await Promise.all([
+      catalogue.lookup('logs', ['fw', 'byhand'], { freshMissing: true }),
+      catalogue.lookup('logs', ['fw', 'missing'], { freshMissing: true }),
+    ]);
+    expect(catalogue.probeCount()).toBe(1);
+    expect(await tableExists(src, 'logs', 'byhand')).toBe(true);
+    expect(await tableExists(src, 'logs', 'missing')).toBe(false);
+    expect(catalogue.roundCount()).toBe(1);
+  });
+
+  it('re-reads only the tables our statements touched, not the whole catalogue', async () => {
     const server = fakeServer();
     let t = 0;
     const catalogue = new ClickHouseCatalogue(server.run, { gatherMs: 0, now: () => t });
     const src = { client: {} as never, catalogue };
     await catalogue.snapshot(['logs']);
     t = 10;
-    // All present: no new round.
-    await catalogue.confirmMissing('logs', ['fw', 'fw_dlq']);
+    server.tables.set('logs.fw_dlq', { comment: 'logpipeline.io/owner=v1:isp/fw/u1', columns: ['raw'] });
+    catalogue.markStale('logs', ['fw_dlq']);
+    t = 11;
+    expect((await tableComments(src, 'logs', ['fw_dlq'])).get('fw_dlq')).toBe(
+      'logpipeline.io/owner=v1:isp/fw/u1',
+    );
+    expect(catalogue.probeCount()).toBe(1);
+    // Untouched tables come from the snapshot; the probed one is not read again.
+    expect(await tableExists(src, 'logs', 'fw')).toBe(true);
+    await tableComments(src, 'logs', ['fw_dlq']);
+    expect(catalogue.probeCount()).toBe(1);
+    // That probe read the row only: planning changes reads columns and indexes too, once.
+    expect((await observeTable(src, 'logs', 'fw_dlq'))?.columns.map((c) => c.name)).toEqual(['raw']);
+    await observeTable(src, 'logs', 'fw_dlq');
+    expect(catalogue.probeCount()).toBe(2);
     expect(catalogue.roundCount()).toBe(1);
-    // Created by hand since the last round: seen before anything is created.
-    server.tables.set('logs.byhand', { comment: '', columns: ['a'] });
-    await catalogue.confirmMissing('logs', ['fw', 'byhand']);
-    expect(await tableExists(src, 'logs', 'byhand')).toBe(true);
-    expect(catalogue.roundCount()).toBe(2);
   });
 });

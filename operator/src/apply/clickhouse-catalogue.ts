@@ -14,10 +14,12 @@ import { CountMap } from './request-counts';
 
 /**
  * What the catalogues of this process did (exported as metrics): `read fresh` (a snapshot reused),
- * `read shared` (joined a round in flight), `read round` (waited for a new round), `round`, and
- * `invalidation` (our own statement marked a catalogue dirty).
+ * `read shared` (joined a round in flight), `read round` (waited for a new round), `read probe` (a
+ * probe batch of named tables), `round`, and `invalidation` (our own statement marked a catalogue,
+ * or some of its tables, stale).
  */
 export const catalogueCounts = new CountMap();
+import { Coalescer } from './coalesce';
 
 /** Runs one read-only query with parameters and returns its rows (a fake in unit tests). */
 export type CatalogueExecutor = <T>(query: string, params: Record<string, unknown>) => Promise<T[]>;
@@ -81,6 +83,19 @@ const Q_DISKS = 'SELECT name FROM system.disks';
 const Q_INDEXES =
   'SELECT database, table, name FROM system.data_skipping_indices WHERE has({dbs:Array(String)}, database)';
 
+// Probes: only the named tables (pruned by database and name, then matched exactly), for every
+// reconcile waiting at once. `keys` are `database.table` of validated identifiers (no dots inside).
+const PROBE_WHERE =
+  "has({dbs:Array(String)}, database) AND has({names:Array(String)}, NAME) AND has({keys:Array(String)}, concat(database, '.', NAME))";
+const Q_PROBE_TABLES =
+  'SELECT database, name, engine, engine_full AS engineFull, sorting_key AS sortingKey, ' +
+  'partition_key AS partitionKey, storage_policy AS storagePolicy, comment ' +
+  `FROM system.tables WHERE ${PROBE_WHERE.replace(/NAME/g, 'name')}`;
+const Q_PROBE_COLUMNS =
+  `SELECT database, table, name, type FROM system.columns WHERE ${PROBE_WHERE.replace(/NAME/g, 'table')} ` +
+  'ORDER BY database, table, position';
+const Q_PROBE_INDEXES = `SELECT database, table, name FROM system.data_skipping_indices WHERE ${PROBE_WHERE.replace(/NAME/g, 'table')}`;
+
 /** Queries one round sends (for tests and the bench), plus 1 for 'clusters' and 2 for 'storage' once needed. */
 export const QUERIES_PER_ROUND = 5;
 
@@ -119,6 +134,13 @@ export class ClickHouseCatalogue {
   private pending?: Promise<CatalogueSnapshot>;
   private inFlight?: Promise<CatalogueSnapshot>;
   private rounds = 0;
+  /** Tables our own statements touched since the snapshot: key -> when (read again before use). */
+  private readonly stale = new Map<string, number>();
+  /** Tables read by a probe newer than the snapshot: key -> [when read, row or missing]. */
+  private readonly probed = new Map<string, { at: number; table?: CatalogueTable; full: boolean }>();
+  private readonly probes: Coalescer<string, CatalogueTable | undefined>;
+  /** Probes of the table rows only (comments, engine): what a claim check needs. */
+  private readonly lightProbes: Coalescer<string, CatalogueTable | undefined>;
   private readonly maxAgeMs: number;
   private readonly gatherMs: number;
   private readonly now: () => number;
@@ -130,6 +152,101 @@ export class ClickHouseCatalogue {
     this.maxAgeMs = opts.maxAgeMs ?? 30_000;
     this.gatherMs = opts.gatherMs ?? 5;
     this.now = opts.now ?? Date.now;
+    this.probes = new Coalescer((keys) => this.probe(keys, true), {
+      idOf: (k) => k,
+      gatherMs: this.gatherMs,
+    });
+    this.lightProbes = new Coalescer((keys) => this.probe(keys, false), {
+      idOf: (k) => k,
+      gatherMs: this.gatherMs,
+    });
+  }
+
+  /** Probe batches sent so far (each is one to three queries, whatever the number of tables). */
+  probeCount(): number {
+    return this.probes.batchCount() + this.lightProbes.batchCount();
+  }
+
+  /**
+   * Our own statement changed these tables only: they are read again (by a probe shared with every
+   * reconcile waiting at the same moment) before anyone judges them; the rest of the snapshot
+   * stays valid, so a storm of creations does not force a full round per statement.
+   */
+  markStale(database: string, tables: readonly string[]): void {
+    const at = this.now();
+    catalogueCounts.inc('invalidation');
+    for (const t of tables) this.stale.set(tableKey(database, t), at);
+  }
+
+  /**
+   * `tables` of `database` as they are now: from the snapshot, except tables our statements
+   * touched since (and, with `fresh`, tables the snapshot lacks), which are probed. A missing
+   * table is absent from the map.
+   */
+  async lookup(
+    database: string,
+    tables: readonly string[],
+    opts: { freshMissing?: boolean; commentsOnly?: boolean } = {},
+  ): Promise<Map<string, CatalogueTable>> {
+    const snap = await this.snapshot([database]);
+    const out = new Map<string, CatalogueTable>();
+    const ask: string[] = [];
+    for (const t of tables) {
+      const key = tableKey(database, t);
+      const known = this.known(snap, key, !opts.commentsOnly);
+      if (known === 'unknown' || (opts.freshMissing && known === undefined)) ask.push(key);
+      else if (known) out.set(t, known);
+    }
+    const probes = opts.commentsOnly ? this.lightProbes : this.probes;
+    const got = await Promise.all(ask.map((k) => probes.get(k)));
+    ask.forEach((k, i) => {
+      const table = got[i];
+      if (table) out.set(k.slice(database.length + 1), table);
+    });
+    return out;
+  }
+
+  /** The freshest row we hold for `key`, undefined (missing) or 'unknown' (touched since read). */
+  private known(snap: CatalogueSnapshot, key: string, full: boolean): CatalogueTable | undefined | 'unknown' {
+    const touched = this.stale.get(key);
+    const probe = this.probed.get(key);
+    const seenAt = Math.max(snap.at, probe?.at ?? -Infinity);
+    if (touched !== undefined && touched >= seenAt) return 'unknown';
+    if (!probe || probe.at < snap.at) return snap.tables.get(key);
+    // A light probe lacks columns and indexes: a caller planning changes reads the table in full.
+    return full && !probe.full && probe.table ? 'unknown' : probe.table;
+  }
+
+  private async probe(keys: string[], full: boolean): Promise<Map<string, CatalogueTable | undefined>> {
+    const at = this.now();
+    const dbs = [...new Set(keys.map((k) => k.split('.')[0]))];
+    const names = [...new Set(keys.map((k) => k.slice(k.indexOf('.') + 1)))];
+    const params = { dbs, names, keys };
+    const wanted = new Set(keys);
+    catalogueCounts.inc('read probe');
+    const rows = (await this.run<TableRow>(Q_PROBE_TABLES, params)).filter((r) =>
+      wanted.has(tableKey(r.database, r.name)),
+    );
+    const found = new Map<string, CatalogueTable>();
+    for (const { database, name, ...row } of rows)
+      found.set(tableKey(database, name), { ...row, columns: [], skipIndexes: [] });
+    if (full && found.size > 0) {
+      const p = { ...params, keys: [...found.keys()] };
+      const columns = await this.run<{ database: string; table: string; name: string; type: string }>(
+        Q_PROBE_COLUMNS,
+        p,
+      );
+      const indexes = await this.run<{ database: string; table: string; name: string }>(Q_PROBE_INDEXES, p);
+      for (const c of columns)
+        found.get(tableKey(c.database, c.table))?.columns.push({ name: c.name, type: c.type });
+      for (const i of indexes) found.get(tableKey(i.database, i.table))?.skipIndexes.push(i.name);
+    }
+    const out = new Map<string, CatalogueTable | undefined>();
+    for (const k of keys) {
+      out.set(k, found.get(k));
+      this.probed.set(k, { at, table: found.get(k), full });
+    }
+    return out;
   }
 
   /** Rounds read so far (each is QUERIES_PER_ROUND queries). */
@@ -141,19 +258,6 @@ export class ClickHouseCatalogue {
   markDirty(): void {
     catalogueCounts.inc('invalidation');
     this.dirty = true;
-  }
-
-  /**
-   * Makes sure `tables` of `database` are judged on a round read after this call started unless
-   * the current snapshot already holds all of them: a table someone else created since the last
-   * round must be seen (and its owner record judged) before we would create it.
-   */
-  async confirmMissing(database: string, tables: readonly string[]): Promise<void> {
-    const since = this.now();
-    const snap = await this.snapshot([database]);
-    if (snap.at >= since) return;
-    if (snap.databases.has(database) && tables.every((t) => snap.tables.has(tableKey(database, t)))) return;
-    this.markDirty();
   }
 
   /** A snapshot covering `databases`, fresh enough; fetches a round when needed. */
@@ -207,6 +311,9 @@ export class ClickHouseCatalogue {
           const changed = changedTables(previous, snap);
           if (changed.length > 0) this.opts.onChange(changed);
         }
+        // Touches and probes older than this round are answered by it.
+        for (const [k, at] of this.stale) if (at < snap.at) this.stale.delete(k);
+        for (const [k, p] of this.probed) if (p.at < snap.at) this.probed.delete(k);
         return snap;
       } catch (err) {
         this.dirty = true;

@@ -9,7 +9,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { RetentionMove } from '../api/types';
 import type { ObservedTable } from '../desired/clickhouse';
 import { queryRows } from './clickhouse-client';
-import { tableKey, type ClickHouseCatalogue, type CatalogueSnapshot } from './clickhouse-catalogue';
+import type { ClickHouseCatalogue, CatalogueSnapshot } from './clickhouse-catalogue';
 
 /** Observations through the server's shared catalogue; `client` serves what it does not hold. */
 export interface CatalogueSource {
@@ -36,6 +36,11 @@ function snapshotOf(src: CatalogueSource, database: string): Promise<CatalogueSn
 /** Our statement changed the server: the catalogue (if any) is read again before the next look. */
 export function markChanged(src: ObserveSource): void {
   if (viaCatalogue(src)) src.catalogue.markDirty();
+}
+
+/** Our statement changed only these tables: they alone are read again (probed) before the next look. */
+export function markTablesChanged(src: ObserveSource, database: string, tables: readonly string[]): void {
+  if (viaCatalogue(src)) src.catalogue.markStale(database, tables);
 }
 
 /** `server:<uuid>`, or `host:<hostName>` where the engine reports the zero UUID (embedded engines). */
@@ -207,7 +212,8 @@ export async function databaseExists(src: ObserveSource, database: string): Prom
 
 /** True when a table (of any engine) exists. */
 export async function tableExists(src: ObserveSource, database: string, table: string): Promise<boolean> {
-  if (viaCatalogue(src)) return (await snapshotOf(src, database)).tables.has(tableKey(database, table));
+  if (viaCatalogue(src))
+    return (await src.catalogue.lookup(database, [table], { commentsOnly: true })).has(table);
   const client = src;
   const rows = await queryRows<{ n: string }>(
     client,
@@ -224,7 +230,7 @@ export async function observeTable(
   table: string,
 ): Promise<ObservedTable | undefined> {
   if (viaCatalogue(src)) {
-    const seen = (await snapshotOf(src, database)).tables.get(tableKey(database, table));
+    const seen = (await src.catalogue.lookup(database, [table])).get(table);
     if (!seen) return undefined;
     const { comment: _comment, columns, skipIndexes, ...rest } = seen;
     return { ...rest, columns: columns.map((c) => ({ ...c })), skipIndexes: [...skipIndexes] };
@@ -258,13 +264,8 @@ export async function tableComments(
   tables: string[],
 ): Promise<Map<string, string>> {
   if (viaCatalogue(src)) {
-    const snap = await snapshotOf(src, database);
-    const out = new Map<string, string>();
-    for (const t of tables) {
-      const seen = snap.tables.get(tableKey(database, t));
-      if (seen) out.set(t, seen.comment);
-    }
-    return out;
+    const seen = await src.catalogue.lookup(database, tables, { commentsOnly: true });
+    return new Map([...seen].map(([t, row]) => [t, row.comment]));
   }
   const client = src;
   const rows = await queryRows<{ name: string; comment: string }>(

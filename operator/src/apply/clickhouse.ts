@@ -21,6 +21,7 @@ import {
   checkCluster,
   databaseExists,
   markChanged,
+  markTablesChanged,
   type ObserveSource,
   checkServerVersion,
   checkStorage,
@@ -100,7 +101,8 @@ async function preflight(
   return checkStorage(client, spec.clickhouse.storagePolicy, moves);
 }
 
-type Run = (sql: string, settings?: Record<string, string>) => Promise<void>;
+/** Runs one statement; `touched` names the only tables it changes (none: it may change anything). */
+type Run = (sql: string, settings?: Record<string, string>, touched?: string[]) => Promise<void>;
 
 async function reconcileOne(
   client: ObserveSource,
@@ -111,10 +113,11 @@ async function reconcileOne(
   const observed = await observeTable(client, table.database, table.storageName);
   const plan = planTableChanges(table, observed, retention);
   if (plan.refusals.length > 0) return plan.refusals;
-  for (const action of plan.actions) await run(action.sql, action.settings);
+  const touched = [...new Set([table.storageName, table.name])];
+  for (const action of plan.actions) await run(action.sql, action.settings, touched);
   // Cluster mode: the Distributed front may be missing although the local table exists.
   if (observed && table.create.length > 1 && !(await tableExists(client, table.database, table.name))) {
-    await run(table.create[1]);
+    await run(table.create[1], undefined, [table.name]);
   }
   return [];
 }
@@ -151,6 +154,8 @@ async function checkClaims(
   for (const name of stamps) {
     await run(
       `ALTER TABLE ${quoted(ddl.database, name)}${ddl.onCluster} MODIFY COMMENT '${ownerRecord(claim.owner)}'`,
+      undefined,
+      [name],
     );
   }
   return { existing };
@@ -197,8 +202,9 @@ export async function ensureTable(
   if (!built.ok) return outcome(built.reason, built.message);
   const ddl = built.value;
   const src: ObserveSource = catalogue ? { client, catalogue } : client;
-  // Something to create: look at the server as it is now, not as the last round saw it.
-  await catalogue?.confirmMissing(ddl.database, physicalNames(ddl));
+  // Something to create: look at the server as it is now, not as the last round saw it (one probe
+  // of the missing tables, shared with every reconcile asking at the same moment).
+  await catalogue?.lookup(ddl.database, physicalNames(ddl), { freshMissing: true });
   const version = await serverVersion(src, ddl.database);
   const identity = await serverIdentity(src, ddl.cluster, ddl.database);
   const tooOld = checkServerVersion(version);
@@ -207,14 +213,15 @@ export async function ensureTable(
   if (missing) return outcome(missing.reason, missing.message, { identity, version });
   const applied: string[] = [];
   const guard = claim?.guard ?? UNGUARDED;
-  const run: Run = async (sql, settings) => {
+  const run: Run = async (sql, settings, touched) => {
     // ON CLUSTER DDL fans out to every node through the DDL queue: only a current leader sends it.
     if (ddl.cluster !== undefined) await guard.confirm(sql.split('\n')[0]);
     try {
       await runStatement(client, sql, settings, guard.signal);
     } finally {
       // Even a failed statement may have changed something: look again before judging.
-      markChanged(src);
+      if (touched) markTablesChanged(src, ddl.database, touched);
+      else markChanged(src);
     }
     applied.push(sql);
   };

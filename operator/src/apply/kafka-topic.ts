@@ -11,6 +11,7 @@ import type { DestructiveGuard } from './guard';
 import { KafkaApplyError, errorMessage } from './kafka-client';
 import { readTopicOwner } from './kafka-owner';
 import { countKafkaWrite } from './kafka-writes';
+import type { TopicBatcher, TopicMeta } from './kafka-topic-batch';
 
 /** Topic config bounding one record batch (so one packed syslog message). */
 export const MAX_MESSAGE_BYTES = 'max.message.bytes';
@@ -127,16 +128,25 @@ async function topicConfigs(
   return { own: all.filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG), all };
 }
 
+/** A config entry as both the admin API and the batcher report it. */
+type ConfigEntryView = Pick<ConfigEntries, 'configName' | 'configValue' | 'isSensitive'> & {
+  configSource: number;
+};
+
+/** Runs an admin operation on the pipeline's cluster (KafkaAdminPool.withAdmin bound to a connection). */
+export type AdminRunner = <T>(fn: (admin: Admin) => Promise<T>) => Promise<T>;
+
 /**
- * Repairs drift of managed configs. The legacy AlterConfigs request (all kafkajs has) replaces the
- * topic's whole override set, so the current overrides are sent back unchanged with the managed
- * keys set: unmanaged overrides survive.
+ * Repairs drift of managed configs, given every current config of the topic. The legacy
+ * AlterConfigs request (all kafkajs has) replaces the topic's whole override set, so the current
+ * overrides are sent back unchanged with the managed keys set: unmanaged overrides survive.
  */
-async function repairConfigs(
-  admin: Admin,
+async function repairConfigsFrom(
+  withAdmin: AdminRunner,
   spec: TopicSpec,
+  all: ConfigEntryView[],
 ): Promise<{ changes: string[]; rejected?: string; maxMessageBytes?: number }> {
-  const { own, all } = await topicConfigs(admin, spec.topic);
+  const own = all.filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG);
   const limit = maxMessageBytesOf(all, spec);
   const drifted = spec.configEntries.filter(
     (want) => all.find((e) => e.configName === want.name)?.configValue !== want.value,
@@ -152,16 +162,18 @@ async function repairConfigs(
   for (const want of spec.configEntries) merged.set(want.name, want.value);
   try {
     countKafkaWrite('AlterConfigs');
-    await admin.alterConfigs({
-      validateOnly: false,
-      resources: [
-        {
-          type: ConfigResourceTypes.TOPIC,
-          name: spec.topic,
-          configEntries: [...merged].map(([name, value]) => ({ name, value })),
-        },
-      ],
-    });
+    await withAdmin((admin) =>
+      admin.alterConfigs({
+        validateOnly: false,
+        resources: [
+          {
+            type: ConfigResourceTypes.TOPIC,
+            name: spec.topic,
+            configEntries: [...merged].map(([name, value]) => ({ name, value })),
+          },
+        ],
+      }),
+    );
   } catch (err) {
     if (/INVALID|POLICY/.test(errorType(err) ?? ''))
       return { changes: [], rejected: errorMessage(err), maxMessageBytes: limit };
@@ -174,37 +186,28 @@ async function repairConfigs(
  * The topic's max.message.bytes after this apply: the managed value when the spec sets it (just
  * written), else what the broker reports (the topic's own override or the broker default).
  */
-export function maxMessageBytesOf(all: ConfigEntries[], spec: TopicSpec): number | undefined {
+export function maxMessageBytesOf(all: readonly ConfigEntryView[], spec: TopicSpec): number | undefined {
   const wanted = spec.configEntries.find((e) => e.name === MAX_MESSAGE_BYTES)?.value;
   const value = wanted ?? all.find((e) => e.configName === MAX_MESSAGE_BYTES)?.configValue;
   const n = value === undefined ? NaN : Number(value);
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
-/** Creates or updates the topic to match `spec`; throws KafkaApplyError only for unexpected failures. */
-export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicOutcome> {
-  const { clusterId } = await call('describing the Kafka cluster', () => admin.describeCluster());
-  const base = { clusterId, changes: [] as string[], warnings: [] as string[] };
-  let current = await describeTopic(admin, spec.topic);
-  if (!current) {
-    const created = await createTopic(admin, spec);
-    if (created.rejected)
-      return {
-        ...base,
-        ready: false,
-        exists: false,
-        reason: 'TopicCreateRejected',
-        message: created.rejected,
-      };
-    if (created.created) base.changes.push(`created with ${spec.numPartitions} partitions`);
-    current = await describeTopic(admin, spec.topic);
-    if (!current)
-      throw new KafkaApplyError('KafkaError', `topic ${spec.topic} is not visible after creation`);
-  }
+/** Partitions, replication and configs of an existing topic brought to the spec (shared by both appliers). */
+async function finishTopic(
+  withAdmin: AdminRunner,
+  spec: TopicSpec,
+  found: { partitions: number; replicas: number },
+  base: { clusterId: string; changes: string[]; warnings: string[] },
+  configs: () => Promise<ConfigEntryView[]> | undefined,
+): Promise<TopicOutcome> {
+  let current = found;
   if (current.partitions < spec.numPartitions) {
     countKafkaWrite('CreatePartitions');
     await call(`adding partitions to ${spec.topic}`, () =>
-      admin.createPartitions({ topicPartitions: [{ topic: spec.topic, count: spec.numPartitions }] }),
+      withAdmin((admin) =>
+        admin.createPartitions({ topicPartitions: [{ topic: spec.topic, count: spec.numPartitions }] }),
+      ),
     );
     base.changes.push(`partitions ${current.partitions} -> ${spec.numPartitions}`);
     current = { ...current, partitions: spec.numPartitions };
@@ -214,7 +217,11 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicO
       `replication factor is ${current.replicas}, spec asks ${spec.replicationFactor}; change it with a partition reassignment`,
     );
   }
-  const repaired = await repairConfigs(admin, spec);
+  // A topic created just now carries the spec's configs: nothing to read back.
+  const all = await configs();
+  const repaired = all
+    ? await repairConfigsFrom(withAdmin, spec, all)
+    : { changes: [], rejected: undefined, maxMessageBytes: maxMessageBytesOf([], spec) };
   base.changes.push(...repaired.changes);
   const result = {
     ...base,
@@ -234,6 +241,67 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicO
     reason: 'TopicReady',
     message: `topic ${spec.topic} has ${current.partitions} partitions and the managed configs`,
   };
+}
+
+function createRejected(base: { clusterId: string; changes: string[]; warnings: string[] }, message: string) {
+  return { ...base, ready: false, exists: false, reason: 'TopicCreateRejected', message };
+}
+
+/** Creates or updates the topic to match `spec`; throws KafkaApplyError only for unexpected failures. */
+export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicOutcome> {
+  const { clusterId } = await call('describing the Kafka cluster', () => admin.describeCluster());
+  const base = { clusterId, changes: [] as string[], warnings: [] as string[] };
+  let current = await describeTopic(admin, spec.topic);
+  if (!current) {
+    const created = await createTopic(admin, spec);
+    if (created.rejected) return createRejected(base, created.rejected);
+    if (created.created) base.changes.push(`created with ${spec.numPartitions} partitions`);
+    current = await describeTopic(admin, spec.topic);
+    if (!current)
+      throw new KafkaApplyError('KafkaError', `topic ${spec.topic} is not visible after creation`);
+  }
+  return finishTopic(
+    (fn) => fn(admin),
+    spec,
+    current,
+    base,
+    async () => {
+      return (await topicConfigs(admin, spec.topic)).all;
+    },
+  );
+}
+
+/**
+ * ensureTopic through the cluster's batcher (apply/kafka-topic-batch.ts): `found` is the topic's
+ * metadata the caller already read (undefined: missing). A missing topic is created in the next
+ * coalesced CreateTopics; `created` says whether this call created it (then it carries the spec's
+ * configs and is not read back). Rare changes (partitions, config repairs) go through `withAdmin`.
+ */
+export async function ensureTopicBatched(
+  batch: TopicBatcher,
+  withAdmin: AdminRunner,
+  spec: TopicSpec,
+  found: TopicMeta | undefined,
+  clusterId: string,
+): Promise<TopicOutcome & { created: boolean }> {
+  const base = { clusterId, changes: [] as string[], warnings: [] as string[] };
+  let current = found;
+  let created = false;
+  if (!current) {
+    const r = await call(`creating topic ${spec.topic}`, () => batch.creates.get(spec));
+    if (r.rejected) return { ...createRejected(base, r.rejected), created };
+    created = r.created;
+    if (created) {
+      base.changes.push(`created with ${spec.numPartitions} partitions`);
+      current = { partitions: spec.numPartitions, replicas: spec.replicationFactor };
+    } else current = await call(`describing topic ${spec.topic}`, () => batch.describes.get(spec.topic));
+    if (!current)
+      throw new KafkaApplyError('KafkaError', `topic ${spec.topic} is not visible after creation`);
+  }
+  const out = await finishTopic(withAdmin, spec, current, base, () =>
+    created ? undefined : call(`describing configs of ${spec.topic}`, () => batch.configs.get(spec.topic)),
+  );
+  return { ...out, created };
 }
 
 /**

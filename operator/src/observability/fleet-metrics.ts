@@ -116,7 +116,7 @@ export class FleetMetrics {
       });
     counter(
       'logpipeline_operator_clickhouse_catalogue_reads_total',
-      'Catalogue reads by result: fresh (snapshot reused), shared (joined a round in flight), round (waited for a new round).',
+      'Catalogue reads by result: fresh (snapshot reused), shared (joined a round in flight), round (waited for a new round), probe (a batch of named tables read).',
       'result',
       catalogueCounts,
       (k) => (k.startsWith('read ') ? k.slice(5) : undefined),

@@ -9,6 +9,7 @@ import { createScalingPart, type LagScaler } from './scaling-part';
 import { SealScheduler } from './seal-part';
 import { ClickHousePool, createTablePart } from './table-part';
 import { createTopicPart } from './topic-part';
+import { TopicBatchers } from '../../apply/kafka-topic-batch';
 
 /** Shared clients of the external parts (one admin per Kafka cluster, one HTTP client per ClickHouse user). */
 export interface ExternalClients {
@@ -16,6 +17,8 @@ export interface ExternalClients {
   clickhouse: ClickHousePool;
   /** The lag autoscaler (shares both pools). */
   autoscaler: LagScaler;
+  /** The per-cluster topic batchers of the Topic part (coalesced Metadata, CreateTopics, owner records). */
+  topics: TopicBatchers;
   /** The per-cluster Kafka observers the autoscaler samples through (one round per cluster and interval). */
   observers: KafkaObservers;
   close(): Promise<void>;
@@ -37,7 +40,9 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     onTablesChanged: (url, tables) => manager.reconciler.partMemo?.tablesChanged(url, tables),
   });
   const pipelines = () => manager.pipelines.list();
-  manager.reconciler.registerPart(createTopicPart(kafka, pipelines));
+  // One coalescing batcher per Kafka cluster: a storm of creations shares its admin requests.
+  const topics = new TopicBatchers();
+  manager.reconciler.registerPart(createTopicPart(kafka, pipelines, topics));
   manager.reconciler.registerPart(createTablePart(clickhouse));
   const observers = new KafkaObservers();
   const autoscaler = createScalingPart({
@@ -63,9 +68,10 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     clickhouse,
     autoscaler,
     observers,
+    topics,
     close: async () => {
       autoscaler.close();
-      await Promise.allSettled([kafka.close(), clickhouse.close(), observers.close()]);
+      await Promise.allSettled([kafka.close(), clickhouse.close(), observers.close(), topics.close()]);
     },
   };
 }

@@ -12,7 +12,7 @@ import { ClickHouseCatalogue, type CatalogueOptions } from '../../apply/clickhou
 import { ClickHouseApplyError, createClickHouseClient, queryRows } from '../../apply/clickhouse-client';
 import { AccessApplier, pipelineRoles } from '../../compliance/access';
 import { checkRetention } from '../../compliance/retention';
-import { CoverageReader } from '../../apply/parser-coverage';
+import { CoverageReader, coverageOf } from '../../apply/parser-coverage';
 import type { PipelineEvent } from '../../apply/kube';
 import { ownerOf, wantsAdoption } from '../../desired/ownership';
 import { sanitizeMessage } from '../../status/sanitize';
@@ -196,6 +196,11 @@ async function writerIsAdmin(spec: ResolvedSpec, ctx: PartContext): Promise<Part
   };
 }
 
+/** Whether `applied` created table `name` (its CREATE TABLE statement ran in this reconcile). */
+function createdNow(applied: string[], name: string): boolean {
+  return applied.some((sql) => sql.startsWith('CREATE TABLE') && sql.includes(`.\`${name}\``));
+}
+
 /** Creates the Table part. */
 export function createTablePart(pool: ClickHousePool, access = new AccessApplier()): ExternalPart {
   // generation + annotations of each pipeline at its last check: a change makes it look afresh.
@@ -228,9 +233,12 @@ export function createTablePart(pool: ClickHousePool, access = new AccessApplier
           await pool.catalogue(spec, ctx),
         );
         // A failed read leaves ParserCoverage Unknown; it never blocks the table's own state.
-        const parserCoverage = out.ready
-          ? await (await pool.coverageReader(spec, ctx)).read(spec)
-          : undefined;
+        // A coverage table created by this very call holds no rows yet: nothing to read.
+        const parserCoverage = !out.ready
+          ? undefined
+          : createdNow(out.applied, spec.coverage.table)
+            ? coverageOf(spec.coverage.windowMs, 0, 0, {})
+            : await (await pool.coverageReader(spec, ctx)).read(spec);
         const observed = {
           database: spec.clickhouse.database,
           table: spec.clickhouse.table,

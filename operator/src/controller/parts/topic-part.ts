@@ -3,20 +3,24 @@
  * through one shared admin client per Kafka cluster, and deletes them for deletionPolicy Delete
  * only on the cluster recorded at creation.
  */
-import type { Admin } from 'kafkajs';
 import type { ResolvedSpec } from '../../api/defaults';
 import type { LogPipeline, LogPipelineStatus } from '../../api/types';
 import {
   KafkaAdminPool,
   KafkaApplyError,
+  errorMessage,
   kafkaConnection,
   type KafkaConnection,
 } from '../../apply/kafka-client';
-import { OwnerRecordUnreadable, readTopicOwner, writeTopicOwner } from '../../apply/kafka-owner';
-import { deleteTopic, describeTopic, ensureTopic } from '../../apply/kafka-topic';
-import { countKafkaWrite } from '../../apply/kafka-writes';
+import {
+  deleteTopic,
+  ensureTopicBatched,
+  type AdminRunner,
+  type TopicOutcome,
+} from '../../apply/kafka-topic';
+import { TopicBatchers, type TopicBatcher, type TopicMeta } from '../../apply/kafka-topic-batch';
 import type { PipelineEvent } from '../../apply/kube';
-import { buildDeadLetterTopicSpec, buildTopicSpec } from '../../desired/topic';
+import { buildDeadLetterTopicSpec, buildTopicSpec, type TopicSpec } from '../../desired/topic';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
 import {
   judgeClaim,
@@ -40,94 +44,122 @@ export async function kafkaConnectionFor(spec: ResolvedSpec, ctx: PartContext): 
   });
 }
 
-/** The claim check of one topic: conflict message, or whether to (re)write our record. */
+/**
+ * The claim check of one existing topic: conflict message, or whether to (re)write our record.
+ * A topic this process created for this pipeline whose record is not stored yet (the commit failed)
+ * is ours: it is stamped, never judged foreign.
+ */
 async function checkTopicClaim(
-  admin: Admin,
+  batch: TopicBatcher,
   topic: string,
   ctx: PartContext,
   clusterId: string,
-): Promise<{ conflict?: string; stamp: boolean; exists: boolean }> {
-  if (!(await describeTopic(admin, topic))) return { stamp: true, exists: false };
+): Promise<{ conflict?: string; stamp: boolean }> {
   const me = ownerOf(ctx.pipeline);
   const recorded = ctx.pipeline.status?.topic;
   let text: string | undefined;
   try {
-    text = await readTopicOwner(admin, topic);
+    text = await batch.owners.get(topic);
   } catch (err) {
     // Unreadable for now, but our status already holds it on this cluster: judge it next time
-    // rather than flip TopicReady over a client-side metadata race.
+    // rather than flip TopicReady over a transient failure.
     const ours = recorded?.clusterId === clusterId && recorded.owner === ownerString(me);
-    if (err instanceof OwnerRecordUnreadable && ours) return { stamp: false, exists: true };
-    throw err;
+    if (ours) return { stamp: false };
+    throw err instanceof KafkaApplyError ? err : new KafkaApplyError('KafkaError', String(err));
   }
   // Our status already names this topic on this cluster: an upgrade from an operator version
   // without records, or our record expired with the owner group's offsets (older claims were
   // checked by the caller).
   const legacy =
-    recorded?.clusterId === clusterId && (recorded.owner === undefined || recorded.owner === ownerString(me));
+    batch.createdBy(topic, me.uid) ||
+    (recorded?.clusterId === clusterId &&
+      (recorded.owner === undefined || recorded.owner === ownerString(me)));
   const verdict = judgeClaim(text, me, `topic ${topic}`, {
     adopt: wantsAdoption(ctx.pipeline),
     legacy,
   });
-  if (verdict.kind === 'conflict') return { conflict: verdict.message, stamp: false, exists: true };
+  if (verdict.kind === 'conflict') return { conflict: verdict.message, stamp: false };
   // Renewal is judged from the date in the record itself, so a restart rewrites nothing.
-  return { stamp: verdict.kind === 'stamp' || ownerRecordStale(text, Date.now()), exists: true };
+  return { stamp: verdict.kind === 'stamp' || ownerRecordStale(text, Date.now()) };
 }
 
-type Claims = { clusterId: string; checks: Array<{ name: string; stamp: boolean; exists: boolean }> };
+interface TopicCheck {
+  spec: TopicSpec;
+  found?: TopicMeta;
+  stamp: boolean;
+}
 
-/** Checks every topic of the pipeline (older claims in the cache, then each topic's record). */
+/** Checks every topic of the pipeline (older claims in the cache, then each existing topic's record). */
 async function claimTopics(
-  admin: Admin,
-  names: string[],
+  batch: TopicBatcher,
+  specs: TopicSpec[],
   spec: ResolvedSpec,
   ctx: PartContext,
   all: Iterable<LogPipeline>,
-): Promise<Claims | { conflict: string }> {
-  const { clusterId } = await admin.describeCluster();
+): Promise<{ clusterId: string; checks: TopicCheck[] } | { conflict: string }> {
+  const found = await Promise.all(specs.map((t) => call(() => batch.describes.get(t.topic))));
+  const clusterId = await call(() => batch.clusterId());
   const older = olderTopicClaimant(ctx.pipeline, spec, clusterId, all);
   if (older) {
     const who = `${older.metadata.namespace}/${older.metadata.name}`;
     return { conflict: `topic ${spec.kafka.topic.name} is claimed by the older LogPipeline ${who}` };
   }
-  const checks: Claims['checks'] = [];
-  for (const name of names) {
-    const c = await checkTopicClaim(admin, name, ctx, clusterId);
-    if (c.conflict) return { conflict: c.conflict };
-    checks.push({ name, stamp: c.stamp, exists: c.exists });
-  }
+  const checks = await Promise.all(
+    specs.map(async (t, i) => {
+      if (!found[i]) return { spec: t, stamp: true };
+      const c = await checkTopicClaim(batch, t.topic, ctx, clusterId);
+      return { spec: t, found: found[i], ...c };
+    }),
+  );
+  const lost = checks.find((c) => 'conflict' in c && c.conflict);
+  if (lost && 'conflict' in lost && lost.conflict) return { conflict: lost.conflict };
   return { clusterId, checks };
 }
 
-/**
- * Writes our owner record (dated today) where the claim asked for it, on topics created just now,
- * and when the stored one is a day old (renewal); returns a conflict message when a topic created
- * concurrently carries another record.
- */
-async function recordOwners(
-  pool: KafkaAdminPool,
-  conn: KafkaConnection,
-  claims: Claims,
-  ctx: PartContext,
-): Promise<string | undefined> {
-  const me = ownerOf(ctx.pipeline);
-  for (const c of claims.checks) {
-    if (!c.exists) {
-      // Created just now: by us, or by a pipeline of another operator at the same moment.
-      const now = await pool.withAdmin(conn, (admin) => readTopicOwner(admin, c.name));
-      const v = judgeClaim(now, me, `topic ${c.name}`, { adopt: false, legacy: true });
-      if (v.kind === 'conflict') return v.message;
-    }
-    if (!c.exists || c.stamp) {
-      countKafkaWrite('OwnerRecordCommit');
-      await writeTopicOwner(conn, c.name, ownerRecord(me, new Date()));
-    }
+/** Batcher calls fail with plain errors too; the part reports them as KafkaApplyError (retry). */
+async function call<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof KafkaApplyError) throw err;
+    throw new KafkaApplyError('KafkaError', errorMessage(err));
   }
-  return undefined;
+}
+
+/**
+ * Ensures one topic and writes our owner record (dated today) where the claim asked for it, on a
+ * topic created by this call, and when the stored one is a day old (renewal). A topic that was
+ * missing at the claim check but created meanwhile by someone else is judged now.
+ */
+async function ensureOne(
+  batch: TopicBatcher,
+  withAdmin: AdminRunner,
+  check: TopicCheck,
+  clusterId: string,
+  ctx: PartContext,
+): Promise<{ outcome: TopicOutcome } | { conflict: string }> {
+  const me = ownerOf(ctx.pipeline);
+  const outcome = await ensureTopicBatched(batch, withAdmin, check.spec, check.found, clusterId);
+  let stamp = check.stamp;
+  if (outcome.created) batch.noteCreated(check.spec.topic, me.uid);
+  else if (!check.found && outcome.exists) {
+    // Created concurrently, by a pipeline of another operator or another of ours.
+    const now = await call(() => batch.owners.get(check.spec.topic));
+    const v = judgeClaim(now, me, `topic ${check.spec.topic}`, { adopt: false, legacy: true });
+    if (v.kind === 'conflict') return { conflict: v.message };
+    stamp = v.kind === 'stamp' || ownerRecordStale(now, Date.now());
+  }
+  if (outcome.exists && stamp)
+    await call(() => batch.commitOwner(check.spec.topic, ownerRecord(me, new Date())));
+  return { outcome };
 }
 
 /** Creates the Topic part; `pipelines` lists every cached LogPipeline (for claim conflicts). */
-export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<LogPipeline>): ExternalPart {
+export function createTopicPart(
+  pool: KafkaAdminPool,
+  pipelines: () => Iterable<LogPipeline>,
+  batchers: TopicBatchers = new TopicBatchers(),
+): ExternalPart {
   const conflict = (message: string): PartOutcome => ({
     status: 'False',
     reason: CONFLICT,
@@ -140,19 +172,22 @@ export function createTopicPart(pool: KafkaAdminPool, pipelines: () => Iterable<
       const topic = buildTopicSpec(spec);
       if (!topic.ok) return { status: 'False', reason: topic.reason, message: topic.message };
       const dlq = buildDeadLetterTopicSpec(spec);
-      const names = [topic.value.topic, ...(dlq?.ok ? [dlq.value.topic] : [])];
       try {
         const conn = await kafkaConnectionFor(spec, ctx);
-        const claims = await pool.withAdmin(conn, (admin) =>
-          claimTopics(admin, names, spec, ctx, pipelines()),
-        );
+        const batch = batchers.for(conn);
+        const specs = [topic.value, ...(dlq?.ok ? [dlq.value] : [])];
+        const claims = await claimTopics(batch, specs, spec, ctx, pipelines());
         if ('conflict' in claims) return conflict(claims.conflict);
-        const main = await pool.withAdmin(conn, (admin) => ensureTopic(admin, topic.value));
-        const dead = dlq?.ok
-          ? await pool.withAdmin(conn, (admin) => ensureTopic(admin, dlq.value))
-          : undefined;
-        const lost = await recordOwners(pool, conn, claims, ctx);
-        if (lost) return conflict(lost);
+        const withAdmin: AdminRunner = (fn) => pool.withAdmin(conn, fn);
+        const done = await Promise.all(
+          claims.checks.map((c) => ensureOne(batch, withAdmin, c, claims.clusterId, ctx)),
+        );
+        const lost = done.find((d) => 'conflict' in d);
+        if (lost && 'conflict' in lost) return conflict(lost.conflict);
+        const [main, dead] = done.map((d) => ('outcome' in d ? d.outcome : undefined)) as [
+          TopicOutcome,
+          TopicOutcome | undefined,
+        ];
         const events: PipelineEvent[] = [...main.changes, ...(dead?.changes ?? [])].map((c) => ({
           type: 'Normal',
           reason: 'TopicChanged',

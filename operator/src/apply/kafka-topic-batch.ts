@@ -1,0 +1,378 @@
+/**
+ * Batched topic reads and writes for the Topic part, one batcher per Kafka cluster (same key as
+ * KafkaAdminPool). A new pipeline used to cost ~20 admin requests of its own (describeCluster
+ * twice, kafkajs metadata refreshes of every topic it had ever seen, CreateTopics with a wait for
+ * leaders, DescribeConfigs, an OffsetFetch for the owner record and a fresh connection for the
+ * owner-record commit). Here every call goes through a coalescer (apply/coalesce.ts): the
+ * reconciles asking within a few milliseconds share ONE Metadata, CreateTopics, DescribeConfigs,
+ * OffsetFetch or OffsetCommit request on one long-lived connection, and each gets its own answer
+ * (errors per topic). kafkajs 2.2.4 (pinned) is used through its internal cluster, as
+ * kafka-owner.ts already does, because its admin API neither batches owner records nor answers
+ * per topic.
+ */
+import { Kafka } from 'kafkajs';
+import type { TopicSpec } from '../desired/topic';
+import { Coalescer } from './coalesce';
+import {
+  buildKafkaConfig,
+  errorMessage,
+  KafkaApplyError,
+  kafkaConnectionKey,
+  type KafkaConnection,
+} from './kafka-client';
+import { internalCluster, OWNER_GROUP, type CoordinatorBroker } from './kafka-owner';
+import { countKafkaWrite } from './kafka-writes';
+import { countKafkaRequest } from './request-counts';
+
+/** Partition count and smallest replica count of an existing topic. */
+export interface TopicMeta {
+  partitions: number;
+  replicas: number;
+}
+
+/** Outcome of a creation: created by this call, already there, or refused by the broker. */
+export interface CreateResult {
+  created: boolean;
+  rejected?: string;
+}
+
+/** One config of a topic as DescribeConfigs reports it. */
+export interface TopicConfigEntry {
+  configName: string;
+  configValue: string;
+  /** 1 = set on the topic itself (DYNAMIC_TOPIC_CONFIG). */
+  configSource: number;
+  isSensitive: boolean;
+}
+
+interface MetadataView {
+  clusterId?: string;
+  topicMetadata: Array<{ topic: string; partitionMetadata: Array<{ replicas: number[] }> }>;
+}
+interface BatchBroker {
+  createTopics(req: { topics: object[]; timeout: number }): Promise<unknown>;
+  describeConfigs(req: {
+    resources: Array<{ type: number; name: string }>;
+    includeSynonyms: boolean;
+  }): Promise<{ resources: Array<{ resourceName: string; configEntries: TopicConfigEntry[] }> }>;
+}
+type Coordinator = CoordinatorBroker & {
+  offsetFetch(req: {
+    groupId: string;
+    topics: Array<{ topic: string; partitions: Array<{ partition: number }> }>;
+  }): Promise<{
+    responses: Array<{
+      topic: string;
+      partitions: Array<{ partition: number; offset: string; metadata: string | null }>;
+    }>;
+  }>;
+};
+/** The parts of kafkajs's internal cluster the batcher uses (tests inject a fake). */
+export interface BatchCluster {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  brokerPool: { refreshMetadata(topics: string[]): Promise<void>; metadata?: MetadataView };
+  findControllerBroker(): Promise<BatchBroker>;
+  findGroupCoordinator(req: { groupId: string }): Promise<Coordinator>;
+}
+
+const TOPIC_RESOURCE = 2;
+
+function errorType(err: unknown): string | undefined {
+  return (err as { type?: string })?.type;
+}
+
+/** Per-topic errors of a CreateTopics aggregate, by topic. */
+function createErrors(err: unknown): Map<string, { type?: string; message: string }> | undefined {
+  const errors = (err as { errors?: Array<{ topic?: string; type?: string; message?: string }> }).errors;
+  if (!Array.isArray(errors)) return undefined;
+  return new Map(errors.map((e) => [e.topic ?? '', { type: e.type, message: e.message ?? '' }]));
+}
+
+/** Runs `batch` over all keys; when it fails and there is more than one, answers each key alone. */
+async function withSplit<V>(keys: string[], batch: (keys: string[]) => Promise<Map<string, V>>) {
+  try {
+    return (await batch(keys)) as Map<string, V | Error>;
+  } catch (err) {
+    if (keys.length <= 1) throw err;
+    const out = new Map<string, V | Error>();
+    for (const k of keys) {
+      const one = await batch([k]).catch((e: unknown) => new Map([[k, toError(e)]]));
+      out.set(k, one.get(k) as V | Error);
+    }
+    return out;
+  }
+}
+
+function toError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
+
+/** See the module comment. One instance per Kafka cluster identity. */
+export class TopicBatcher {
+  private cluster?: Promise<BatchCluster>;
+  private coordinator?: Promise<Coordinator>;
+  /** Topics this process created and has not yet recorded an owner for: topic -> owner uid. */
+  private readonly created = new Map<string, string>();
+  readonly describes: Coalescer<string, TopicMeta | undefined>;
+  readonly creates: Coalescer<TopicSpec, CreateResult>;
+  readonly configs: Coalescer<string, TopicConfigEntry[]>;
+  readonly owners: Coalescer<string, string | undefined>;
+  readonly commits: Coalescer<{ topic: string; record: string }, void>;
+  private clusterIdSeen?: string;
+
+  constructor(
+    private readonly connect: () => BatchCluster,
+    gatherMs = 10,
+  ) {
+    const byName = { idOf: (t: string) => t, gatherMs };
+    this.describes = new Coalescer((t) => this.describeBatch(t), byName);
+    this.creates = new Coalescer((s) => this.createBatch(s), { idOf: (s: TopicSpec) => s.topic, gatherMs });
+    this.configs = new Coalescer((t) => withSplit(t, (k) => this.configBatch(k)), byName);
+    this.owners = new Coalescer((t) => withSplit(t, (k) => this.ownerBatch(k)), byName);
+    this.commits = new Coalescer(
+      (c) =>
+        withSplit(
+          c.map((x) => x.topic),
+          (k) => this.commitBatch(c.filter((x) => k.includes(x.topic))),
+        ),
+      { idOf: (c) => c.topic, gatherMs },
+    );
+  }
+
+  /** The cluster id (from the latest Metadata response; one request when none was seen yet). */
+  async clusterId(): Promise<string> {
+    if (!this.clusterIdSeen) await this.describes.get('');
+    if (!this.clusterIdSeen)
+      throw new KafkaApplyError('KafkaError', 'the Kafka cluster reported no cluster id');
+    return this.clusterIdSeen;
+  }
+
+  /** Remembers that `owner` created `topic` here, so a failed owner-record commit is retried, not judged foreign. */
+  noteCreated(topic: string, ownerUid: string): void {
+    this.created.set(topic, ownerUid);
+  }
+
+  /** Whether `ownerUid` created `topic` through this process and its owner record is not written yet. */
+  createdBy(topic: string, ownerUid: string): boolean {
+    return this.created.get(topic) === ownerUid;
+  }
+
+  /** Commits owner records, and forgets the creation once its record is stored. */
+  async commitOwner(topic: string, record: string): Promise<void> {
+    await this.commits.get({ topic, record });
+    this.created.delete(topic);
+  }
+
+  /** Disconnects the long-lived connection. */
+  async close(): Promise<void> {
+    const c = this.cluster;
+    this.cluster = undefined;
+    this.coordinator = undefined;
+    await c?.then((x) => x.disconnect()).catch(() => undefined);
+  }
+
+  private async connected(): Promise<BatchCluster> {
+    if (!this.cluster) {
+      const c = this.connect();
+      this.cluster = c.connect().then(
+        () => c,
+        (err: unknown) => {
+          this.cluster = undefined;
+          throw new KafkaApplyError('KafkaUnreachable', `cannot connect to Kafka: ${errorMessage(err)}`);
+        },
+      );
+    }
+    return this.cluster;
+  }
+
+  /** A connection-level failure: reconnect on the next call. */
+  private async failed(err: unknown, doing: string): Promise<never> {
+    const name = err instanceof Error ? err.name : '';
+    if (/Connection|NumberOfRetriesExceeded|BrokerNotFound|Timeout/.test(name)) await this.close();
+    if (errorType(err) === 'NOT_COORDINATOR' || errorType(err) === 'COORDINATOR_NOT_AVAILABLE')
+      this.coordinator = undefined;
+    throw new KafkaApplyError('KafkaError', `${doing}: ${errorMessage(err)}`);
+  }
+
+  /** One Metadata for the named topics; when one is missing, one for all topics instead. */
+  private async describeBatch(names: string[]): Promise<Map<string, TopicMeta | undefined>> {
+    const c = await this.connected();
+    const wanted = names.filter((n) => n !== '');
+    try {
+      countKafkaRequest('Metadata');
+      await c.brokerPool.refreshMetadata(wanted);
+    } catch (err) {
+      if (errorType(err) !== 'UNKNOWN_TOPIC_OR_PARTITION') return this.failed(err, 'reading topic metadata');
+      try {
+        countKafkaRequest('Metadata');
+        await c.brokerPool.refreshMetadata([]);
+      } catch (again) {
+        return this.failed(again, 'reading topic metadata');
+      }
+    }
+    const meta = c.brokerPool.metadata;
+    if (meta?.clusterId) this.clusterIdSeen = meta.clusterId;
+    const byName = new Map((meta?.topicMetadata ?? []).map((t) => [t.topic, t]));
+    const out = new Map<string, TopicMeta | undefined>();
+    for (const n of names) {
+      const t = byName.get(n);
+      out.set(
+        n,
+        t && {
+          partitions: t.partitionMetadata.length,
+          replicas: Math.min(...t.partitionMetadata.map((p) => p.replicas.length)),
+        },
+      );
+    }
+    return out;
+  }
+
+  /** One CreateTopics on the controller; per-topic errors become per-topic results. */
+  private async createBatch(specs: TopicSpec[]): Promise<Map<string, CreateResult | Error>> {
+    const c = await this.connected();
+    if (!c.brokerPool.metadata) await this.describeBatch(['']);
+    const out = new Map<string, CreateResult | Error>();
+    let errors: ReturnType<typeof createErrors>;
+    try {
+      const controller = await c.findControllerBroker();
+      countKafkaWrite('CreateTopics');
+      countKafkaRequest('CreateTopics');
+      await controller.createTopics({
+        timeout: 5_000,
+        topics: specs.map((s) => ({
+          topic: s.topic,
+          numPartitions: s.numPartitions,
+          replicationFactor: s.replicationFactor,
+          configEntries: s.configEntries,
+        })),
+      });
+    } catch (err) {
+      errors = createErrors(err);
+      // NOT_CONTROLLER and the like: learn the new controller, callers retry.
+      if (!errors) {
+        await c.brokerPool.refreshMetadata([]).catch(() => undefined);
+        return this.failed(err, 'creating topics');
+      }
+    }
+    for (const s of specs) {
+      const e = errors?.get(s.topic);
+      if (!e) out.set(s.topic, { created: true });
+      else if (e.type === 'TOPIC_ALREADY_EXISTS') out.set(s.topic, { created: false });
+      else if (e.type && /INVALID|POLICY/.test(e.type))
+        out.set(s.topic, { created: false, rejected: `${e.type}: ${e.message}` });
+      else out.set(s.topic, new KafkaApplyError('KafkaError', `creating topic ${s.topic}: ${e.message}`));
+    }
+    return out;
+  }
+
+  /** One DescribeConfigs with every topic as a resource. */
+  private async configBatch(topics: string[]): Promise<Map<string, TopicConfigEntry[]>> {
+    const c = await this.connected();
+    try {
+      const broker = await c.findControllerBroker();
+      countKafkaRequest('DescribeConfigs');
+      const res = await broker.describeConfigs({
+        includeSynonyms: false,
+        resources: topics.map((name) => ({ type: TOPIC_RESOURCE, name })),
+      });
+      return new Map(res.resources.map((r) => [r.resourceName, r.configEntries]));
+    } catch (err) {
+      return this.failed(err, `describing configs of ${topics.join(', ')}`);
+    }
+  }
+
+  private group(c: BatchCluster): Promise<Coordinator> {
+    if (!this.coordinator) {
+      countKafkaRequest('GroupCoordinator');
+      this.coordinator = c.findGroupCoordinator({ groupId: OWNER_GROUP });
+      this.coordinator.catch(() => (this.coordinator = undefined));
+    }
+    return this.coordinator;
+  }
+
+  /** One OffsetFetch of the owner group for partition 0 of every topic. */
+  private async ownerBatch(topics: string[]): Promise<Map<string, string | undefined>> {
+    const c = await this.connected();
+    try {
+      const coordinator = await this.group(c);
+      countKafkaRequest('OffsetFetch');
+      const res = await coordinator.offsetFetch({
+        groupId: OWNER_GROUP,
+        topics: topics.map((topic) => ({ topic, partitions: [{ partition: 0 }] })),
+      });
+      const out = new Map<string, string | undefined>(topics.map((t) => [t, undefined]));
+      for (const r of res.responses) {
+        const p0 = r.partitions.find((p) => p.partition === 0);
+        if (p0 && p0.offset !== '-1' && p0.metadata) out.set(r.topic, p0.metadata);
+      }
+      return out;
+    } catch (err) {
+      return this.failed(err, `reading the owner records of ${topics.join(', ')}`);
+    }
+  }
+
+  /** One OffsetCommit (generation -1: a group no consumer joins) carrying every record. */
+  private async commitBatch(records: Array<{ topic: string; record: string }>): Promise<Map<string, void>> {
+    const c = await this.connected();
+    try {
+      const coordinator = await this.group(c);
+      countKafkaWrite('OwnerRecordCommit');
+      countKafkaRequest('OwnerRecordCommit');
+      await coordinator.offsetCommit({
+        groupId: OWNER_GROUP,
+        groupGenerationId: -1,
+        memberId: '',
+        topics: records.map((r) => ({
+          topic: r.topic,
+          partitions: [{ partition: 0, offset: '0', metadata: r.record }],
+        })),
+      });
+      return new Map(records.map((r) => [r.topic, undefined]));
+    } catch (err) {
+      return this.failed(err, `recording the owners of ${records.map((r) => r.topic).join(', ')}`);
+    }
+  }
+}
+
+/** One TopicBatcher per Kafka cluster identity (kafkaConnectionKey). */
+export class TopicBatchers {
+  private readonly batchers = new Map<string, TopicBatcher>();
+
+  constructor(
+    private readonly opts: { gatherMs?: number; connect?: (conn: KafkaConnection) => BatchCluster } = {},
+  ) {}
+
+  /** The batcher of `conn`'s cluster, created on first use (connects lazily). */
+  for(conn: KafkaConnection): TopicBatcher {
+    const key = kafkaConnectionKey(conn);
+    let b = this.batchers.get(key);
+    if (!b) {
+      const connect =
+        this.opts.connect ??
+        ((k: KafkaConnection) => internalCluster(new Kafka(buildKafkaConfig(k))) as unknown as BatchCluster);
+      b = new TopicBatcher(() => connect(conn), this.opts.gatherMs);
+      this.batchers.set(key, b);
+    }
+    return b;
+  }
+
+  /** Batches sent so far by every batcher, by kind (tests pin "N topics, few requests"). */
+  batchCounts(): Record<'describe' | 'create' | 'configs' | 'owners' | 'commits', number> {
+    const sum = { describe: 0, create: 0, configs: 0, owners: 0, commits: 0 };
+    for (const b of this.batchers.values()) {
+      sum.describe += b.describes.batchCount();
+      sum.create += b.creates.batchCount();
+      sum.configs += b.configs.batchCount();
+      sum.owners += b.owners.batchCount();
+      sum.commits += b.commits.batchCount();
+    }
+    return sum;
+  }
+
+  /** Disconnects every batcher. */
+  async close(): Promise<void> {
+    await Promise.all([...this.batchers.values()].map((b) => b.close()));
+    this.batchers.clear();
+  }
+}
