@@ -1,6 +1,7 @@
 import { ConfigSource, type ConfigEntries } from 'kafkajs';
 import type { TopicSpec } from '../desired/topic';
-import { maxMessageBytesOf } from './kafka-topic';
+import { ensureTopicBatched, maxMessageBytesOf } from './kafka-topic';
+import type { TopicBatcher, TopicConfigEntry } from './kafka-topic-batch';
 
 const entry = (configName: string, configValue: string, configSource: ConfigSource): ConfigEntries =>
   ({
@@ -31,5 +32,65 @@ describe('maxMessageBytesOf', () => {
     expect(
       maxMessageBytesOf([entry('max.message.bytes', 'x', ConfigSource.DEFAULT_CONFIG)], spec([])),
     ).toBeUndefined();
+  });
+});
+
+/** A batcher that creates every topic and answers configs with the broker default 1048588. */
+function creatingBatcher(reads: string[]): TopicBatcher {
+  const fake = {
+    creates: { get: async () => ({ created: true }) },
+    describes: { get: async () => undefined },
+    configs: {
+      get: async (topic: string): Promise<TopicConfigEntry[]> => {
+        reads.push(topic);
+        return [
+          { configName: 'max.message.bytes', configValue: '1048588', configSource: 5, isSensitive: false },
+        ];
+      },
+    },
+  };
+  return fake as unknown as TopicBatcher;
+}
+
+const fwSpec = (configEntries: TopicSpec['configEntries'] = []): TopicSpec => ({
+  topic: 'fw.logs',
+  numPartitions: 3,
+  replicationFactor: 1,
+  configEntries,
+});
+const noAdmin = async () => {
+  throw new Error('no admin call expected');
+};
+
+describe('ensureTopicBatched: the max.message.bytes of a topic created just now', () => {
+  it('is read from the broker (batched configs) when a receiver needs it and the spec leaves it to the default', async () => {
+    const reads: string[] = [];
+    const out = await ensureTopicBatched(creatingBatcher(reads), noAdmin, fwSpec(), undefined, 'c1', true);
+    expect(out.created).toBe(true);
+    expect(reads).toEqual(['fw.logs']);
+    expect(out.maxMessageBytes).toBe(1048588);
+    expect(out.changes).toEqual(['created with 3 partitions']);
+  });
+
+  it('is taken from the spec without a read when the spec sets it', async () => {
+    const reads: string[] = [];
+    const out = await ensureTopicBatched(
+      creatingBatcher(reads),
+      noAdmin,
+      fwSpec([{ name: 'max.message.bytes', value: '2097152' }]),
+      undefined,
+      'c1',
+      true,
+    );
+    expect(reads).toEqual([]);
+    expect(out.maxMessageBytes).toBe(2097152);
+  });
+
+  it('is not read for a pipeline without a receiver (creation stays one batched CreateTopics)', async () => {
+    const reads: string[] = [];
+    const out = await ensureTopicBatched(creatingBatcher(reads), noAdmin, fwSpec(), undefined, 'c1', false);
+    expect(reads).toEqual([]);
+    expect(out.maxMessageBytes).toBeUndefined();
+    expect(out.ready).toBe(true);
   });
 });

@@ -275,7 +275,8 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicO
  * ensureTopic through the cluster's batcher (apply/kafka-topic-batch.ts): `found` is the topic's
  * metadata the caller already read (undefined: missing). A missing topic is created in the next
  * coalesced CreateTopics; `created` says whether this call created it (then it carries the spec's
- * configs and is not read back). Rare changes (partitions, config repairs) go through `withAdmin`.
+ * configs and is not read back, unless `readLimit` asks for the broker's max.message.bytes the spec
+ * leaves to the default). Rare changes (partitions, config repairs) go through `withAdmin`.
  */
 export async function ensureTopicBatched(
   batch: TopicBatcher,
@@ -283,6 +284,7 @@ export async function ensureTopicBatched(
   spec: TopicSpec,
   found: TopicMeta | undefined,
   clusterId: string,
+  readLimit = false,
 ): Promise<TopicOutcome & { created: boolean }> {
   const base = { clusterId, changes: [] as string[], warnings: [] as string[] };
   let current = found;
@@ -298,8 +300,13 @@ export async function ensureTopicBatched(
     if (!current)
       throw new KafkaApplyError('KafkaError', `topic ${spec.topic} is not visible after creation`);
   }
+  // A receiver packs up to the topic's limit: when the spec leaves it to the broker default, the
+  // new topic's configs are read (batched) so IngestReady can judge packing.maxBytes at once.
+  const limitUnknown = readLimit && !spec.configEntries.some((e) => e.name === MAX_MESSAGE_BYTES);
   const out = await finishTopic(withAdmin, spec, current, base, () =>
-    created ? undefined : call(`describing configs of ${spec.topic}`, () => batch.configs.get(spec.topic)),
+    created && !limitUnknown
+      ? undefined
+      : call(`describing configs of ${spec.topic}`, () => batch.configs.get(spec.topic)),
   );
   return { ...out, created };
 }

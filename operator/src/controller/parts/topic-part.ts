@@ -139,7 +139,8 @@ async function ensureOne(
   ctx: PartContext,
 ): Promise<{ outcome: TopicOutcome } | { conflict: string }> {
   const me = ownerOf(ctx.pipeline);
-  const outcome = await ensureTopicBatched(batch, withAdmin, check.spec, check.found, clusterId);
+  const ingest = ctx.pipeline.spec.ingest?.syslog !== undefined;
+  const outcome = await ensureTopicBatched(batch, withAdmin, check.spec, check.found, clusterId, ingest);
   let stamp = check.stamp;
   if (outcome.created) batch.noteCreated(check.spec.topic, me.uid);
   else if (!check.found && outcome.exists) {
