@@ -5,7 +5,9 @@
  * library, inserted with its deduplication token, then its link.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { Readable } from 'node:stream';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { IntegrityRecorder, type SealedBatch } from '../consumer/src/integrity';
 import { msText } from '../common/src/integrity/chain';
@@ -19,6 +21,8 @@ import {
   type TableDDL,
 } from '../operator/src/desired/clickhouse';
 import { FIREWALL_COLUMNS } from '../operator/src/desired/clickhouse/presets';
+import { runVerify } from '../operator/cli/verify';
+import type { VerifyReport } from '../operator/src/compliance/verify-report';
 import { resolved } from './fixtures/clickhouse-testing';
 import { readTestBed, type ClickHouseBed } from './env/testbed';
 
@@ -239,4 +243,26 @@ export class CompliancePipeline {
   async rows<T>(query: string): Promise<T[]> {
     return (await this.client.query({ query, format: 'JSONEachRow' })).json<T>();
   }
+}
+
+/**
+ * Runs `logpipeline verify --output json` on the pipeline's `fw` table as a user would (public key
+ * written to `dir`, credentials from the environment) with `args` appended; exit 2 throws.
+ */
+export async function verifyJson(
+  p: { database: string; publicKeyPem: string },
+  dir: string,
+  args: string[],
+): Promise<{ code: number; report: VerifyReport; text: string }> {
+  const keyFile = path.join(dir, `${p.database}.pub`);
+  fs.writeFileSync(keyFile, p.publicKeyPem);
+  const bed = clickhouseBed();
+  const chunks: Buffer[] = [];
+  const out = new Writable({ write: (c: Buffer, _e, cb) => (chunks.push(c), cb()) });
+  const env = { CLICKHOUSE_URL: bed.url, CLICKHOUSE_USER: bed.username, CLICKHOUSE_PASSWORD: bed.password };
+  const base = ['--database', p.database, '--table', 'fw', '--public-key', keyFile, '--output', 'json'];
+  const code = await runVerify([...base, ...args], out, env);
+  const text = Buffer.concat(chunks).toString();
+  if (code === 2) throw new Error(text);
+  return { code, report: JSON.parse(text) as VerifyReport, text };
 }

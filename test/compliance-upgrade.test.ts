@@ -7,11 +7,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { runVerify } from '../operator/cli/verify';
-import type { VerifyReport } from '../operator/src/compliance/verify-report';
-import { bedClient, clickhouseBed, CompliancePipeline, type BatchPlan } from './compliance-fixture';
+import { bedClient, CompliancePipeline, verifyJson, type BatchPlan } from './compliance-fixture';
 
 const DAY = 86_400_000;
 const RUN = `${process.pid}_${Date.now() % 1e6}`;
@@ -56,29 +53,8 @@ function withoutField(tsv: Buffer, index: number): Buffer {
   );
 }
 
-async function verify(p: CompliancePipeline): Promise<{ code: number; report: VerifyReport }> {
-  const keyFile = path.join(dir, `${p.database}.pub`);
-  fs.writeFileSync(keyFile, p.publicKeyPem);
-  const bed = clickhouseBed();
-  const chunks: Buffer[] = [];
-  const out = new Writable({ write: (c: Buffer, _e, cb) => (chunks.push(c), cb()) });
-  const env = { CLICKHOUSE_URL: bed.url, CLICKHOUSE_USER: bed.username, CLICKHOUSE_PASSWORD: bed.password };
-  const args = [
-    '--database',
-    p.database,
-    '--table',
-    'fw',
-    '--public-key',
-    keyFile,
-    '--output',
-    'json',
-    '--all',
-  ];
-  const code = await runVerify(args, out, env);
-  const text = Buffer.concat(chunks).toString();
-  if (code === 2) throw new Error(text);
-  return { code, report: JSON.parse(text) as VerifyReport };
-}
+/** verify every batch of the pipeline's table. */
+const verify = (p: CompliancePipeline) => verifyJson(p, dir, ['--all']);
 
 test('rows stored before and after ADD COLUMN sender_ip verify, with and without a checkpoint after it', async () => {
   const p = new CompliancePipeline(client, `cu_${RUN}`);

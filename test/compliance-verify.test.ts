@@ -9,14 +9,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { digestTsv } from '../common/src/integrity/canonical';
 import { computeLink, type LinkRecord } from '../common/src/integrity/chain';
 import type { IntegrityRecorder } from '../consumer/src/integrity';
-import { runVerify } from '../operator/cli/verify';
-import type { Finding, VerifyReport } from '../operator/src/compliance/verify-report';
-import { bedClient, clickhouseBed, CompliancePipeline, type BatchPlan } from './compliance-fixture';
+import type { Finding } from '../operator/src/compliance/verify-report';
+import { bedClient, CompliancePipeline, verifyJson, type BatchPlan } from './compliance-fixture';
 import { startTsa, type TsaServer } from './env/tsa';
 
 const DAY = 86_400_000;
@@ -73,34 +71,10 @@ async function pristine(
   return { p, rec, links };
 }
 
-async function verify(
-  p: CompliancePipeline,
-  extra: string[] = [],
-): Promise<{ code: number; report: VerifyReport; text: string }> {
-  const keyFile = path.join(dir, `${p.database}.pub`);
-  fs.writeFileSync(keyFile, p.publicKeyPem);
-  const bed = clickhouseBed();
-  const chunks: Buffer[] = [];
-  const out = new Writable({ write: (c: Buffer, _e, cb) => (chunks.push(c), cb()) });
-  const env = { CLICKHOUSE_URL: bed.url, CLICKHOUSE_USER: bed.username, CLICKHOUSE_PASSWORD: bed.password };
-  const args = [
-    '--database',
-    p.database,
-    '--table',
-    'fw',
-    '--public-key',
-    keyFile,
-    '--tsa-ca',
-    tsa.caCertFile,
-    '--output',
-    'json',
-    ...extra,
-  ];
-  if (!extra.includes('--from')) args.push('--all');
-  const code = await runVerify(args, out, env);
-  const text = Buffer.concat(chunks).toString();
-  if (code === 2) throw new Error(text);
-  return { code, report: JSON.parse(text) as VerifyReport, text };
+/** verify with the test TSA's CA; `--all` unless a range is asked. */
+function verify(p: CompliancePipeline, extra: string[] = []) {
+  const range = extra.includes('--from') ? [] : ['--all'];
+  return verifyJson(p, dir, ['--tsa-ca', tsa.caCertFile, ...extra, ...range]);
 }
 
 const brief = (fs: Finding[]) =>

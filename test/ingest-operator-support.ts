@@ -5,7 +5,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import type { TestBed } from './env/testbed';
-import { waitFor } from './operator-harness';
+import type { PodRunner } from './env/pod-runner';
+import type { Manager } from '../operator/src/controller/manager';
+import type { ExternalClients } from '../operator/src/controller/parts';
+import { apis, deleteNamespace, deletePipeline, waitFor } from './operator-harness';
 import { chClient } from './worker-support';
 
 /** Runs kubectl with the bed's kubeconfig (as a user would); stdout. */
@@ -60,4 +63,36 @@ export async function waitRowsStored(
       `${(err as Error).message}; stored: ${JSON.stringify(await storedRowsByCase(bed, table))}`,
     );
   });
+}
+
+/** What an operator-level ingest test started; each may be missing when its start failed. */
+export interface IngestTestRig {
+  bed: TestBed;
+  ns?: string;
+  database: string;
+  runner?: PodRunner;
+  manager?: Manager;
+  external?: ExternalClients;
+}
+
+/**
+ * Tears an ingest test down in dependency order: the pipeline, the pod runner, the operator and
+ * its clients, the test database, then the namespace's Services (the bed has no garbage
+ * collector to remove owned objects) and the namespace itself.
+ */
+export async function tearDownIngestTest(rig: IngestTestRig): Promise<void> {
+  const { ns } = rig;
+  if (ns) await deletePipeline(ns, 'fw');
+  await rig.runner?.stop();
+  await rig.manager?.stop();
+  await rig.external?.close();
+  const ch = chClient(rig.bed);
+  await ch.command({ query: `DROP DATABASE IF EXISTS ${rig.database}` });
+  await ch.close();
+  if (ns) {
+    const { core } = apis();
+    for (const s of (await core.listNamespacedService({ namespace: ns })).items)
+      await core.deleteNamespacedService({ namespace: ns, name: s.metadata!.name! }).catch(() => undefined);
+    await deleteNamespace(ns);
+  }
 }

@@ -30,8 +30,6 @@ import {
   condition,
   createNamespace,
   createSecret,
-  deleteNamespace,
-  deletePipeline,
   getPipeline,
   kubeConfig,
   mergePatch,
@@ -39,8 +37,8 @@ import {
   startManager,
   waitFor,
 } from './operator-harness';
-import { kubectlAs, waitRowsStored } from './ingest-operator-support';
-import { chClient, kafkaClient, metricSum, workerGet } from './worker-support';
+import { kubectlAs, tearDownIngestTest, waitRowsStored } from './ingest-operator-support';
+import { kafkaClient, metricSum, workerGet } from './worker-support';
 
 jest.setTimeout(420_000);
 
@@ -156,19 +154,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop().catch(() => undefined);
-  if (ns) await deletePipeline(ns, 'fw');
-  await runner?.stop();
-  await manager?.stop();
-  await external?.close();
-  const ch = chClient(bed);
-  await ch.command({ query: `DROP DATABASE IF EXISTS ${database}` });
-  await ch.close();
-  if (ns) {
-    const { core } = apis();
-    for (const s of (await core.listNamespacedService({ namespace: ns })).items)
-      await core.deleteNamespacedService({ namespace: ns, name: s.metadata!.name! }).catch(() => undefined);
-    await deleteNamespace(ns);
-  }
+  await tearDownIngestTest({ bed, ns, database, runner, manager, external });
 });
 
 it('kubectl apply: the operator renders the LoadBalancer Service and the HPA; no address yet is said', async () => {

@@ -22,14 +22,13 @@ import {
   condition,
   createNamespace,
   createSecret,
-  deleteNamespace,
-  deletePipeline,
   getPipeline,
   patchPipelineSpec,
   startManager,
   waitFor,
 } from './operator-harness';
 import { chClient } from './worker-support';
+import { tearDownIngestTest } from './ingest-operator-support';
 
 jest.setTimeout(300_000);
 
@@ -118,19 +117,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (ns) await deletePipeline(ns, 'fw');
-  await runner?.stop();
-  await manager?.stop();
-  await external?.close();
-  const ch = chClient(bed);
-  await ch.command({ query: `DROP DATABASE IF EXISTS ${database}` });
-  await ch.close();
-  if (ns) {
-    const { core } = apis();
-    for (const s of (await core.listNamespacedService({ namespace: ns })).items)
-      await core.deleteNamespacedService({ namespace: ns, name: s.metadata!.name! }).catch(() => undefined);
-    await deleteNamespace(ns);
-  }
+  await tearDownIngestTest({ bed, ns, database, runner, manager, external });
 });
 
 it('kubectl apply brings up the receiver: objects owned by the pipeline, IngestReady with endpoints', async () => {

@@ -54,6 +54,18 @@ export interface CoordinatorBroker {
     }>;
   }): Promise<unknown>;
 }
+/** kafkajs's own OffsetFetch (v1-v4, one group per request) on a group coordinator. */
+export interface OffsetFetchBroker {
+  offsetFetch(req: {
+    groupId: string;
+    topics: Array<{ topic: string; partitions: Array<{ partition: number }> }>;
+  }): Promise<{
+    responses: Array<{
+      topic: string;
+      partitions: Array<{ partition: number; offset: string; metadata: string | null }>;
+    }>;
+  }>;
+}
 export interface InternalCluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;

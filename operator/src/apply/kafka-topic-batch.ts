@@ -20,7 +20,7 @@ import {
   kafkaConnectionKey,
   type KafkaConnection,
 } from './kafka-client';
-import { internalCluster, OWNER_GROUP, type CoordinatorBroker } from './kafka-owner';
+import { internalCluster, OWNER_GROUP, type CoordinatorBroker, type OffsetFetchBroker } from './kafka-owner';
 import { countKafkaWrite } from './kafka-writes';
 import { countKafkaRequest } from './request-counts';
 
@@ -56,17 +56,7 @@ interface BatchBroker {
     includeSynonyms: boolean;
   }): Promise<{ resources: Array<{ resourceName: string; configEntries: TopicConfigEntry[] }> }>;
 }
-type Coordinator = CoordinatorBroker & {
-  offsetFetch(req: {
-    groupId: string;
-    topics: Array<{ topic: string; partitions: Array<{ partition: number }> }>;
-  }): Promise<{
-    responses: Array<{
-      topic: string;
-      partitions: Array<{ partition: number; offset: string; metadata: string | null }>;
-    }>;
-  }>;
-};
+type Coordinator = CoordinatorBroker & OffsetFetchBroker;
 /** The parts of kafkajs's internal cluster the batcher uses (tests inject a fake). */
 export interface BatchCluster {
   connect(): Promise<void>;

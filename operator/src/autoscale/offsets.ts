@@ -6,6 +6,7 @@
  * observer round).
  */
 import type { Admin } from 'kafkajs';
+import type { OffsetFetchBroker } from '../apply/kafka-owner';
 import type { PartitionOffsets } from './lag';
 import type { CommitRecord } from './sink-health';
 import {
@@ -48,17 +49,7 @@ export async function readGroupOffsets(admin: Admin, topic: string, groupId: str
 const LOOKUP_ATTEMPTS = 3;
 
 /** A kafkajs group coordinator as its own API speaks to it (OffsetFetch v1-v4, one group per request). */
-export interface LegacyCoordinator extends ProtocolBroker {
-  offsetFetch(req: {
-    groupId: string;
-    topics: Array<{ topic: string; partitions: Array<{ partition: number }> }>;
-  }): Promise<{
-    responses: Array<{
-      topic: string;
-      partitions: Array<{ partition: number; offset: string; metadata: string | null }>;
-    }>;
-  }>;
-}
+export interface LegacyCoordinator extends ProtocolBroker, OffsetFetchBroker {}
 
 /** The parts of kafkajs's internal cluster the reader uses (kafkajs 2.2.4 is pinned). */
 export interface CoordinatorCluster {
