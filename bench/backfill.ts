@@ -7,13 +7,11 @@
  * single day are the baseline. Prints JSON with medians, load average and Node version.
  */
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startTestBed, stopTestBed } from '../test/env/bed';
 import { freePort } from '../test/env/process';
-import { readTestBed, type TestBed } from '../test/env/testbed';
+import type { TestBed } from '../test/env/testbed';
 import * as s from '../test/worker-support';
 import { median } from './e2e';
+import { benchMachine, runBenchMain, withKafkaBed } from './clickhouse-bench';
 
 interface Options {
   lines: number;
@@ -100,50 +98,34 @@ async function run(
   }
 }
 
-async function main(): Promise<void> {
-  const o = parseOptions(process.argv.slice(2));
-  let own: TestBed | undefined;
-  if (!process.env.LP_TESTBED_FILE || !fs.existsSync(process.env.LP_TESTBED_FILE)) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-backfill-'));
-    process.env.LP_TESTBED_FILE = path.join(dir, 'state.json');
-    own = await startTestBed({ kubernetes: false, ownerPid: process.pid, dir });
-  }
-  const bed = readTestBed();
-  try {
-    const results: Record<string, unknown> = {};
-    for (const [name, days] of [
-      ['backfill', o.days],
-      ['oneDay', 1],
-    ] as const) {
-      const lines = historyLines(o.lines, days);
-      const runs = [];
-      for (let i = 0; i < o.runs; i++) runs.push(await run(bed, lines));
-      results[name] = {
-        days,
-        medianRowsPerCpuSecond: median(runs.map((r) => r.rowsPerCpuSecond)),
-        medianWallSeconds: median(runs.map((r) => r.wallSeconds)),
-        runs,
-      };
-    }
-    const out = {
-      benchmark: 'backfill',
-      options: o,
-      machine: {
-        cpus: os.cpus().length,
-        loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
-        node: process.version,
-      },
-      ...results,
+/** Both backfill cases (`days` days, one day), `runs` times each, with their medians. */
+async function bench(bed: TestBed, o: Options): Promise<Record<string, unknown>> {
+  const results: Record<string, unknown> = {};
+  for (const [name, days] of [
+    ['backfill', o.days],
+    ['oneDay', 1],
+  ] as const) {
+    const lines = historyLines(o.lines, days);
+    const runs = [];
+    for (let i = 0; i < o.runs; i++) runs.push(await run(bed, lines));
+    results[name] = {
+      days,
+      medianRowsPerCpuSecond: median(runs.map((r) => r.rowsPerCpuSecond)),
+      medianWallSeconds: median(runs.map((r) => r.wallSeconds)),
+      runs,
     };
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-  } finally {
-    if (own) await stopTestBed(own);
   }
+  return results;
 }
 
 if (require.main === module) {
-  main().catch((err: Error) => {
-    process.stderr.write(`${err.stack ?? err.message}\n`);
-    process.exit(1);
+  runBenchMain(async (argv) => {
+    const o = parseOptions(argv);
+    return withKafkaBed('lp-bench-backfill-', async (bed) => ({
+      benchmark: 'backfill',
+      options: o,
+      machine: benchMachine(),
+      ...(await bench(bed, o)),
+    }));
   });
 }

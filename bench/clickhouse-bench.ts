@@ -1,14 +1,17 @@
 /**
- * What the ClickHouse benchmarks (integrity-verify, seal, legal-query) share: a
- * numeric `--name value` option, the recorded test bed's ClickHouse (else one of their own), a
- * client with a long request timeout, and the entry point that prints the result as JSON.
+ * What the ClickHouse benchmarks (integrity-verify, seal, legal-query, e2e, e2e-insert, e2e-kafka,
+ * backfill) share: a numeric `--name value` option, the recorded test bed's ClickHouse (else one of
+ * their own), the recorded Kafka + ClickHouse bed (else a private one), a client with a long
+ * request timeout, the machine block of the printed JSON, and the entry point that prints the
+ * result as JSON.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { startClickHouse, stopClickHouse } from '../test/env/clickhouse';
-import { readTestBed, stateFile, type ClickHouseBed } from '../test/env/testbed';
+import { startTestBed, stopTestBed } from '../test/env/bed';
+import { readTestBed, stateFile, type ClickHouseBed, type TestBed } from '../test/env/testbed';
 
 /** The number after `--<name>`, else `fallback`. */
 export function option(argv: string[], name: string, fallback: number): number {
@@ -29,6 +32,33 @@ export async function connectBed(
   return {
     bed,
     stop: async () => (await stopClickHouse(bed), fs.rmSync(dir, { recursive: true, force: true })),
+  };
+}
+
+/**
+ * Runs `fn` on the bed recorded in LP_TESTBED_FILE, else on a private Kafka + ClickHouse bed (no
+ * Kubernetes) in a temp dir `<prefix>…`, which is stopped afterwards.
+ */
+export async function withKafkaBed<T>(prefix: string, fn: (bed: TestBed) => Promise<T>): Promise<T> {
+  let own: TestBed | undefined;
+  if (!process.env.LP_TESTBED_FILE || !fs.existsSync(process.env.LP_TESTBED_FILE)) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    process.env.LP_TESTBED_FILE = path.join(dir, 'state.json');
+    own = await startTestBed({ kubernetes: false, ownerPid: process.pid, dir });
+  }
+  try {
+    return await fn(readTestBed());
+  } finally {
+    if (own) await stopTestBed(own);
+  }
+}
+
+/** The machine a result was measured on: CPU count, load average (2 decimals) and Node version. */
+export function benchMachine(): { cpus: number; loadavg: number[]; node: string } {
+  return {
+    cpus: os.cpus().length,
+    loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
+    node: process.version,
   };
 }
 

@@ -7,18 +7,15 @@
  * and the server process's CPU (/proc) is read around it; variants alternate per round.
  * `node dist/bench/e2e-insert.js [--lines 20000] [--rounds 3]` (reuses LP_TESTBED_FILE's bed).
  */
-import fs from 'node:fs';
 import { Readable } from 'node:stream';
-import os from 'node:os';
-import path from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { generateSampleLines } from '../test/fixtures/samples';
-import { startTestBed, stopTestBed } from '../test/env/bed';
-import { readTestBed, type TestBed } from '../test/env/testbed';
+import type { TestBed } from '../test/env/testbed';
 import * as s from '../test/worker-support';
 import { createEncoder } from '../consumer/src/worker-parts';
 import type { InsertFormat } from '../consumer/src/encode/batch';
 import { median, procCpuSeconds, serverPid } from './e2e';
+import { benchMachine, option, runBenchMain, withKafkaBed } from './clickhouse-bench';
 
 interface Variant {
   format: InsertFormat;
@@ -39,11 +36,6 @@ const VARIANTS: Record<string, Variant> = {
     settings: { input_format_parallel_parsing: 0 },
   },
 };
-
-function option(argv: string[], name: string, dflt: number): number {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : dflt;
-}
 
 /** Encoded bodies of `lines` (one message per line) cut into `rowsPerInsert` batches. */
 function bodies(bed: TestBed, p: s.Pipeline, lines: Buffer[], v: Variant): Buffer[] {
@@ -113,31 +105,11 @@ async function bench(bed: TestBed, lineCount: number, rounds: number) {
   }
 }
 
-async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  let own: TestBed | undefined;
-  if (!process.env.LP_TESTBED_FILE || !fs.existsSync(process.env.LP_TESTBED_FILE)) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-insert-'));
-    process.env.LP_TESTBED_FILE = path.join(dir, 'state.json');
-    own = await startTestBed({ kubernetes: false, ownerPid: process.pid, dir });
-  }
-  const bed = readTestBed();
-  try {
-    const results = await bench(bed, option(argv, 'lines', 20_000), option(argv, 'rounds', 3));
-    const machine = {
-      cpus: os.cpus().length,
-      loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
-      node: process.version,
-    };
-    process.stdout.write(`${JSON.stringify({ benchmark: 'e2e-insert', machine, results }, null, 2)}\n`);
-  } finally {
-    if (own) await stopTestBed(own);
-  }
-}
-
 if (require.main === module) {
-  main().catch((err: Error) => {
-    process.stderr.write(`${err.stack ?? err.message}\n`);
-    process.exit(1);
-  });
+  runBenchMain((argv) =>
+    withKafkaBed('lp-bench-insert-', async (bed) => {
+      const results = await bench(bed, option(argv, 'lines', 20_000), option(argv, 'rounds', 3));
+      return { benchmark: 'e2e-insert', machine: benchMachine(), results };
+    }),
+  );
 }

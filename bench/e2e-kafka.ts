@@ -9,17 +9,14 @@
  * one process, each with its own group, CPU (process.cpuUsage) counted from the group join to the
  * last message handed to eachBatch. Reuses a running bed (LP_TESTBED_FILE) or starts Kafka alone.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Kafka, logLevel, type ConsumerConfig } from 'kafkajs';
 import { generateSampleLines } from '../test/fixtures/samples';
-import { startTestBed, stopTestBed } from '../test/env/bed';
-import { readTestBed, type TestBed } from '../test/env/testbed';
+import type { TestBed } from '../test/env/testbed';
 import * as s from '../test/worker-support';
 import { registerKafkaCodecs } from '../common/src/kafka/codecs';
 import { installFastRecordDecoder } from '../common/src/kafka/record-decoder';
 import { median } from './e2e';
+import { benchMachine, runBenchMain, withKafkaBed } from './clickhouse-bench';
 
 const MiB = 1024 * 1024;
 
@@ -125,30 +122,13 @@ async function bench(bed: TestBed, o: Options) {
   }
 }
 
-async function main(): Promise<void> {
-  const o = parseOptions(process.argv.slice(2));
-  registerKafkaCodecs();
-  let own: TestBed | undefined;
-  if (!process.env.LP_TESTBED_FILE || !fs.existsSync(process.env.LP_TESTBED_FILE)) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-kafka-'));
-    process.env.LP_TESTBED_FILE = path.join(dir, 'state.json');
-    own = await startTestBed({ kubernetes: false, ownerPid: process.pid, dir });
-  }
-  const bed = readTestBed();
-  try {
-    const results = await bench(bed, o);
-    const machine = { cpus: os.cpus().length, loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100) };
-    process.stdout.write(
-      `${JSON.stringify({ benchmark: 'e2e-kafka-floor', options: o, machine: { ...machine, node: process.version }, results }, null, 2)}\n`,
-    );
-  } finally {
-    if (own) await stopTestBed(own);
-  }
-}
-
 if (require.main === module) {
-  main().catch((err: Error) => {
-    process.stderr.write(`${err.stack ?? err.message}\n`);
-    process.exit(1);
+  runBenchMain(async (argv) => {
+    const o = parseOptions(argv);
+    registerKafkaCodecs();
+    return withKafkaBed('lp-bench-kafka-', async (bed) => {
+      const results = await bench(bed, o);
+      return { benchmark: 'e2e-kafka-floor', options: o, machine: benchMachine(), results };
+    });
   });
 }

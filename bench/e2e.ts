@@ -23,12 +23,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { generateSampleLines } from '../test/fixtures/samples';
-import { startTestBed, stopTestBed } from '../test/env/bed';
 import { freePort } from '../test/env/process';
-import { readTestBed, type TestBed } from '../test/env/testbed';
+import type { TestBed } from '../test/env/testbed';
 import * as s from '../test/worker-support';
 import type { PeerResult } from './e2e-peer';
 import { profileBreakdown, type ProfileBreakdown } from './profile-breakdown';
+import { benchMachine, runBenchMain, withKafkaBed } from './clickhouse-bench';
 
 /** Insert formats the worker can send (worker tuning `insertFormat`). */
 type Format = 'RowBinary' | 'TabSeparated';
@@ -469,50 +469,33 @@ async function bench(bed: TestBed, o: E2eOptions) {
   return { idleWorkerCpuSeconds: idleCpu, ...results };
 }
 
-async function main(): Promise<void> {
-  const o = parseOptions(process.argv.slice(2));
-  // Reuse a running bed (LP_TESTBED_FILE) or start a private Kafka + ClickHouse one.
-  let own: TestBed | undefined;
-  if (!process.env.LP_TESTBED_FILE || !fs.existsSync(process.env.LP_TESTBED_FILE)) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-e2e-'));
-    process.env.LP_TESTBED_FILE = path.join(dir, 'state.json');
-    own = await startTestBed({ kubernetes: false, ownerPid: process.pid, dir });
-  }
-  const bed = readTestBed();
-  try {
-    const results = await bench(bed, o);
-    const out = {
-      benchmark: 'e2e',
-      traffic: 'fortigate (format auto)',
-      options: o,
-      machine: {
-        cpus: os.cpus().length,
-        loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
-        node: process.version,
-      },
-      engine: bed.clickhouse?.version,
-      measures: {
-        linesPerCpuSecond:
-          'gross: lines / worker CPU of the whole process life (start-up, join, drain, exit included)',
-        netLinesPerCpuSecond:
-          'gross minus the median CPU of an idle worker that starts, joins an empty topic and stops',
-        steadyLinesPerCpuSecond:
-          'lines / worker CPU from its first group join to the last row stored (steady-state throughput)',
-        perMillionLines:
-          'worker figures use the steady-state CPU; server = ClickHouse process CPU during the run',
-        peer: 'CPU of the Kafka-engine process from creating its tables to the last row visible',
-      },
-      ...results,
-    };
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-  } finally {
-    if (own) await stopTestBed(own);
-  }
-}
+/** What each figure of the printed JSON means. */
+const MEASURES = {
+  linesPerCpuSecond:
+    'gross: lines / worker CPU of the whole process life (start-up, join, drain, exit included)',
+  netLinesPerCpuSecond:
+    'gross minus the median CPU of an idle worker that starts, joins an empty topic and stops',
+  steadyLinesPerCpuSecond:
+    'lines / worker CPU from its first group join to the last row stored (steady-state throughput)',
+  perMillionLines: 'worker figures use the steady-state CPU; server = ClickHouse process CPU during the run',
+  peer: 'CPU of the Kafka-engine process from creating its tables to the last row visible',
+};
 
 if (require.main === module) {
-  main().catch((err: Error) => {
-    process.stderr.write(`${err.stack ?? err.message}\n`);
-    process.exit(1);
+  runBenchMain(async (argv) => {
+    const o = parseOptions(argv);
+    // Reuse a running bed (LP_TESTBED_FILE) or start a private Kafka + ClickHouse one.
+    return withKafkaBed('lp-bench-e2e-', async (bed) => {
+      const results = await bench(bed, o);
+      return {
+        benchmark: 'e2e',
+        traffic: 'fortigate (format auto)',
+        options: o,
+        machine: benchMachine(),
+        engine: bed.clickhouse?.version,
+        measures: MEASURES,
+        ...results,
+      };
+    });
   });
 }
