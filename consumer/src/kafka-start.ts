@@ -14,10 +14,14 @@ import { writeTerminationMessage } from './termination';
 /** Wait between start attempts: 0.5 s doubling up to 15 s. */
 export const START_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 15_000, factor: 2 };
 
+/** "Kafka unreachable: <broker error>" when `err` says only that Kafka is unreachable, else undefined. */
+export function kafkaUnreachableReason(err: unknown): string | undefined {
+  return isKafkaUnavailable(err) ? `${KAFKA_UNREACHABLE_PREFIX}${errorReason(err, 256)}` : undefined;
+}
+
 /** Readiness reason for a failed start: the cause named, an unreachable Kafka as such. */
 export function startFailureReason(what: string, err: unknown): string {
-  const why = errorReason(err, 256);
-  return isKafkaUnavailable(err) ? `${KAFKA_UNREACHABLE_PREFIX}${why}` : `${what} failed: ${why}`;
+  return kafkaUnreachableReason(err) ?? `${what} failed: ${errorReason(err, 256)}`;
 }
 
 /** Options of KafkaStart.run (tests shorten the waits). */

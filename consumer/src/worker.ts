@@ -32,6 +32,7 @@ import { resolveTuning, type WorkerSecrets, type WorkerTuning } from './worker-t
 import { makeCommitSender, observeDelivery } from './worker-hooks';
 import { createEncoder, createKafkaParts, createSink, loadJournals } from './worker-parts';
 import { IdentityStats } from './encode/identity-stats';
+import { workerReadiness } from './worker-readiness';
 import { CoverageReporter } from './observability/parser-coverage';
 import { hostname } from 'node:os';
 
@@ -60,6 +61,8 @@ export class Worker {
   /** Why the consumer stopped for good (main.ts writes it to the termination message and exits). */
   private crashError?: unknown;
   private clickhouseOk = false;
+  /** The consumer's last crash error since it last joined (readiness names a Kafka outage by it). */
+  private consumerError?: unknown;
   private lastClickHouseCheck = 0;
   private readonly coverage: CoverageReporter;
   /** Process CPU seconds when the first assignment arrived (the benchmark's steady-state start). */
@@ -170,6 +173,7 @@ export class Worker {
     );
     this.consumer.on(events.CRASH, (e) => {
       this.joined = false;
+      this.consumerError = e.payload.error;
       this.committer.fence();
       // Kafka unreachable is an outage to wait out, not a reason to stop for good.
       const rerun = !e.payload.restart && !this.draining && isKafkaUnavailable(e.payload.error);
@@ -203,13 +207,11 @@ export class Worker {
     return !this.crashed;
   }
 
-  /** Readiness: joined with an assignment installed and ClickHouse reachable. */
+  /** Readiness: joined with an assignment installed and ClickHouse reachable (worker-readiness.ts). */
   ready(): { ready: boolean; reason: string } {
     if (Date.now() - this.lastClickHouseCheck > 5_000) void this.checkClickHouse();
-    if (this.draining) return { ready: false, reason: 'draining' };
-    if (!this.joined) return { ready: false, reason: 'not joined to the consumer group' };
-    if (!this.clickhouseOk) return { ready: false, reason: 'ClickHouse unreachable' };
-    return { ready: true, reason: 'ok' };
+    const { draining, joined, clickhouseOk, consumerError } = this;
+    return workerReadiness({ draining, joined, clickhouseOk, consumerError });
   }
 
   private onInsertOutcome(): void {
@@ -240,6 +242,7 @@ export class Worker {
     this.metrics.lag.reset();
     this.budget.wake();
     this.joined = true;
+    this.consumerError = undefined;
     this.committer.unfence();
     this.log.info('partitions assigned', { partitions: assigned });
     void loadJournals(this.admin, this.cfg, new Map(this.partitions), this.log);
