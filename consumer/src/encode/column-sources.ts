@@ -48,8 +48,8 @@ export interface ColumnEmitter {
   named(col: PlannedColumn, names: readonly Buffer[], numeric: boolean): (index: number) => boolean;
   /** Text bytes [s, e) of `b`, validated for typed columns; `clean`: no TSV specials in them. */
   text(col: PlannedColumn): (b: Buffer, s: number, e: number, clean: boolean) => boolean;
-  /** A validated address span of IP version 4 or 6. */
-  ip(col: PlannedColumn): (b: Buffer, s: number, e: number, version: number) => boolean;
+  /** A validated address span of IP version 4 or 6; `ipv4`: its IPv4 value when known, else -1. */
+  ip(col: PlannedColumn): (b: Buffer, s: number, e: number, version: number, ipv4: number) => boolean;
   /** The record's protocol (name, IANA number or -1). */
   proto(col: PlannedColumn): (name: string, number: number) => boolean;
   /** No value: NULL, or the type default (ingest time for clocks). */
@@ -219,7 +219,7 @@ function ipWriter(
     if (v === 0) return absent();
     if (v === 6 && v4Only) return false;
     const sp = span(rec);
-    return ip(sp.scratch ? rec.scratch : rec.src, sp.start, sp.end, v);
+    return ip(sp.scratch ? rec.scratch : rec.src, sp.start, sp.end, v, sp.ipv4);
   };
 }
 
@@ -242,7 +242,7 @@ function senderWriter(col: PlannedColumn, em: ColumnEmitter, row: RowContext): C
     const v = ipVersion(b, 0, b.length);
     if (v === 0 || (v === 6 && kind === T_IPV4)) return absent();
     const at = em.mark();
-    if (ip(b, 0, b.length, v)) return true;
+    if (ip(b, 0, b.length, v, -1)) return true;
     em.rewind(at);
     return absent();
   };

@@ -18,7 +18,7 @@
  */
 import type { ParseContext } from '../parse/context';
 import { parseFlexibleTimestamp } from '../parse/flex-time';
-import { addressEnd, ipVersion, isIpv4 } from '../parse/ip';
+import { addressEnd, ipVersion, ipv4Number } from '../parse/ip';
 import type { ParsedRecord } from '../parse/record';
 import { isPlausibleTimestamp } from '../parse/time';
 import type { TimeZone } from '../parse/timezone';
@@ -150,26 +150,31 @@ export class RowBinaryEmitter implements ColumnEmitter {
     return (name) => (out.latin1String(name), true);
   }
 
-  ip(col: PlannedColumn): (b: Buffer, s: number, e: number, version: number) => boolean {
+  ip(col: PlannedColumn): (b: Buffer, s: number, e: number, version: number, ipv4: number) => boolean {
     const out = this.out;
     if (col.type.kind === T_STRING) return (b, s, e) => (out.string(b, s, e), true);
     return this.address(col);
   }
 
-  /** Address text (already known to be an address of a fitting family) -> 4 or 16 bytes. */
-  private address(col: PlannedColumn): (b: Uint8Array, s: number, e: number, version: number) => boolean {
+  /**
+   * Address text (already known to be an address of a fitting family) -> 4 or 16 bytes; `ipv4`
+   * is the value the parser already read from that text (-1: not known, read it here).
+   */
+  private address(
+    col: PlannedColumn,
+  ): (b: Uint8Array, s: number, e: number, version: number, ipv4: number) => boolean {
     const out = this.out;
     if (col.type.kind === T_IPV4) {
-      return (b, s, e) => {
-        const v = ipv4Value(b, s, e);
+      return (b, s, e, _version, ipv4) => {
+        const v = ipv4 >= 0 ? ipv4 : ipv4Value(b, s, e);
         if (v < 0) return false;
         out.u32(v);
         return true;
       };
     }
-    return (b, s, e, version) => {
+    return (b, s, e, version, ipv4) => {
       // Dotted IPv4 (the common case) becomes ::ffff:a.b.c.d without the general IPv6 parser.
-      const v4 = version === 4 ? ipv4Value(b, s, e) : -1;
+      const v4 = version !== 4 ? -1 : ipv4 >= 0 ? ipv4 : ipv4Value(b, s, e);
       if (v4 >= 0) {
         out.ipv4Mapped(v4);
         return true;
@@ -230,12 +235,17 @@ export class RowBinaryEmitter implements ColumnEmitter {
     const kind = col.type.kind;
     if (kind === T_INT) return (b, s, e) => intText(this.out, col, b, s, e);
     const address = this.address(col);
-    if (kind === T_IPV4) return (b, s, e) => isIpv4(b, s, e) && address(b, s, e, 4);
+    if (kind === T_IPV4) {
+      return (b, s, e) => {
+        const v4 = ipv4Number(b, s, e);
+        return v4 >= 0 && address(b, s, e, 4, v4);
+      };
+    }
     if (kind === T_IPV6) {
       return (b, s, e) => {
         const end = addressEnd(b, s, e);
         const v = ipVersion(b, s, end);
-        return v !== 0 && address(b, s, end, v);
+        return v !== 0 && address(b, s, end, v, -1);
       };
     }
     if (kind === T_ENUM) {

@@ -1,4 +1,6 @@
-import { ipVersion } from './ip';
+import { ipv4Number, ipVersion } from './ip';
+import { ipv4Value } from '../../../common/src/integrity/canonical-ip';
+import { Span } from './record';
 
 const v = (text: string): number => {
   const b = Buffer.from(text);
@@ -43,4 +45,39 @@ describe('ipVersion', () => {
     'g::1',
     '1:',
   ])('invalid %j', (ip) => expect(v(ip)).toBe(0));
+});
+
+describe('ipv4Number (the value the parser carries to the encoder)', () => {
+  const n = (text: string): number => {
+    const b = Buffer.from(`x${text}y`);
+    return ipv4Number(b, 1, b.length - 1);
+  };
+  it.each(['0.0.0.0', '255.255.255.255', '192.168.010.001', '8.8.8.8', '10.20.30.40', '1.2.3.4'])(
+    'reads %s exactly as the encoder would',
+    (ip) => {
+      const b = Buffer.from(ip);
+      expect(n(ip)).toBe(ipv4Value(b, 0, b.length));
+      expect(n(ip)).toBeGreaterThanOrEqual(0);
+    },
+  );
+  it('is the unsigned big-endian value', () => expect(n('255.1.2.3')).toBe(0xff010203));
+  it.each(['', '1.2.3', '1.2.3.4.5', '256.1.1.1', '1.2.3.', '1..2.3', '1.2.3.4 ', '1234.1.1.1', '::1'])(
+    'is -1 for %j',
+    (ip) => expect(n(ip)).toBe(-1),
+  );
+  it('is forgotten whenever the span is pointed elsewhere, kept by copy', () => {
+    const a = new Span();
+    a.set(0, 7);
+    a.ipv4 = 16909060;
+    const b = new Span();
+    b.copy(a);
+    expect(b.ipv4).toBe(16909060);
+    a.set(1, 8);
+    expect(a.ipv4).toBe(-1);
+    b.setScratch(0, 7);
+    expect(b.ipv4).toBe(-1);
+    a.ipv4 = 5;
+    a.clear();
+    expect(a.ipv4).toBe(-1);
+  });
 });

@@ -9,9 +9,15 @@ for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
 
 /** True when [s, e) is dotted-quad IPv4 (each part 1..3 digits, value <= 255). */
 export function isIpv4(buf: Uint8Array, s: number, e: number): boolean {
+  return ipv4Number(buf, s, e) >= 0;
+}
+
+/** The dotted-quad IPv4 address in [s, e) as an unsigned 32-bit number, -1 when it is none. */
+export function ipv4Number(buf: Uint8Array, s: number, e: number): number {
   const len = e - s;
-  if (len < 7 || len > 15) return false;
+  if (len < 7 || len > 15) return -1;
   let parts = 0;
+  let value = 0;
   let i = s;
   while (i < e) {
     let v = 0;
@@ -23,14 +29,15 @@ export function isIpv4(buf: Uint8Array, s: number, e: number): boolean {
       digits++;
       i++;
     }
-    if (digits === 0 || digits > 3 || v > 255) return false;
+    if (digits === 0 || digits > 3 || v > 255) return -1;
+    value = value * 256 + v;
     parts++;
     if (i === e) break;
-    if (buf[i] !== 46 || parts === 4) return false;
+    if (buf[i] !== 46 || parts === 4) return -1;
     i++;
-    if (i === e) return false;
+    if (i === e) return -1;
   }
-  return parts === 4;
+  return parts === 4 ? value : -1;
 }
 
 /**

@@ -4,7 +4,7 @@
  * and ports. Lookups go through KeywordTables over the source bytes (no strings on the hot path).
  */
 import { lowerAscii, parseUint } from './bytes';
-import { addressEnd, isIpv4, isIpv6 } from './ip';
+import { addressEnd, ipv4Number, isIpv6 } from './ip';
 import { KeywordTable } from './keywords';
 import {
   ACTION_ALERT,
@@ -157,7 +157,8 @@ export function setIp(
 ): boolean {
   if (e <= s) return true;
   let end = e;
-  let version = isIpv4(buf, s, e) ? 4 : 0;
+  const v4 = ipv4Number(buf, s, e);
+  let version = v4 >= 0 ? 4 : 0;
   if (version === 0) {
     end = addressEnd(buf, s, e);
     version = isIpv6(buf, s, end) ? 6 : 0;
@@ -168,6 +169,7 @@ export function setIp(
     const nat = which === NAT_SRC ? rec.natSrcIp : rec.natDstIp;
     if (scratch) nat.setScratch(s, end);
     else nat.set(s, end);
+    nat.ipv4 = v4;
     if (which === NAT_SRC) rec.natSrcIpVersion = version;
     else rec.natDstIpVersion = version;
     return true;
@@ -175,6 +177,7 @@ export function setIp(
   const span = which === 0 ? rec.srcIp : rec.dstIp;
   if (scratch) span.setScratch(s, end);
   else span.set(s, end);
+  span.ipv4 = v4;
   if (which === 0) rec.srcIpVersion = version;
   else rec.dstIpVersion = version;
   return true;

@@ -72,8 +72,12 @@ export function parsePaloAlto(
       while (p < e && buf[p] !== 44) p++;
       ve = p;
     }
-    const reason = onField(i, rec, vBuf, vs, ve, inScratch);
-    if (reason !== null) return reason;
+    // Past the last standard column only the field table needs the value; the scan goes on to
+    // check the CSV and count the columns.
+    if (i <= st.layout.lastRole || rec.collectFields) {
+      const reason = onField(i, rec, vBuf, vs, ve, inScratch);
+      if (reason !== null) return reason;
+    }
     i++;
     if (p >= e) break;
     p++; // the comma

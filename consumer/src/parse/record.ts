@@ -72,12 +72,18 @@ export class Span {
   start = -1;
   end = -1;
   scratch = false;
+  /**
+   * The dotted IPv4 address the span holds as a number, -1 when not known: set by the parser that
+   * validated it so the encoder writes it without parsing the text again; every (re)point clears it.
+   */
+  ipv4 = -1;
 
   /** Points the span at [s, e) of the source buffer. */
   set(s: number, e: number): void {
     this.start = s;
     this.end = e;
     this.scratch = false;
+    this.ipv4 = -1;
   }
 
   /** Points the span at [s, e) of the scratch buffer. */
@@ -85,6 +91,7 @@ export class Span {
     this.start = s;
     this.end = e;
     this.scratch = true;
+    this.ipv4 = -1;
   }
 
   /** Copies another span's coordinates. */
@@ -92,6 +99,7 @@ export class Span {
     this.start = other.start;
     this.end = other.end;
     this.scratch = other.scratch;
+    this.ipv4 = other.ipv4;
   }
 
   /** Marks the value absent. */
@@ -99,6 +107,7 @@ export class Span {
     this.start = -1;
     this.end = -1;
     this.scratch = false;
+    this.ipv4 = -1;
   }
 }
 

@@ -267,11 +267,17 @@ export function parseEpochDigits(buf: Uint8Array, s: number, e: number): number 
   const n = e - s;
   if (n < 9 || n > 19) return NaN;
   let v = 0;
-  const take = n > 13 ? 13 : n;
-  for (let i = s; i < e; i++) {
+  // The leading (up to 13) digits make the value, the rest are only checked: two loops, no test per digit.
+  const lead = s + (n > 13 ? 13 : n);
+  let i = s;
+  for (; i < lead; i++) {
     const d = buf[i] - 48;
     if (d < 0 || d > 9) return NaN;
-    if (i - s < take) v = v * 10 + d;
+    v = v * 10 + d;
+  }
+  for (; i < e; i++) {
+    const d = buf[i] - 48;
+    if (d < 0 || d > 9) return NaN;
   }
   if (n <= 10) return v * 1000;
   if (n <= 13) return v;
