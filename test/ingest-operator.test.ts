@@ -27,8 +27,7 @@ import {
   startManager,
   waitFor,
 } from './operator-harness';
-import { chClient } from './worker-support';
-import { tearDownIngestTest } from './ingest-operator-support';
+import { storedRowsByCase, tearDownIngestTest } from './ingest-operator-support';
 
 jest.setTimeout(300_000);
 
@@ -83,26 +82,7 @@ function logger(transport: '--tcp' | '--udp', lines: string[]): void {
   });
 }
 
-async function storedByCase(): Promise<Record<string, { rows: number; distinct: number; local: number }>> {
-  const ch = chClient(bed);
-  try {
-    const rs = await ch.query({
-      query: `SELECT extract(raw, 'case=([a-z-]+)') AS c, count() AS rows,
-                uniqExact(extract(raw, 'seq=([0-9]+)')) AS distinct_seqs,
-                countIf(sender_ip = toIPv6('127.0.0.1')) AS local
-              FROM ${database}.fw GROUP BY c`,
-      format: 'JSONEachRow',
-    });
-    const out: Record<string, { rows: number; distinct: number; local: number }> = {};
-    for (const r of await rs.json<{ c: string; rows: string; distinct_seqs: string; local: string }>())
-      out[r.c] = { rows: Number(r.rows), distinct: Number(r.distinct_seqs), local: Number(r.local) };
-    return out;
-  } catch {
-    return {};
-  } finally {
-    await ch.close();
-  }
-}
+const storedByCase = () => storedRowsByCase(bed, `${database}.fw`);
 
 beforeAll(async () => {
   requireTool('kubectl', 'the test applies the manifest as a user would');
