@@ -55,6 +55,16 @@ describe('undecodable message values (content-encoding)', () => {
     expect(await failures()).toEqual({ too_large: 1 });
   });
 
+  it('a pipeline with a larger bound (kafka.maxValueBytes) decodes what the default refuses', () => {
+    const big = Buffer.alloc(24 << 20, 0x41);
+    const intake = new ValueIntake(32 << 20, new WorkerMetrics(false), { warn: jest.fn() } as never);
+    const headers = { 'content-encoding': Buffer.from('zstd') };
+    expect(intake.plain({ value: zstd.zstdCompressSync(big), headers, offset: '0' }, 0).equals(big)).toBe(
+      true,
+    );
+    expect(intake.failure).toBeUndefined();
+  });
+
   it('an LZ4 size prefix over the bound is refused before anything is allocated', () => {
     const forged = Buffer.alloc(64);
     forged.writeUInt32LE(0xffffffff, 0);
