@@ -72,6 +72,8 @@ export interface OutgoingMessage {
 }
 
 const NOOP = () => undefined;
+/** Shortest time between two reads of the topic's limit after too-large refusals. */
+const LIMIT_REREAD_MS = 10_000;
 
 export interface SinkEvents {
   sent(messages: readonly OutgoingMessage[], seconds: number): void;
@@ -90,6 +92,7 @@ export class KafkaSink {
   /** Date.now() of the last acknowledged send / failed send (readiness). */
   lastAckMs = 0;
   lastFailureMs = 0;
+  private limitReadMs = -Infinity;
 
   constructor(
     private readonly send: SendFn,
@@ -182,7 +185,7 @@ export class KafkaSink {
    * lines, or drop it when it is a single line (the queue's head is batch[0]).
    */
   private async shrink(batch: ReadonlyArray<{ partition: number; m: OutgoingMessage }>): Promise<void> {
-    const limit = this.opts.readLimit ? await this.opts.readLimit().catch(() => undefined) : undefined;
+    const limit = await this.rereadLimit();
     if (batch.length > 1) {
       const per = new Map<number, number>();
       for (const b of batch) per.set(b.partition, (per.get(b.partition) ?? 0) + b.m.value.length);
@@ -203,6 +206,14 @@ export class KafkaSink {
       this.queue.shift();
       this.events.dropped?.(head);
     }
+  }
+
+  /** The topic's limit read again, at most once per LIMIT_REREAD_MS (a split cascade refuses many sends). */
+  private async rereadLimit(): Promise<number | undefined> {
+    const now = Date.now();
+    if (!this.opts.readLimit || now - this.limitReadMs < LIMIT_REREAD_MS) return undefined;
+    this.limitReadMs = now;
+    return this.opts.readLimit().catch(() => undefined);
   }
 
   /** The queue's head that fits one send; partitions round-robin, each within its byte budget. */
