@@ -51,6 +51,11 @@ export interface WorkerConfig {
     clientId: string;
     sasl?: { mechanism: SaslMechanism };
     tls?: { enabled: boolean; caFile?: string; insecureSkipVerify?: boolean };
+    /**
+     * Largest value a `content-encoding` header may decode to; one inflating past it is
+     * dead-lettered whole. Default DEFAULT_MAX_VALUE_BYTES; rendered only when the pipeline needs more.
+     */
+    maxValueBytes?: number;
   };
   parser: {
     format: string;
@@ -117,6 +122,13 @@ export interface WorkerTuningInput {
   rebalanceTimeoutMs?: number;
   requestTimeoutMs?: number;
 }
+
+/**
+ * Default bound on one decoded message value (16 MiB, the default batch size): far above the syslog
+ * receiver's default packing (1 MiB) and Kafka's default max.message.bytes, small enough that a
+ * forged header cannot make a worker allocate without limit.
+ */
+export const DEFAULT_MAX_VALUE_BYTES = 16 * 1024 * 1024;
 
 /** Path of the mounted config file inside the worker pod. */
 export const DEFAULT_CONFIG_PATH = '/etc/logpipeline/config.json';

@@ -7,7 +7,7 @@
  * pipeline's committer (autoCommit off). Every new assignment installs fresh partition states from
  * the committed offsets and cut journals; the previous ones are killed, never committed again.
  */
-import type { Admin, Consumer, EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Logger } from '../../common/src/log';
 import { sleep } from '../../common/src/timing';
 import { isKafkaUnavailable, rerunConsumer } from './consumer-restart';
@@ -25,7 +25,7 @@ import type { ClickHouseSink } from './sink/clickhouse-sink';
 import { errorReason } from './sink/retry';
 import { countLines } from './sink/row-lines';
 import { senderHeader } from './encode/batch';
-import { decodeValue } from '../../common/src/kafka/value-codec';
+import { ValueIntake } from './worker-values';
 import { tokenSalt } from './sink/token';
 import { BatchPipeline } from './worker-batches';
 import { resolveTuning, type WorkerSecrets, type WorkerTuning } from './worker-tuning';
@@ -36,7 +36,6 @@ import { workerReadiness } from './worker-readiness';
 import { CoverageReporter } from './observability/parser-coverage';
 import { hostname } from 'node:os';
 
-const EMPTY = Buffer.alloc(0);
 const HEARTBEAT_EVERY_MS = 1_000;
 
 /** One worker process's consumer, pipeline and health state. */
@@ -65,6 +64,7 @@ export class Worker {
   private consumerError?: unknown;
   private lastClickHouseCheck = 0;
   private readonly coverage: CoverageReporter;
+  private readonly values: ValueIntake;
   /** Process CPU seconds when the first assignment arrived (the benchmark's steady-state start). */
   private firstJoinCpuSeconds?: number;
 
@@ -80,6 +80,7 @@ export class Worker {
     const fastDecoder = installFastRecordDecoder();
     log.info('kafka record decoder', { decoder: fastDecoder ? 'fast' : 'kafkajs' });
     this.tuning = resolveTuning(cfg);
+    this.values = new ValueIntake(cfg.kafka.maxValueBytes, metrics, log);
     const t = this.tuning;
     const identity = new IdentityStats();
     const encoder = createEncoder(cfg, identity, t.insertFormat);
@@ -298,10 +299,12 @@ export class Worker {
         if (!(await this.waitForCapacity(state, payload))) break;
         now = Date.now();
       }
-      const value = this.plainValue(m, partition);
-      const n = countLines(value);
+      const value = this.values.plain(m, partition);
+      // A value that did not decode is one dead letter for the whole message (worker-values.ts).
+      const undecodable = this.values.failure;
+      const n = undecodable === undefined ? countLines(value) : 1;
       const sender = senderHeader(m.headers);
-      this.pipeline.take(state, { topic, partition, offset, value, sender }, n, now);
+      this.pipeline.take(state, { topic, partition, offset, value, sender, undecodable }, n, now);
       state.nextIn = offset + 1;
       unresolved = m.offset;
       lines += n;
@@ -318,26 +321,6 @@ export class Worker {
         { partition: String(partition) },
         Math.max(0, Number(batch.highWatermark) - state.nextIn),
       );
-  }
-
-  /**
-   * The message's lines: the syslog receiver's packed values arrive compressed (VALUE_ENCODING_HEADER)
-   * and are decoded here, before anything counts or splits them. A body that does not decode is
-   * kept as it came (its lines fail to parse and are dead-lettered with their bytes) and logged:
-   * one bad message never stops the partition.
-   */
-  private plainValue(m: KafkaMessage, partition: number): Buffer {
-    const raw = m.value ?? EMPTY;
-    try {
-      return decodeValue(raw, m.headers);
-    } catch (err) {
-      this.log.warn('message value not decodable; kept as sent', {
-        partition,
-        offset: m.offset,
-        err: errorReason(err),
-      });
-      return raw;
-    }
   }
 
   private mustWait(state: PartitionState): boolean {

@@ -1,6 +1,7 @@
 import {
   VALUE_ENCODING_HEADER,
   VALUE_ENCODING_NAMES,
+  ValueDecodeError,
   decodeValue,
   encodeValue,
   valueEncodingOf,
@@ -30,7 +31,21 @@ describe('value codec', () => {
     expect(() => decodeValue(body, { [VALUE_ENCODING_HEADER]: 'brotli' })).toThrow(
       /unknown content-encoding/,
     );
-    expect(() => decodeValue(body, { [VALUE_ENCODING_HEADER]: 'zstd' })).toThrow();
+    expect(() => decodeValue(body, { [VALUE_ENCODING_HEADER]: 'zstd' })).toThrow(ValueDecodeError);
+  });
+
+  it.each(['zstd', 'lz4'] as const)('never decodes %s past the bound it is given', (enc) => {
+    const wire = encodeValue(body, enc);
+    const header = { [VALUE_ENCODING_HEADER]: VALUE_ENCODING_NAMES[enc] };
+    expect(decodeValue(wire, header, body.length).equals(body)).toBe(true);
+    let err: unknown;
+    try {
+      decodeValue(wire, header, body.length - 1);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ValueDecodeError);
+    expect((err as ValueDecodeError).kind).toBe('too_large');
   });
 
   it('reads the header as a string, a Buffer or the first of repeated values', () => {

@@ -10,6 +10,7 @@
  */
 import zlib from 'node:zlib';
 import { compressSync as lz4CompressSync, uncompressSync as lz4UncompressSync } from 'lz4-napi';
+import { DEFAULT_MAX_VALUE_BYTES } from '../worker-config';
 
 /** Header naming the codec of a compressed message value (absent: the value is plain lines). */
 export const VALUE_ENCODING_HEADER = 'content-encoding';
@@ -31,7 +32,7 @@ export const ZSTD_VALUE_LEVEL = 1;
 /** node:zlib's zstd (Node >= 22.15; the project's @types/node predates it). */
 interface ZstdZlib {
   zstdCompressSync(buf: Buffer, opts: { params: Record<number, number> }): Buffer;
-  zstdDecompressSync(buf: Buffer): Buffer;
+  zstdDecompressSync(buf: Buffer, opts?: { maxOutputLength?: number }): Buffer;
   constants: { ZSTD_c_compressionLevel: number };
 }
 const zstd = zlib as unknown as ZstdZlib;
@@ -52,14 +53,84 @@ export function valueEncodingOf(headers: Headers): string | undefined {
   return v === undefined ? undefined : v.toString();
 }
 
+/** Why a value did not decode: a metrics label (a closed set, never the codec's own words). */
+export type ValueDecodeFailure = 'too_large' | 'corrupt' | 'unknown_encoding';
+
+/** A value whose header names a codec it cannot be decoded with; `message` names codec and cause. */
+export class ValueDecodeError extends Error {
+  /** Carries the failure kind (metrics label) next to the message (dead-letter reason). */
+  constructor(
+    readonly kind: ValueDecodeFailure,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ValueDecodeError';
+  }
+}
+
+/** HTTP's "no encoding" token: a relay copying HTTP headers may set it on plain values. */
+const IDENTITY = 'identity';
+
 /**
  * The plain value of a consumed message: decompressed when its header names a codec, else as is.
- * Throws for an unknown codec or a corrupt body (the caller decides what a bad message becomes).
+ * Never allocates more than `maxBytes` for the output (a value inflating past it is refused, not
+ * decoded: any producer of the topic could otherwise make the worker allocate without limit).
+ * Throws ValueDecodeError for an unknown codec, a corrupt body or one over the bound (the caller
+ * dead-letters the message whole).
  */
-export function decodeValue(value: Buffer, headers: Headers): Buffer {
+export function decodeValue(
+  value: Buffer,
+  headers: Headers,
+  maxBytes: number = DEFAULT_MAX_VALUE_BYTES,
+): Buffer {
   const encoding = valueEncodingOf(headers);
-  if (encoding === undefined) return value;
-  if (encoding === 'zstd') return zstd.zstdDecompressSync(value);
-  if (encoding === 'lz4-block') return lz4UncompressSync(value);
-  throw new Error(`unknown ${VALUE_ENCODING_HEADER} ${JSON.stringify(encoding)}`);
+  if (encoding === undefined || encoding === IDENTITY) return value;
+  if (encoding === 'zstd') return decodeZstd(value, maxBytes);
+  if (encoding === 'lz4-block') return decodeLz4Block(value, maxBytes);
+  throw new ValueDecodeError(
+    'unknown_encoding',
+    `unknown ${VALUE_ENCODING_HEADER} ${JSON.stringify(encoding.slice(0, 64))}`,
+  );
+}
+
+function decodeZstd(value: Buffer, maxBytes: number): Buffer {
+  try {
+    // node:zlib stops and throws ERR_BUFFER_TOO_LARGE once the output passes maxOutputLength.
+    return zstd.zstdDecompressSync(value, { maxOutputLength: maxBytes });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new ValueDecodeError('too_large', `zstd: exceeds ${maxBytes} bytes`);
+    throw new ValueDecodeError('corrupt', `zstd: ${codecMessage(err)}`);
+  }
+}
+
+/** Bytes of the little-endian uncompressed-size prefix of a size-prepended LZ4 block. */
+const LZ4_SIZE_PREFIX_BYTES = 4;
+
+function decodeLz4Block(value: Buffer, maxBytes: number): Buffer {
+  if (value.length < LZ4_SIZE_PREFIX_BYTES)
+    throw new ValueDecodeError('corrupt', `lz4-block: ${value.length} bytes, shorter than the size prefix`);
+  // The decoder allocates what the prefix claims: judge the claim before it does.
+  const claimed = value.readUInt32LE(0);
+  if (claimed > maxBytes)
+    throw new ValueDecodeError('too_large', `lz4-block: size prefix ${claimed} exceeds ${maxBytes} bytes`);
+  let out: Buffer;
+  try {
+    out = lz4UncompressSync(value);
+  } catch (err) {
+    throw new ValueDecodeError('corrupt', `lz4-block: ${codecMessage(err)}`);
+  }
+  // A truncated block can end on a sequence boundary and decode "successfully" to fewer bytes.
+  if (out.length !== claimed)
+    throw new ValueDecodeError(
+      'corrupt',
+      `lz4-block: decoded ${out.length} bytes, size prefix says ${claimed}`,
+    );
+  return out;
+}
+
+/** The codec's own words, one line and short (they become a dead-letter reason). */
+function codecMessage(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.replace(/\s+/g, ' ').slice(0, 200);
 }

@@ -28,6 +28,11 @@ export interface MessageInput {
   offset: string | number;
   /** The message's SENDER_HEADER (the syslog receiver's sending device), when it has one. */
   sender?: Buffer;
+  /**
+   * Set when the value's content-encoding could not be decoded (worker-values.ts): the dead-letter
+   * reason. The message is then dead-lettered whole (`value` = the bytes as sent), never parsed.
+   */
+  undecodable?: string;
 }
 
 /** Kafka message headers as kafkajs hands them (values are Buffers when read from a broker). */
@@ -218,6 +223,11 @@ export class BatchEncoder {
     row.offset = typeof msg.offset === 'number' ? msg.offset : Number(msg.offset);
     row.sender = msg.sender ?? EMPTY;
     const len = value.length;
+    if (msg.undecodable !== undefined) {
+      result.lines++;
+      this.deadLetter(result, msg.undecodable, msg, value, 0, len, index, 0);
+      return;
+    }
     if (len === 0) {
       result.lines++;
       result.blankLines++;

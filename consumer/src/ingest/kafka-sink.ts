@@ -15,6 +15,10 @@
  * after a backoff: nothing packed is dropped while the process lives. Within one send kafkajs's
  * retries reuse the idempotent sequence numbers (no duplicates); a send retried by this loop after
  * an ambiguous failure (timeout) may duplicate that send's messages: at-least-once there.
+ *
+ * A send Kafka refuses as too large (the topic's max.message.bytes lowered after start) is not
+ * retried as is: the limit is re-read, record batches get smaller, and a value refused alone is
+ * split in two by lines (too-large.ts); only a single line that can never fit is dropped, reported.
  */
 import { SENDER_HEADER } from '../../../common/src/ingest-config';
 import {
@@ -25,6 +29,7 @@ import {
 } from '../../../common/src/kafka/value-codec';
 import type { FlowGate } from './flow-gate';
 import type { PackedMessage } from './packer';
+import { isTooLarge, splitOutgoing } from './too-large';
 
 /** The part of a kafkajs Producer this uses (a fake in tests). */
 export interface SendFn {
@@ -49,6 +54,8 @@ export interface KafkaSinkOptions {
   /** Messages per send at most (bounds one request). */
   maxMessagesPerSend?: number;
   backoffMs?: (attempt: number) => number;
+  /** Re-reads the per-partition budget (0.9 x max.message.bytes) after Kafka refused a send as too large. */
+  readLimit?: () => Promise<number>;
 }
 
 /** A packed message as queued for Kafka: `value` is what goes on the wire (compressed or not). */
@@ -65,10 +72,16 @@ export interface OutgoingMessage {
 }
 
 const NOOP = () => undefined;
+/** Shortest time between two reads of the topic's limit after too-large refusals. */
+const LIMIT_REREAD_MS = 10_000;
 
 export interface SinkEvents {
   sent(messages: readonly OutgoingMessage[], seconds: number): void;
   failed(err: unknown, attempt: number): void;
+  /** A value Kafka refused alone as too large was split in two. */
+  split(m: OutgoingMessage): void;
+  /** A single line Kafka refuses even alone was given up (its bytes released). */
+  dropped(m: OutgoingMessage): void;
 }
 
 export class KafkaSink {
@@ -79,6 +92,7 @@ export class KafkaSink {
   /** Date.now() of the last acknowledged send / failed send (readiness). */
   lastAckMs = 0;
   lastFailureMs = 0;
+  private limitReadMs = -Infinity;
 
   constructor(
     private readonly send: SendFn,
@@ -147,7 +161,9 @@ export class KafkaSink {
       } catch (err) {
         this.lastFailureMs = Date.now();
         this.events.failed?.(err, attempt);
-        await new Promise((r) => setTimeout(r, (this.opts.backoffMs ?? defaultBackoff)(attempt++)));
+        // Retrying a too-large send as is would fail for ever: shrink it (each step makes progress).
+        if (isTooLarge(err)) await this.shrink(batch);
+        else await new Promise((r) => setTimeout(r, (this.opts.backoffMs ?? defaultBackoff)(attempt++)));
         continue;
       }
       attempt = 0;
@@ -161,6 +177,43 @@ export class KafkaSink {
     }
     this.running = false;
     for (const f of this.idle.splice(0)) f();
+  }
+
+  /**
+   * After Kafka refused `batch` as too large: re-read the limit; several values: send at most half
+   * of the refused partition bytes per record batch from now on; one value: split it in two by
+   * lines, or drop it when it is a single line (the queue's head is batch[0]).
+   */
+  private async shrink(batch: ReadonlyArray<{ partition: number; m: OutgoingMessage }>): Promise<void> {
+    const limit = await this.rereadLimit();
+    if (batch.length > 1) {
+      const per = new Map<number, number>();
+      for (const b of batch) per.set(b.partition, (per.get(b.partition) ?? 0) + b.m.value.length);
+      const half = Math.floor(Math.max(...per.values()) / 2);
+      this.opts.partitionBudgetBytes = Math.max(1, Math.min(limit ?? half, half));
+      return;
+    }
+    if (limit !== undefined) this.opts.partitionBudgetBytes = Math.min(this.opts.partitionBudgetBytes, limit);
+    const head = this.queue[0];
+    const halves = splitOutgoing(head, this.opts.valueEncoding);
+    this.gate.release(head.value.length);
+    head.release();
+    if (halves) {
+      for (const h of halves) this.gate.acquire(h.value.length);
+      this.queue.splice(0, 1, ...halves);
+      this.events.split?.(head);
+    } else {
+      this.queue.shift();
+      this.events.dropped?.(head);
+    }
+  }
+
+  /** The topic's limit read again, at most once per LIMIT_REREAD_MS (a split cascade refuses many sends). */
+  private async rereadLimit(): Promise<number | undefined> {
+    const now = Date.now();
+    if (!this.opts.readLimit || now - this.limitReadMs < LIMIT_REREAD_MS) return undefined;
+    this.limitReadMs = now;
+    return this.opts.readLimit().catch(() => undefined);
   }
 
   /** The queue's head that fits one send; partitions round-robin, each within its byte budget. */

@@ -22,6 +22,7 @@ import { kafkaClientConfig, readSecrets } from '../worker-tuning';
 import { FlowGate } from './flow-gate';
 import { loadIngestConfig } from './ingest-config';
 import { KafkaSink } from './kafka-sink';
+import { isTooLarge } from './too-large';
 import { IngestMetrics } from './metrics';
 import { SyslogReceiver, type TlsMaterial } from './receiver';
 
@@ -58,7 +59,14 @@ function readTls(cfg: IngestConfig): TlsMaterial | undefined {
 }
 
 /** The sink with its metrics: what Kafka acknowledged, how long it took, what failed. */
-function buildSink(cfg: IngestConfig, kafka: Kafka, gate: FlowGate, metrics: IngestMetrics, log: Logger) {
+function buildSink(
+  cfg: IngestConfig,
+  kafka: Kafka,
+  gate: FlowGate,
+  metrics: IngestMetrics,
+  log: Logger,
+  readLimit: () => Promise<number>,
+) {
   // Idempotent: acks=all, and kafkajs's in-send retries reuse sequence numbers (no duplicates).
   const producer = kafka.producer({
     idempotent: true,
@@ -66,6 +74,7 @@ function buildSink(cfg: IngestConfig, kafka: Kafka, gate: FlowGate, metrics: Ing
     allowAutoTopicCreation: false,
   });
   const state = { partitions: 1 };
+  let lastTooLargeLogMs = 0;
   const sink = new KafkaSink(
     (record) => producer.send(record),
     gate,
@@ -76,6 +85,7 @@ function buildSink(cfg: IngestConfig, kafka: Kafka, gate: FlowGate, metrics: Ing
       valueEncoding: cfg.compression,
       partitions: () => state.partitions,
       partitionBudgetBytes: cfg.packing.maxBytes, // lowered once the topic's limit is read
+      readLimit,
     },
     {
       sent(msgs, seconds) {
@@ -97,7 +107,18 @@ function buildSink(cfg: IngestConfig, kafka: Kafka, gate: FlowGate, metrics: Ing
       },
       failed(err, attempt) {
         metrics.produceFailures.inc();
+        // A refused-as-too-large send is shrunk, not retried: one line per episode, not per split.
+        if (isTooLarge(err) && Date.now() - lastTooLargeLogMs < REFUSAL_LOG_INTERVAL_MS) return;
+        if (isTooLarge(err)) lastTooLargeLogMs = Date.now();
         log.warn('kafka send failed; retrying', { err: errorReason(err), attempt });
+      },
+      split: () => metrics.tooLarge.inc({ action: 'split' }),
+      dropped(m) {
+        metrics.tooLarge.inc({ action: 'dropped' });
+        log.warn('line dropped: Kafka refuses it as too large even alone', {
+          sender: m.sender,
+          bytes: m.plainBytes,
+        });
       },
     },
   );
@@ -135,8 +156,10 @@ async function main(): Promise<void> {
     logLevel: logLevel.ERROR,
   });
   const gate = new FlowGate(cfg.maxBytesHeld);
-  const { producer, sink, state } = buildSink(cfg, kafka, gate, metrics, log);
   const admin = kafka.admin();
+  // Re-read when Kafka refuses a send as too large (the limit was lowered after start).
+  const readLimit = () => deadLetterSendLimit(admin, cfg.kafka.topic);
+  const { producer, sink, state } = buildSink(cfg, kafka, gate, metrics, log, readLimit);
   const receiver = new SyslogReceiver(
     {
       listeners: cfg.listeners,
@@ -220,7 +243,7 @@ async function main(): Promise<void> {
       await producer.connect();
       await admin.connect();
       await probe();
-      sink.setPartitionBudget(await deadLetterSendLimit(admin, cfg.kafka.topic));
+      sink.setPartitionBudget(await readLimit());
     },
     () => stopping,
   );

@@ -24,6 +24,7 @@ export class IngestMetrics {
   readonly bytesProduced: Counter;
   readonly wireBytesProduced: Counter;
   readonly produceFailures: Counter;
+  readonly tooLarge: Counter<'action'>;
   readonly produceSeconds: Histogram;
   readonly lineLatency: Histogram;
   readonly bytesHeld: Gauge;
@@ -109,6 +110,12 @@ export class IngestMetrics {
     this.produceFailures = new Counter({
       name: `${p}produce_failures_total`,
       help: "Sends that failed after the client's retries (retried by the receiver).",
+      registers,
+    });
+    this.tooLarge = new Counter({
+      name: `${p}too_large_total`,
+      help: 'Values Kafka refused alone as too large (max.message.bytes lowered after start), by action: split (in two, by lines) or dropped (a single line that can never fit).',
+      labelNames: ['action'],
       registers,
     });
     this.produceSeconds = new Histogram({

@@ -14,6 +14,7 @@ export class WorkerMetrics {
   readonly bytesIn: Counter;
   readonly rowsInserted: Counter;
   readonly deadLetters: Counter<'reason'>;
+  readonly valueDecodeFailures: Counter<'reason'>;
   readonly batches: Counter<'outcome'>;
   readonly batchRows: Histogram;
   readonly insertDuration: Histogram<'target'>;
@@ -67,6 +68,12 @@ export class WorkerMetrics {
     this.deadLetters = new Counter({
       name: `${p}dead_letters_total`,
       help: 'Lines sent to the dead-letter queue, by reason.',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.valueDecodeFailures = new Counter({
+      name: `${p}value_decode_failures_total`,
+      help: 'Messages whose content-encoding header named a value they could not be decoded with (dead-lettered whole), by reason (too_large, corrupt, unknown_encoding).',
       labelNames: ['reason'],
       registers,
     });

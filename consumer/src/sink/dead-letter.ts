@@ -126,7 +126,11 @@ export function chunkDeadLetterMessages(
   return chunks;
 }
 
-/** Metrics label for a reason: parser codes as they are, ClickHouse messages as `clickhouse`. */
+/**
+ * Metrics label for a reason: parser codes as they are, ClickHouse messages as
+ * `clickhouse_rejected`, codec errors of undecodable values as `value_not_decodable`.
+ */
 export function reasonLabel(reason: string): string {
-  return reason.startsWith('clickhouse:') ? 'clickhouse_rejected' : reason;
+  if (reason.startsWith('clickhouse:')) return 'clickhouse_rejected';
+  return reason.startsWith('value not decodable:') ? 'value_not_decodable' : reason;
 }

@@ -77,6 +77,8 @@ export function rowSources(
   }
   const out: RowSource[] = [];
   forEachLine(messages, (messageIndex, lineIndex, line) => {
+    // An undecodable value is one dead letter for the whole message: none of its bytes is a row.
+    if (messages[messageIndex].undecodable !== undefined) return;
     if (lineIndex >= (cutAt.get(messageIndex) ?? Infinity) || isBlankLine(line)) return;
     if (!skipped.has(`${messageIndex}:${lineIndex}`)) out.push({ messageIndex, lineIndex, line });
   });

@@ -1,7 +1,7 @@
 import { resolveSpec } from '../api/defaults';
 import type { LogPipeline } from '../api/types';
 import type { WorkerConfig } from '../../../common/src/worker-config';
-import { buildConfigMap, renderWorkerConfig } from './configmap';
+import { buildConfigMap, renderWorkerConfig, workerMaxValueBytes } from './configmap';
 import { stableJson } from '../../../common/src/stable-json';
 import { CONFIG_HASH_ANNOTATION, labelValue, selectorString } from './labels';
 
@@ -29,6 +29,35 @@ const columns = [
   { name: 'ts', type: 'DateTime64(3)', source: 'timestamp' },
   { name: 'src_ip', type: 'IPv6', source: 'src_ip' },
 ];
+
+describe('worker max value bytes (bound on a decoded content-encoding value)', () => {
+  const withSpec = (extra: Partial<LogPipeline['spec']>, topicConfig?: Record<string, string>) =>
+    resolveSpec({
+      ...lp,
+      spec: { ...lp.spec, ...extra, kafka: { ...lp.spec.kafka, topic: { config: topicConfig } } },
+    });
+  const syslog = (maxBytes?: number) => ({
+    syslog: { listeners: [{ name: 'tcp', protocol: 'TCP' as const, port: 514 }], packing: { maxBytes } },
+  });
+
+  it('is left out at the 16 MiB default (other pipelines render byte-identical configs)', () => {
+    expect(workerMaxValueBytes(withSpec({}))).toBeUndefined();
+    expect(workerMaxValueBytes(withSpec({ ingest: syslog() }))).toBeUndefined();
+    expect(
+      JSON.parse(renderWorkerConfig(withSpec({ ingest: syslog() }), columns).json).kafka,
+    ).not.toHaveProperty('maxValueBytes');
+  });
+
+  it("follows the receiver's packing.maxBytes and the topic's max.message.bytes when larger", () => {
+    const packed = withSpec({ ingest: syslog(48 << 20) }, { 'max.message.bytes': String(50 << 20) });
+    expect(workerMaxValueBytes(packed)).toBe(50 << 20);
+    expect(JSON.parse(renderWorkerConfig(packed, columns).json).kafka.maxValueBytes).toBe(50 << 20);
+    expect(
+      workerMaxValueBytes(withSpec({ ingest: syslog(32 << 20) }, { 'max.message.bytes': '1048576' })),
+    ).toBe(32 << 20);
+    expect(workerMaxValueBytes(withSpec({}, { 'max.message.bytes': 'lots' }))).toBeUndefined();
+  });
+});
 
 describe('worker config', () => {
   const spec = resolveSpec(lp);

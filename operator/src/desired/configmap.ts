@@ -4,7 +4,11 @@
  * and the same hash; the Deployment's pod template carries that hash.
  */
 import { sha256Hex, stableJson } from '../../../common/src/stable-json';
-import type { WorkerColumn, WorkerConfig } from '../../../common/src/worker-config';
+import {
+  DEFAULT_MAX_VALUE_BYTES,
+  type WorkerColumn,
+  type WorkerConfig,
+} from '../../../common/src/worker-config';
 import type { ResolvedSpec } from '../api/defaults';
 import { partitionKeyOf } from './clickhouse/schema';
 import { CONFIG_HASH_ANNOTATION, childMetadata, configMapName } from './labels';
@@ -19,6 +23,20 @@ export const CONFIG_FILE = 'config.json';
 export const KAFKA_CA_MOUNT_PATH = '/etc/logpipeline-tls';
 /** File name of the CA bundle inside KAFKA_CA_MOUNT_PATH. */
 export const KAFKA_CA_FILE = 'ca.crt';
+
+/**
+ * The largest decoded message value the pipeline's workers accept (a compressed value inflating
+ * past it is dead-lettered): the default 16 MiB, raised to the receiver's packing.maxBytes or the
+ * topic's max.message.bytes set in the spec when either is larger (nothing legitimate decodes to
+ * more than the topic could hold uncompressed). Undefined at the default, so the config — and the
+ * workers' pod template — of every other pipeline stays byte-identical.
+ */
+export function workerMaxValueBytes(spec: ResolvedSpec): number | undefined {
+  const text = spec.kafka.topic.config['max.message.bytes'];
+  const topicLimit = text !== undefined && /^[0-9]{1,10}$/.test(text) ? Number(text) : 0;
+  const bound = Math.max(DEFAULT_MAX_VALUE_BYTES, spec.ingest?.packing.maxBytes ?? 0, topicLimit);
+  return bound > DEFAULT_MAX_VALUE_BYTES ? bound : undefined;
+}
 
 /** The WorkerConfig for `spec`; `columns` come from the ClickHouse schema builder. */
 export function buildWorkerConfig(spec: ResolvedSpec, columns: WorkerColumn[]): WorkerConfig {
@@ -36,6 +54,7 @@ export function buildWorkerConfig(spec: ResolvedSpec, columns: WorkerColumn[]): 
         caFile: kafka.tls.caSecretName ? `${KAFKA_CA_MOUNT_PATH}/${KAFKA_CA_FILE}` : undefined,
         insecureSkipVerify: kafka.tls.insecureSkipVerify,
       },
+      maxValueBytes: workerMaxValueBytes(spec),
     },
     parser: { ...spec.parser },
     // Workers write one stats row per minute (or per window when shorter); the status sums the window.

@@ -1,0 +1,78 @@
+/**
+ * Message values as the worker takes them (issue 16): the syslog receiver's packed values arrive
+ * compressed (content-encoding header, common/src/kafka/value-codec.ts) and are decoded here, before
+ * anything counts or splits them, never past the configured bound. A value that does not decode
+ * (corrupt, over the bound, an unknown codec) is hostile or broken input: the message goes to the
+ * dead-letter path whole, with its bytes as sent and the reason `value not decodable: <codec error>`,
+ * and is counted by kind. It is never parsed (its compressed bytes would be dead-lettered line by
+ * line with a misleading parser reason) and never logged per message: a flood of forged headers
+ * yields at most one summary line per minute.
+ */
+import type { KafkaMessage } from 'kafkajs';
+import type { Logger } from '../../common/src/log';
+import { decodeValue, ValueDecodeError, type ValueDecodeFailure } from '../../common/src/kafka/value-codec';
+import { DEFAULT_MAX_VALUE_BYTES } from '../../common/src/worker-config';
+import type { WorkerMetrics } from './observability/metrics';
+
+/** Prefix of the dead-letter reason of a message whose value did not decode. */
+export const VALUE_NOT_DECODABLE = 'value not decodable: ';
+
+/** Shortest time between two summary log lines about undecodable values. */
+export const DECODE_SUMMARY_EVERY_MS = 60_000;
+
+/** Decodes message values within a bound; remembers why the last one failed, if it did. */
+export class ValueIntake {
+  /** The dead-letter reason of the last `plain()` call, or undefined when its value is usable. */
+  failure: string | undefined = undefined;
+  private unreported = 0;
+  private lastSummaryMs = -Infinity;
+  private lastFailure = { partition: 0, offset: '', reason: '' };
+
+  private readonly maxBytes: number;
+
+  /** `maxBytes`: the largest decoded value accepted (WorkerConfig kafka.maxValueBytes; default 16 MiB). */
+  constructor(
+    maxBytes: number | undefined,
+    private readonly metrics: Pick<WorkerMetrics, 'valueDecodeFailures'>,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.maxBytes = maxBytes ?? DEFAULT_MAX_VALUE_BYTES;
+  }
+
+  /**
+   * The message's lines: the decoded value, or the value as sent when it cannot be decoded (then
+   * `failure` holds the dead-letter reason until the next call).
+   */
+  plain(m: Pick<KafkaMessage, 'value' | 'headers' | 'offset'>, partition: number): Buffer {
+    const raw = m.value ?? EMPTY;
+    this.failure = undefined;
+    if (m.headers === undefined) return raw;
+    try {
+      return decodeValue(raw, m.headers, this.maxBytes);
+    } catch (err) {
+      const kind: ValueDecodeFailure = err instanceof ValueDecodeError ? err.kind : 'corrupt';
+      const reason = VALUE_NOT_DECODABLE + (err instanceof Error ? err.message : String(err));
+      this.failure = reason;
+      this.metrics.valueDecodeFailures.inc({ reason: kind });
+      this.noteFailure(partition, m.offset, reason);
+      return raw;
+    }
+  }
+
+  /** Counts a failure; logs a summary at once for the first and then at most once per minute. */
+  private noteFailure(partition: number, offset: string, reason: string): void {
+    this.unreported++;
+    this.lastFailure = { partition, offset, reason };
+    const now = this.now();
+    if (now - this.lastSummaryMs < DECODE_SUMMARY_EVERY_MS) return;
+    this.log.warn('message values not decodable: dead-lettered whole', {
+      messages: this.unreported,
+      last: this.lastFailure,
+    });
+    this.unreported = 0;
+    this.lastSummaryMs = now;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
