@@ -29,6 +29,39 @@ const FG =
   'date=2024-01-15 time=10:00:00 srcip=10.0.0.1 dstip=2001:db8::1 srcport=1234 proto=6 action=deny policyid=7';
 
 describe('BatchEncoder', () => {
+  it('RowBinary: quoted values with and without backslash escapes read alike (no per-message scan)', () => {
+    const enc = new BatchEncoder({
+      parser: { format: 'fortigate', timezone: 'UTC' },
+      columns: [
+        { name: 'message', type: 'String', source: 'message' },
+        { name: 'rule', type: 'String', source: 'rule' },
+      ],
+      format: 'RowBinary',
+    });
+    const lines = ['msg="a \\"b\\" c" policyid="7"', 'msg="plain" policyid="8\\\\"'];
+    const out = enc.encode(
+      lines.map((l, i) => msg(l, i)),
+      INGEST,
+    );
+    expect(out.rows).toBe(2);
+    const str = (v: string): Buffer => Buffer.concat([Buffer.of(v.length), Buffer.from(v)]);
+    expect(out.data).toEqual(Buffer.concat([str('a "b" c'), str('7'), str('plain'), str('8\\')]));
+  });
+
+  it('writes each message its own topic when topics change between messages and batches', () => {
+    const enc = encoder([{ name: 'topic', type: 'String', source: 'kafka_topic' }], 'fortigate');
+    const on = (topic: string, offset: number): MessageInput => ({ ...msg(FG, offset), topic });
+    const topics = (out: { data: Buffer }): string[] => out.data.toString().trimEnd().split('\n');
+    expect(topics(enc.encode([on('a', 1), on('a', 2), on('b', 3), on('', 4), on('a', 5)], INGEST))).toEqual([
+      'a',
+      'a',
+      'b',
+      '',
+      'a',
+    ]);
+    expect(topics(enc.encode([on('a', 6), on('c\td', 7)], INGEST))).toEqual(['a', 'c\\td']);
+  });
+
   it('writes TSV rows with enrichment, epoch DateTime64 text, enum names and NULLs', () => {
     const enc = encoder(
       [

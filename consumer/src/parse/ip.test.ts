@@ -65,6 +65,48 @@ describe('ipv4Number (the value the parser carries to the encoder)', () => {
     'is -1 for %j',
     (ip) => expect(n(ip)).toBe(-1),
   );
+  it.each([
+    '1.2.3.4.',
+    '0001.2.3.4',
+    '1.2.3.-4',
+    '1.2.3.4/',
+    '1/2.3.4.5',
+    '300.2.3.4',
+    '1.2.3.256',
+    '...1.2',
+  ])('is -1 for %j (single-pass edges)', (ip) => expect(n(ip)).toBe(-1));
+  it('agrees with a dotted-quad regular expression on 20,000 random and near-quad spans', () => {
+    const alphabet = '0123456789....../:a -';
+    const dottedQuad = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+    let seed = 12345;
+    const rand = (k: number): number => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % k;
+    };
+    let valid = 0;
+    for (let t = 0; t < 20_000; t++) {
+      let text = '';
+      if (t % 2 === 0) {
+        for (let len = 5 + rand(13); text.length < len;) text += alphabet[rand(alphabet.length)];
+      } else {
+        // Near-quads: 3..5 parts of 0..4 digits, mostly joined by dots.
+        const parts = 3 + rand(3);
+        for (let k = 0; k < parts; k++) {
+          if (k > 0) text += rand(20) === 0 ? alphabet[rand(alphabet.length)] : '.';
+          for (let d = rand(5); d > 0; d--) text += String(rand(10) < 3 ? rand(3) : rand(10));
+        }
+      }
+      const m = dottedQuad.exec(text);
+      const parts = m ? m.slice(1).map(Number) : [];
+      const want =
+        m && parts.every((p) => p <= 255)
+          ? ((parts[0] * 256 + parts[1]) * 256 + parts[2]) * 256 + parts[3]
+          : -1;
+      if (want >= 0) valid++;
+      expect([text, n(text)]).toEqual([text, want]);
+    }
+    expect(valid).toBeGreaterThan(50);
+  });
   it('is forgotten whenever the span is pointed elsewhere, kept by copy', () => {
     const a = new Span();
     a.set(0, 7);
