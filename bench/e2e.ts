@@ -46,6 +46,8 @@ export interface E2eOptions {
   profile: boolean;
   /** Which traffic the profiled run uses: single (default) or packed100. */
   profileMode: string;
+  /** Comma-separated traffic modes to run (default packed100,single; `single` alone for intake A/B). */
+  modes: string;
 }
 
 /** One measured run. */
@@ -88,6 +90,7 @@ function parseOptions(argv: string[]): E2eOptions {
     formats: 'RowBinary,TabSeparated',
     profile: true,
     profileMode: 'single',
+    modes: 'packed100,single',
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i]
@@ -98,7 +101,7 @@ function parseOptions(argv: string[]): E2eOptions {
     (o as unknown as Record<string, unknown>)[key] =
       key === 'peer' || key === 'profile'
         ? v !== 'false'
-        : key === 'formats' || key === 'profileMode'
+        : key === 'formats' || key === 'profileMode' || key === 'modes'
           ? v
           : Number(v);
   }
@@ -456,7 +459,9 @@ async function bench(bed: TestBed, o: E2eOptions) {
     { name: 'single', lines: generateSampleLines('fortigate', o.singleLines, { seed: 6 }), perMessage: 1 },
   ];
   const results: Record<string, unknown> = {};
-  for (const m of modes) results[m.name] = await benchMode(bed, o, m.lines, m.perMessage, idleCpu);
+  const wanted = o.modes.split(',');
+  for (const m of modes)
+    if (wanted.includes(m.name)) results[m.name] = await benchMode(bed, o, m.lines, m.perMessage, idleCpu);
   const profiled = modes.find((m) => m.name === o.profileMode) ?? modes[1];
   if (o.profile)
     results[profiled.name === 'single' ? 'singleLineProfile' : `${profiled.name}Profile`] = await profiledRun(
