@@ -18,6 +18,7 @@ import { CompressionCodecs, CompressionTypes } from 'kafkajs';
 import { promisify } from 'node:util';
 import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressSync } from 'snappy';
 import { lz4Codec, type KafkaJsCodec } from './lz4-codec';
+import { fixKafkaRequestQueueTimer } from './request-queue-timer';
 
 /**
  * Java clients (xerial snappy-java) frame snappy as a 16-byte header then length-prefixed blocks;
@@ -86,8 +87,12 @@ export const gzipCodec: KafkaJsCodec = {
 /** The codecs this process can read and write, by Kafka compression name. */
 export const SUPPORTED_COMPRESSION = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 
-/** Registers gzip, snappy, lz4 and zstd in kafkajs process-wide. Idempotent. */
+/**
+ * Registers gzip, snappy, lz4 and zstd in kafkajs process-wide, and (every kafkajs user calls this
+ * first) replaces kafkajs's perpetual 1 ms request-queue timer (request-queue-timer.ts). Idempotent.
+ */
 export function registerKafkaCodecs(): void {
+  fixKafkaRequestQueueTimer();
   CompressionCodecs[CompressionTypes.GZIP] = () => gzipCodec;
   CompressionCodecs[CompressionTypes.Snappy] = () => snappyCodec;
   CompressionCodecs[CompressionTypes.LZ4] = () => lz4Codec;
