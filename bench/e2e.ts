@@ -14,7 +14,8 @@
  * the same backlog in its own process (bench/e2e-peer.ts). Each worker run is repeated per insert
  * format (RowBinary and TabSeparated, alternating) so worker and ClickHouse CPU per million lines
  * compare in one run; one extra single-line run under `--cpu-prof` gives the stage breakdown
- * (bench/profile-breakdown.ts). `LP_BENCH_TUNING` (JSON) overrides worker tuning for A/B runs.
+ * (bench/profile-breakdown.ts). `LP_BENCH_TUNING` (JSON) overrides worker tuning for A/B runs,
+ * `LP_BENCH_WORKER_NODE_ARGS` adds Node flags to the worker.
  * Prints JSON with medians.
  */
 import { execFileSync } from 'node:child_process';
@@ -276,7 +277,9 @@ async function workerRun(
     const t0 = Date.now();
     const cfg = s.workerConfig(bed, p, benchBatch(format));
     const profArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
-    const w = s.spawnWorker(bed, cfg, await freePort(), 'bench', profArgs);
+    // LP_BENCH_WORKER_NODE_ARGS: extra Node flags for the worker (A/B of runtime settings).
+    const nodeArgs = (process.env.LP_BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const w = s.spawnWorker(bed, cfg, await freePort(), 'bench', [...nodeArgs, ...profArgs]);
     // Completion from the group's committed offsets (the worker commits right after a batch is
     // stored): polling ClickHouse (count + uniqExact over every raw line) cost the server ~15 ms a
     // poll, and scraping the worker's /metrics cost the worker ~10 % of a small run.
