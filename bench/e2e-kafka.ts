@@ -5,7 +5,9 @@
  * `node dist/bench/e2e-kafka.js [--lines 30000] [--per-message 1] [--runs 3] [--variants a,b]`
  * Each variant is a named set of consumer options (VARIANTS below), with `+fastDecode` appended
  * to use the worker's record decoder (common/src/kafka/record-decoder.ts) instead of kafkajs's, and
- * `+napiLz4` to read LZ4 batches with lz4-napi's frame reader (the worker's before lz4-frame.ts), e.g.
+ * `+napiLz4` to read LZ4 batches as the worker did before (lz4-napi's frame reader, large batches on
+ * the threadpool), `+napiSyncLz4` with the same reader on the event loop, `+kafkajsTimer` to keep
+ * kafkajs's perpetual 1 ms request-queue timer (common/src/kafka/request-queue-timer.ts), e.g.
  * `--variants worker+fastDecode,worker+fastDecode+napiLz4`; variants run alternating in
  * one process, each with its own group, CPU (process.cpuUsage) counted from the group join to the
  * last message handed to eachBatch. Reuses a running bed (LP_TESTBED_FILE) or starts Kafka alone.
@@ -17,6 +19,7 @@ import type { TestBed } from '../test/env/testbed';
 import * as s from '../test/worker-support';
 import { registerKafkaCodecs } from '../common/src/kafka/codecs';
 import { LZ4_ASYNC_THRESHOLD_BYTES, lz4Codec } from '../common/src/kafka/lz4-codec';
+import { fixKafkaRequestQueueTimer } from '../common/src/kafka/request-queue-timer';
 import { installFastRecordDecoder } from '../common/src/kafka/record-decoder';
 import { median } from './e2e';
 import { benchMachine, runBenchMain, withKafkaBed } from './clickhouse-bench';
@@ -123,6 +126,7 @@ async function bench(bed: TestBed, o: Options) {
       for (const name of i % 2 === 0 ? names : [...names].reverse()) {
         const [base, ...hooks] = name.split('+');
         installFastRecordDecoder(hooks.includes('fastDecode'));
+        fixKafkaRequestQueueTimer(!hooks.includes('kafkajsTimer'));
         const lz4 = hooks.includes('napiLz4') ? napiLz4 : hooks.includes('napiSyncLz4') ? napiSyncLz4 : lz4Codec;
         CompressionCodecs[CompressionTypes.LZ4] = () => lz4;
         const r = await consumeOnce(bed, p.topic, expected, base, i);

@@ -36,12 +36,14 @@ export function scheduleCheckPendingRequests(this: RequestQueueLike): void {
   );
 }
 
-let patched = false;
+let original: unknown;
 
-/** Installs the fixed timer on kafkajs's RequestQueue (process-wide, idempotent). */
-export function fixKafkaRequestQueueTimer(): void {
-  if (patched) return;
-  const RequestQueue = require(REQUEST_QUEUE) as { prototype: Record<string, unknown> };
-  RequestQueue.prototype.scheduleCheckPendingRequests = scheduleCheckPendingRequests;
-  patched = true;
+/**
+ * Installs the fixed timer on kafkajs's RequestQueue (process-wide, idempotent); `enabled=false`
+ * puts kafkajs's own back (A/B runs of bench/e2e-kafka.ts).
+ */
+export function fixKafkaRequestQueueTimer(enabled = true): void {
+  const proto = (require(REQUEST_QUEUE) as { prototype: Record<string, unknown> }).prototype;
+  original ??= proto.scheduleCheckPendingRequests;
+  proto.scheduleCheckPendingRequests = enabled ? scheduleCheckPendingRequests : original;
 }
