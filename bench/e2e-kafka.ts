@@ -7,11 +7,13 @@
  * to use the worker's record decoder (common/src/kafka/record-decoder.ts) instead of kafkajs's, and
  * `+napiLz4` to read LZ4 batches as the worker did before (lz4-napi's frame reader, large batches on
  * the threadpool), `+napiSyncLz4` with the same reader on the event loop, `+kafkajsTimer` to keep
- * kafkajs's perpetual 1 ms request-queue timer (common/src/kafka/request-queue-timer.ts), e.g.
+ * kafkajs's perpetual 1 ms request-queue timer (common/src/kafka/request-queue-timer.ts), `+fastBatch`
+ * to build fetched batches with common/src/kafka/fetch-batch.ts instead of kafkajs's Batch, e.g.
  * `--variants worker+fastDecode,worker+fastDecode+napiLz4`; variants run alternating in
  * one process, each with its own group, CPU (process.cpuUsage) counted from the group join to the
  * last message handed to eachBatch. Reuses a running bed (LP_TESTBED_FILE) or starts Kafka alone.
  */
+import '../common/src/kafka/kafkajs-preload';
 import { CompressionCodecs, CompressionTypes, Kafka, logLevel, type ConsumerConfig } from 'kafkajs';
 import { decompressFrame, decompressFrameSync } from 'lz4-napi';
 import { generateSampleLines } from '../test/fixtures/samples';
@@ -21,6 +23,7 @@ import { registerKafkaCodecs } from '../common/src/kafka/codecs';
 import { LZ4_ASYNC_THRESHOLD_BYTES, lz4Codec } from '../common/src/kafka/lz4-codec';
 import { fixKafkaRequestQueueTimer } from '../common/src/kafka/request-queue-timer';
 import { installFastRecordDecoder } from '../common/src/kafka/record-decoder';
+import { installFastFetchBatch } from '../common/src/kafka/fetch-batch';
 import { median } from './e2e';
 import { benchMachine, runBenchMain, withKafkaBed } from './clickhouse-bench';
 
@@ -127,6 +130,7 @@ async function bench(bed: TestBed, o: Options) {
         const [base, ...hooks] = name.split('+');
         installFastRecordDecoder(hooks.includes('fastDecode'));
         fixKafkaRequestQueueTimer(!hooks.includes('kafkajsTimer'));
+        installFastFetchBatch(hooks.includes('fastBatch'));
         const lz4 = hooks.includes('napiLz4') ? napiLz4 : hooks.includes('napiSyncLz4') ? napiSyncLz4 : lz4Codec;
         CompressionCodecs[CompressionTypes.LZ4] = () => lz4;
         const r = await consumeOnce(bed, p.topic, expected, base, i);
