@@ -131,7 +131,11 @@ async function bench(bed: TestBed, o: Options) {
         installFastRecordDecoder(hooks.includes('fastDecode'));
         fixKafkaRequestQueueTimer(!hooks.includes('kafkajsTimer'));
         installFastFetchBatch(hooks.includes('fastBatch'));
-        const lz4 = hooks.includes('napiLz4') ? napiLz4 : hooks.includes('napiSyncLz4') ? napiSyncLz4 : lz4Codec;
+        const lz4 = hooks.includes('napiLz4')
+          ? napiLz4
+          : hooks.includes('napiSyncLz4')
+            ? napiSyncLz4
+            : lz4Codec;
         CompressionCodecs[CompressionTypes.LZ4] = () => lz4;
         const r = await consumeOnce(bed, p.topic, expected, base, i);
         runs.get(name)!.push(o.lines / r.cpuSeconds);

@@ -58,7 +58,12 @@ export function batchMessages(
 
 /** Builds the fast Batch class over kafkajs's original (same prototype: every method is kafkajs's). */
 export function fastBatchClass(Original: BatchConstructor): BatchConstructor {
-  function FastBatch(this: Record<string, unknown>, topic: string, fetchedOffset: string, data: PartitionData) {
+  function FastBatch(
+    this: Record<string, unknown>,
+    topic: string,
+    fetchedOffset: string,
+    data: PartitionData,
+  ) {
     const aborted = data.abortedTransactions;
     const fast =
       !useFast || (aborted && aborted.length > 0) ? undefined : batchMessages(fetchedOffset, data.messages);

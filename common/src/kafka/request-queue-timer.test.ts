@@ -17,7 +17,13 @@ const original = (RequestQueue.prototype as unknown as Record<string, unknown>).
 const logger = { debug: () => undefined, warn: () => undefined, error: () => undefined };
 
 function queue(): Queue {
-  const q = new RequestQueue({ maxInFlightRequests: 1, requestTimeout: 30_000, clientId: 't', broker: 'b', logger });
+  const q = new RequestQueue({
+    maxInFlightRequests: 1,
+    requestTimeout: 30_000,
+    clientId: 't',
+    broker: 'b',
+    logger,
+  });
   return q;
 }
 
