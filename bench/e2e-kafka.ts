@@ -4,17 +4,26 @@
  * the record decoder can be compared A/B without the rest of the pipeline's noise.
  * `node dist/bench/e2e-kafka.js [--lines 30000] [--per-message 1] [--runs 3] [--variants a,b]`
  * Each variant is a named set of consumer options (VARIANTS below), with `+fastDecode` appended
- * to use the worker's record decoder (common/src/kafka/record-decoder.ts) instead of kafkajs's, e.g.
- * `--variants worker,worker+fastDecode`; variants run alternating in
+ * to use the worker's record decoder (common/src/kafka/record-decoder.ts) instead of kafkajs's, and
+ * `+napiLz4` to read LZ4 batches as the worker did before (lz4-napi's frame reader, large batches on
+ * the threadpool), `+napiSyncLz4` with the same reader on the event loop, `+kafkajsTimer` to keep
+ * kafkajs's perpetual 1 ms request-queue timer (common/src/kafka/request-queue-timer.ts), `+fastBatch`
+ * to build fetched batches with common/src/kafka/fetch-batch.ts instead of kafkajs's Batch, e.g.
+ * `--variants worker+fastDecode,worker+fastDecode+napiLz4`; variants run alternating in
  * one process, each with its own group, CPU (process.cpuUsage) counted from the group join to the
  * last message handed to eachBatch. Reuses a running bed (LP_TESTBED_FILE) or starts Kafka alone.
  */
-import { Kafka, logLevel, type ConsumerConfig } from 'kafkajs';
+import '../common/src/kafka/kafkajs-preload';
+import { CompressionCodecs, CompressionTypes, Kafka, logLevel, type ConsumerConfig } from 'kafkajs';
+import { decompressFrame, decompressFrameSync } from 'lz4-napi';
 import { generateSampleLines } from '../test/fixtures/samples';
 import type { TestBed } from '../test/env/testbed';
 import * as s from '../test/worker-support';
 import { registerKafkaCodecs } from '../common/src/kafka/codecs';
+import { LZ4_ASYNC_THRESHOLD_BYTES, lz4Codec } from '../common/src/kafka/lz4-codec';
+import { fixKafkaRequestQueueTimer } from '../common/src/kafka/request-queue-timer';
 import { installFastRecordDecoder } from '../common/src/kafka/record-decoder';
+import { installFastFetchBatch } from '../common/src/kafka/fetch-batch';
 import { median } from './e2e';
 import { benchMachine, runBenchMain, withKafkaBed } from './clickhouse-bench';
 
@@ -46,6 +55,16 @@ const VARIANTS: Record<string, Variant> = {
     partitionsConsumedConcurrently: 1,
   },
 };
+
+/** The worker's LZ4 reading before lz4-frame.ts: lz4-napi's frame reader, large batches on the threadpool. */
+const napiLz4 = {
+  ...lz4Codec,
+  decompress: (b: Buffer) =>
+    b.length >= LZ4_ASYNC_THRESHOLD_BYTES / 4 ? decompressFrame(b) : Promise.resolve(decompressFrameSync(b)),
+};
+
+/** lz4-napi's frame reader on the event loop for every batch size. */
+const napiSyncLz4 = { ...lz4Codec, decompress: (b: Buffer) => Promise.resolve(decompressFrameSync(b)) };
 
 interface Options {
   lines: number;
@@ -108,8 +127,16 @@ async function bench(bed: TestBed, o: Options) {
     const runs = new Map<string, number[]>(names.map((n) => [n, []]));
     for (let i = 0; i < o.runs; i++) {
       for (const name of i % 2 === 0 ? names : [...names].reverse()) {
-        const [base, hook] = name.split('+');
-        installFastRecordDecoder(hook === 'fastDecode');
+        const [base, ...hooks] = name.split('+');
+        installFastRecordDecoder(hooks.includes('fastDecode'));
+        fixKafkaRequestQueueTimer(!hooks.includes('kafkajsTimer'));
+        installFastFetchBatch(hooks.includes('fastBatch'));
+        const lz4 = hooks.includes('napiLz4')
+          ? napiLz4
+          : hooks.includes('napiSyncLz4')
+            ? napiSyncLz4
+            : lz4Codec;
+        CompressionCodecs[CompressionTypes.LZ4] = () => lz4;
         const r = await consumeOnce(bed, p.topic, expected, base, i);
         runs.get(name)!.push(o.lines / r.cpuSeconds);
       }

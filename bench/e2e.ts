@@ -14,7 +14,8 @@
  * the same backlog in its own process (bench/e2e-peer.ts). Each worker run is repeated per insert
  * format (RowBinary and TabSeparated, alternating) so worker and ClickHouse CPU per million lines
  * compare in one run; one extra single-line run under `--cpu-prof` gives the stage breakdown
- * (bench/profile-breakdown.ts). `LP_BENCH_TUNING` (JSON) overrides worker tuning for A/B runs.
+ * (bench/profile-breakdown.ts). `LP_BENCH_TUNING` (JSON) overrides worker tuning for A/B runs,
+ * `LP_BENCH_WORKER_NODE_ARGS` adds Node flags to the worker.
  * Prints JSON with medians.
  */
 import { execFileSync } from 'node:child_process';
@@ -46,6 +47,8 @@ export interface E2eOptions {
   profile: boolean;
   /** Which traffic the profiled run uses: single (default) or packed100. */
   profileMode: string;
+  /** Comma-separated traffic modes to run (default packed100,single; `single` alone for intake A/B). */
+  modes: string;
 }
 
 /** One measured run. */
@@ -88,6 +91,7 @@ function parseOptions(argv: string[]): E2eOptions {
     formats: 'RowBinary,TabSeparated',
     profile: true,
     profileMode: 'single',
+    modes: 'packed100,single',
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i]
@@ -98,7 +102,7 @@ function parseOptions(argv: string[]): E2eOptions {
     (o as unknown as Record<string, unknown>)[key] =
       key === 'peer' || key === 'profile'
         ? v !== 'false'
-        : key === 'formats' || key === 'profileMode'
+        : key === 'formats' || key === 'profileMode' || key === 'modes'
           ? v
           : Number(v);
   }
@@ -273,7 +277,9 @@ async function workerRun(
     const t0 = Date.now();
     const cfg = s.workerConfig(bed, p, benchBatch(format));
     const profArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
-    const w = s.spawnWorker(bed, cfg, await freePort(), 'bench', profArgs);
+    // LP_BENCH_WORKER_NODE_ARGS: extra Node flags for the worker (A/B of runtime settings).
+    const nodeArgs = (process.env.LP_BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const w = s.spawnWorker(bed, cfg, await freePort(), 'bench', [...nodeArgs, ...profArgs]);
     // Completion from the group's committed offsets (the worker commits right after a batch is
     // stored): polling ClickHouse (count + uniqExact over every raw line) cost the server ~15 ms a
     // poll, and scraping the worker's /metrics cost the worker ~10 % of a small run.
@@ -456,7 +462,9 @@ async function bench(bed: TestBed, o: E2eOptions) {
     { name: 'single', lines: generateSampleLines('fortigate', o.singleLines, { seed: 6 }), perMessage: 1 },
   ];
   const results: Record<string, unknown> = {};
-  for (const m of modes) results[m.name] = await benchMode(bed, o, m.lines, m.perMessage, idleCpu);
+  const wanted = o.modes.split(',');
+  for (const m of modes)
+    if (wanted.includes(m.name)) results[m.name] = await benchMode(bed, o, m.lines, m.perMessage, idleCpu);
   const profiled = modes.find((m) => m.name === o.profileMode) ?? modes[1];
   if (o.profile)
     results[profiled.name === 'single' ? 'singleLineProfile' : `${profiled.name}Profile`] = await profiledRun(

@@ -6,6 +6,8 @@
  * never credentials. At exit it logs the process CPU time and counters (the benchmark reads them).
  */
 
+// First: replaces parts of kafkajs that kafkajs captures when it loads (kafkajs-preload.ts).
+import '../../common/src/kafka/kafkajs-preload';
 import { loadWorkerConfig } from '../../common/src/worker-config';
 import { startProcessLog } from './process-log';
 import { startProbeServer } from '../../common/src/probe-server';

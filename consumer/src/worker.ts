@@ -15,6 +15,7 @@ import type { WorkerConfig } from '../../common/src/worker-config';
 import { ByteBudget, Slots } from './delivery/flow-control';
 import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
 import { installFastRecordDecoder } from '../../common/src/kafka/record-decoder';
+import { installFastFetchBatch } from '../../common/src/kafka/fetch-batch';
 import { OffsetCommitter } from './delivery/offset-committer';
 import { generationCommitSender } from './delivery/group-generation';
 import { PartitionState } from './delivery/partition-state';
@@ -78,7 +79,11 @@ export class Worker {
     registerKafkaCodecs();
     // Before the consumer's first fetch loads kafkajs's own decoder (false inside jest's registry).
     const fastDecoder = installFastRecordDecoder();
-    log.info('kafka record decoder', { decoder: fastDecoder ? 'fast' : 'kafkajs' });
+    const fastBatch = installFastFetchBatch(); // in place only when main.ts loaded it before kafkajs
+    log.info('kafka record decoder', {
+      decoder: fastDecoder ? 'fast' : 'kafkajs',
+      batch: fastBatch ? 'fast' : 'kafkajs',
+    });
     this.tuning = resolveTuning(cfg);
     this.values = new ValueIntake(cfg.kafka.maxValueBytes, metrics, log);
     const t = this.tuning;

@@ -1,6 +1,7 @@
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
 import { compressSync } from 'snappy';
-import { isXerialSnappy, registerKafkaCodecs, snappyCodec, zstdCodec } from './codecs';
+import { gzipSync } from 'node:zlib';
+import { gzipCodec, isXerialSnappy, registerKafkaCodecs, snappyCodec, zstdCodec } from './codecs';
 import { lz4Codec } from './lz4-codec';
 
 function logLines(count: number): Buffer {
@@ -23,15 +24,28 @@ function xerial(blocks: Buffer[]): Buffer {
 }
 
 describe('kafka codecs', () => {
-  it('registers snappy, lz4 and zstd in kafkajs (gzip is built in)', () => {
+  it('registers gzip, snappy, lz4 and zstd in kafkajs', () => {
+    const builtInGzip = CompressionCodecs[CompressionTypes.GZIP];
+    registerKafkaCodecs();
+    expect(CompressionCodecs[CompressionTypes.GZIP]()).toBe(gzipCodec);
+    CompressionCodecs[CompressionTypes.GZIP] = builtInGzip;
     registerKafkaCodecs();
     expect(CompressionCodecs[CompressionTypes.Snappy]()).toBe(snappyCodec);
     expect(CompressionCodecs[CompressionTypes.LZ4]()).toBe(lz4Codec);
     expect(CompressionCodecs[CompressionTypes.ZSTD]()).toBe(zstdCodec);
-    expect(CompressionCodecs[CompressionTypes.GZIP]).toBeDefined();
+  });
+
+  it('reads gzip as kafkajs’s own codec writes it (and a plain gzip member)', async () => {
+    const data = logLines(2000);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const builtIn = require('kafkajs/src/protocol/message/compression/gzip') as typeof gzipCodec;
+    expect((await gzipCodec.decompress(await builtIn.compress({ buffer: data }))).equals(data)).toBe(true);
+    expect((await gzipCodec.decompress(gzipSync(data))).equals(data)).toBe(true);
+    await expect(gzipCodec.decompress(Buffer.from('not gzip'))).rejects.toThrow();
   });
 
   it.each([
+    ['gzip', gzipCodec],
     ['snappy', snappyCodec],
     ['zstd', zstdCodec],
   ])('%s round-trips payloads (empty, small, large)', async (_name, codec) => {

@@ -1,14 +1,19 @@
 /**
  * LZ4 for kafkajs. kafkajs ships no LZ4 codec; Kafka's record batches carry the LZ4 *frame*
  * format (independent 64 KiB blocks, no content checksum), which is exactly what lz4-napi's
- * frame functions read and write, so the codec is a thin adapter.
+ * frame functions read and write. Reading is synchronous at every size (the threadpool hop of the
+ * async form cost more CPU than the decoding) and goes block by block: lz4-napi's frame reader
+ * measured ~300 MB/s on 124 KB log batches in a process that allocates as the worker does, its
+ * block reader 1.4–2.8 GB/s on the same blocks (a TypeScript decoder 0.6–1.1 GB/s). So the frame
+ * header and block sizes are read here and each independent block goes to the block reader; linked
+ * blocks, checksums, dictionaries and anything unexpected go to the frame reader (as before).
  */
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
-import { compressFrame, compressFrameSync, decompressFrame, decompressFrameSync } from 'lz4-napi';
+import { compressFrame, compressFrameSync, decompressFrameSync, uncompressSync } from 'lz4-napi';
 
 /**
- * Payloads at least this large go through libuv's threadpool so the event loop keeps parsing
- * and inserting meanwhile; below it the threadpool hop costs more than the (de)compression.
+ * Payloads at least this large are compressed on libuv's threadpool so the event loop keeps
+ * working meanwhile; below it the threadpool hop costs more than the compression.
  */
 export const LZ4_ASYNC_THRESHOLD_BYTES = 64 * 1024;
 
@@ -25,12 +30,75 @@ export const lz4Codec: KafkaJsCodec = {
     return data.length >= LZ4_ASYNC_THRESHOLD_BYTES ? compressFrame(data) : compressFrameSync(data);
   },
   async decompress(buffer) {
-    // Compressed input is judged against a quarter of the threshold: log lines shrink ~4x.
-    return buffer.length >= LZ4_ASYNC_THRESHOLD_BYTES / 4
-      ? decompressFrame(buffer)
-      : decompressFrameSync(buffer);
+    return decompressLz4Frame(buffer);
   },
 };
+
+const FRAME_MAGIC = 0x184d2204;
+const FLG_VERSION_01 = 0x40;
+const FLG_INDEPENDENT = 0x20;
+const FLG_BLOCK_CHECKSUM = 0x10;
+const FLG_CONTENT_SIZE = 0x08;
+const FLG_CONTENT_CHECKSUM = 0x04;
+const FLG_DICT_ID = 0x01;
+const BLOCK_UNCOMPRESSED = 0x80000000;
+/** Block maximum sizes by the BD byte's 3-bit id (4: 64 KiB … 7: 4 MiB). */
+const MAX_BLOCK_BYTES = [0, 0, 0, 0, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
+
+/**
+ * One LZ4 frame's content: independent blocks without checksums through lz4-napi's block reader
+ * (each given the frame's maximum block size as its size bound), every other shape through its
+ * frame reader.
+ */
+export function decompressLz4Frame(src: Buffer): Buffer {
+  const blocks = independentBlocks(src);
+  if (!blocks) return decompressFrameSync(src);
+  const out: Buffer[] = [];
+  let total = 0;
+  for (const [start, end, compressed] of blocks.list) {
+    let part: Buffer;
+    if (!compressed) part = src.subarray(start, end);
+    else {
+      // lz4-napi's block format is the block preceded by its size bound (little-endian u32).
+      const sized = Buffer.allocUnsafe(end - start + 4);
+      sized.writeUInt32LE(blocks.maxBytes, 0);
+      src.copy(sized, 4, start, end);
+      part = uncompressSync(sized) as Buffer;
+    }
+    out.push(part);
+    total += part.length;
+  }
+  return out.length === 1 ? out[0] : Buffer.concat(out, total);
+}
+
+/** The blocks of a single frame of independent, unchecksummed blocks, or undefined for any other shape. */
+function independentBlocks(
+  src: Buffer,
+): { maxBytes: number; list: Array<[number, number, boolean]> } | undefined {
+  if (src.length < 7 || src.readUInt32LE(0) !== FRAME_MAGIC) return undefined;
+  const flg = src[4];
+  // Checksummed frames too: the frame reader verifies them (Kafka's producers write none; the
+  // record batch's CRC-32C, checked by the broker, covers these bytes).
+  const other = FLG_DICT_ID | FLG_BLOCK_CHECKSUM | FLG_CONTENT_CHECKSUM;
+  if ((flg & 0xc0) !== FLG_VERSION_01 || (flg & FLG_INDEPENDENT) === 0 || (flg & other) !== 0)
+    return undefined;
+  const maxBytes = MAX_BLOCK_BYTES[(src[5] >> 4) & 7];
+  if (!maxBytes) return undefined;
+  let pos = 4 + 2 + ((flg & FLG_CONTENT_SIZE) !== 0 ? 8 : 0) + 1;
+  const list: Array<[number, number, boolean]> = [];
+  for (;;) {
+    if (pos + 4 > src.length) return undefined;
+    const word = src.readUInt32LE(pos);
+    pos += 4;
+    if (word === 0) break;
+    const size = (word & ~BLOCK_UNCOMPRESSED) >>> 0;
+    if (size > maxBytes || pos + size > src.length) return undefined;
+    list.push([pos, pos + size, (word & BLOCK_UNCOMPRESSED) === 0]);
+    pos += size;
+  }
+  // Another frame after this one (or stray bytes): the frame reader handles or refuses it.
+  return pos === src.length ? { maxBytes, list } : undefined;
+}
 
 /** Registers the LZ4 codec process-wide in kafkajs (idempotent); call before producing or consuming LZ4. */
 export function registerLz4Codec(): void {

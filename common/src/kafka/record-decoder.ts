@@ -201,9 +201,13 @@ function varBytes(b: Buffer, r: { pos: number }): Buffer | null {
   return b.subarray(start, start + n);
 }
 
+/** The headers of every record without any: one frozen object instead of one per message. */
+const NO_HEADERS: Record<string, never> = Object.freeze({});
+
 /** Headers folded as kafkajs folds them: a repeated key becomes an array of its values. */
 function readHeaders(b: Buffer, r: { pos: number }): Record<string, Buffer | null | Array<Buffer | null>> {
   const count = varInt(b, r);
+  if (count <= 0) return NO_HEADERS;
   const headers: Record<string, Buffer | null | Array<Buffer | null>> = {};
   for (let i = 0; i < count; i++) {
     const keyLength = varInt(b, r);
