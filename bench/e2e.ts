@@ -66,6 +66,10 @@ export interface RunResult {
   serverCpuSecondsPerMillionLines: number;
   totalCpuSecondsPerMillionLines: number;
   peakRssMiB: number;
+  /** Share of the worker's CPU (whole life, at the last row) spent in the kernel: page faults, sockets, munmap. */
+  workerSystemCpuShare: number;
+  /** Minor page faults of the worker (whole life, at the last row) per million lines: fresh memory touched. */
+  workerMinorFaultsPerMillionLines: number;
   /** Data INSERTs the worker made (batches stored). */
   inserts: number;
   /** Lines consumed twice (re-delivered after a rebalance); 0 on a calm run. */
@@ -107,17 +111,23 @@ function parseOptions(argv: string[]): E2eOptions {
 
 let clockTicks = 0;
 
-/** CPU seconds (user + system) a process has used so far, from /proc; 0 when it is gone. */
-export function procCpuSeconds(pid: number): number {
+/** CPU seconds (user, system) and minor page faults a process has used so far, from /proc; zeros when it is gone. */
+export function procUsage(pid: number): { user: number; system: number; minorFaults: number } {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     clockTicks ||= Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
     const ticks = clockTicks;
-    return (Number(fields[11]) + Number(fields[12])) / ticks;
+    return { user: Number(fields[11]) / ticks, system: Number(fields[12]) / ticks, minorFaults: Number(fields[7]) };
   } catch {
-    return 0;
+    return { user: 0, system: 0, minorFaults: 0 };
   }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; 0 when it is gone. */
+export function procCpuSeconds(pid: number): number {
+  const u = procUsage(pid);
+  return u.user + u.system;
 }
 
 /** The ClickHouse server process of the bed (the supervisor's child). */
@@ -284,7 +294,8 @@ async function workerRun(
       200,
     );
     const wallSeconds = (Date.now() - t0) / 1000;
-    const workerCpuAtLastRow = procCpuSeconds(w.child.pid ?? 0);
+    const usage = procUsage(w.child.pid ?? 0);
+    const workerCpuAtLastRow = usage.user + usage.system;
     const serverCpuSeconds = procCpuSeconds(server) - server0;
     const stored = await s.storedCounts(ch, p);
     const inserts = await workerCounter(w.port, 'logpipeline_worker_batches_total{outcome="stored"}');
@@ -315,6 +326,8 @@ async function workerRun(
       serverCpuSecondsPerMillionLines: serverCpuSeconds * perMillion,
       totalCpuSecondsPerMillionLines: (steady + serverCpuSeconds) * perMillion,
       peakRssMiB,
+      workerSystemCpuShare: usage.system / Math.max(1e-3, workerCpuAtLastRow),
+      workerMinorFaultsPerMillionLines: usage.minorFaults * perMillion,
       inserts,
       reconsumedLines: seen - total,
     };
@@ -368,6 +381,8 @@ const RUN_KEYS: Array<keyof RunResult> = [
   'serverCpuSecondsPerMillionLines',
   'totalCpuSecondsPerMillionLines',
   'peakRssMiB',
+  'workerSystemCpuShare',
+  'workerMinorFaultsPerMillionLines',
   'inserts',
 ];
 

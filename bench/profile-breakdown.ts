@@ -47,6 +47,8 @@ function stageOf(url: string, fn: string): string | undefined {
   if (fn === '(garbage collector)') return 'gc';
   if (fn === '(idle)') return 'idle';
   if (fn === '(program)') return 'program';
+  // Module loading and compilation at start-up (not part of the steady-state throughput).
+  if (/^node:internal\/(modules|main)\//.test(url)) return 'startup';
   for (const [name, re] of STAGES) if (re.test(url)) return name;
   return undefined;
 }
