@@ -55,7 +55,7 @@ describe('BodyPool', () => {
 
 /** A stand-in encoder: writes `n` bytes of `fill` into whatever buffer it holds, growing like the real one. */
 class FakeEncoder implements SwappableOutput {
-  buf = Buffer.alloc(4 << 20);
+  buf: Buffer = Buffer.alloc(4 << 20);
   get outputCapacity(): number {
     return this.buf.length;
   }
