@@ -137,6 +137,8 @@ export class BatchEncoder {
   readonly format: InsertFormat;
   private readonly scanner: EscapeScanner;
   private readonly topics = new Map<string, Buffer>();
+  /** The topic whose bytes the row holds (row.topic, row.topicClean). */
+  private lastTopic: string | undefined;
   private readonly retainMs: number;
   private oldestKeptMs = -Infinity;
   private readonly identity: IdentityStats | undefined;
@@ -212,8 +214,12 @@ export class BatchEncoder {
     const value = msg.value ?? EMPTY;
     const writer = this.writer;
     const row = writer.row;
-    row.topic = this.topicBytes(msg.topic);
-    row.topicClean = !needsEscape(row.topic, 0, row.topic.length);
+    if (msg.topic !== this.lastTopic) {
+      // Once per topic change (a batch is one partition), not once per message.
+      this.lastTopic = msg.topic;
+      row.topic = this.topicBytes(msg.topic);
+      row.topicClean = !needsEscape(row.topic, 0, row.topic.length);
+    }
     row.partition = msg.partition;
     row.offset = typeof msg.offset === 'number' ? msg.offset : Number(msg.offset);
     row.sender = msg.sender ?? EMPTY;
