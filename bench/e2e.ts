@@ -42,9 +42,9 @@ export interface E2eOptions {
   peer: boolean;
   /** Comma-separated insert formats to compare; the first is the headline (default RowBinary,TabSeparated). */
   formats: string;
-  /** One extra profiled single-line run (RowBinary) for the stage breakdown. */
+  /** Extra profiled runs (first format) for the stage breakdown (profileMode names the traffic). */
   profile: boolean;
-  /** Which traffic the profiled run uses: single (default) or packed100. */
+  /** Which traffic the profiled runs use, comma-separated: single, packed100 (default both). */
   profileMode: string;
 }
 
@@ -91,7 +91,7 @@ function parseOptions(argv: string[]): E2eOptions {
     peer: true,
     formats: 'RowBinary,TabSeparated',
     profile: true,
-    profileMode: 'single',
+    profileMode: 'single,packed100',
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i]
@@ -472,13 +472,14 @@ async function bench(bed: TestBed, o: E2eOptions) {
   ];
   const results: Record<string, unknown> = {};
   for (const m of modes) results[m.name] = await benchMode(bed, o, m.lines, m.perMessage, idleCpu);
-  const profiled = modes.find((m) => m.name === o.profileMode) ?? modes[1];
-  if (o.profile)
-    results[profiled.name === 'single' ? 'singleLineProfile' : `${profiled.name}Profile`] = await profiledRun(
+  // One profiled run per named traffic (comma-separated: single, packed100).
+  const profiled = modes.filter((m) => o.profileMode.split(',').includes(m.name));
+  for (const m of o.profile ? profiled : [])
+    results[m.name === 'single' ? 'singleLineProfile' : `${m.name}Profile`] = await profiledRun(
       bed,
       o,
-      profiled.lines,
-      profiled.perMessage,
+      m.lines,
+      m.perMessage,
       idleCpu,
     );
   return { idleWorkerCpuSeconds: idleCpu, ...results };
