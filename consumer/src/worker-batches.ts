@@ -60,11 +60,11 @@ export class BatchPipeline {
     for (const cut of state.cutter.add(message, lines, nowMs)) this.launch(state, cut);
   }
 
-  /** Closes batches whose delay is over. */
+  /** Closes batches whose delay is over (later while a backlog would fill them: BatchCutter.poll). */
   tick(states: Iterable<PartitionState>, nowMs: number): void {
     for (const s of states) {
       if (!s.alive) continue;
-      const cut = s.cutter.poll(nowMs);
+      const cut = s.cutter.poll(nowMs, s.backlog);
       if (cut) this.launch(s, cut);
     }
   }

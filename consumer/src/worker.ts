@@ -313,11 +313,10 @@ export class Worker {
     this.metrics.linesIn.inc(lines);
     this.metrics.bytesIn.inc(bytes);
     this.metrics.bytesInFlight.set(this.budget.bytes);
-    if (state.alive)
-      this.metrics.lag.set(
-        { partition: String(partition) },
-        Math.max(0, Number(batch.highWatermark) - state.nextIn),
-      );
+    if (state.alive) {
+      state.backlog = Math.max(0, Number(batch.highWatermark) - state.nextIn);
+      this.metrics.lag.set({ partition: String(partition) }, state.backlog);
+    }
   }
 
   /**
