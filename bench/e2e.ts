@@ -118,7 +118,11 @@ export function procUsage(pid: number): { user: number; system: number; minorFau
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     clockTicks ||= Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
     const ticks = clockTicks;
-    return { user: Number(fields[11]) / ticks, system: Number(fields[12]) / ticks, minorFaults: Number(fields[7]) };
+    return {
+      user: Number(fields[11]) / ticks,
+      system: Number(fields[12]) / ticks,
+      minorFaults: Number(fields[7]),
+    };
   } catch {
     return { user: 0, system: 0, minorFaults: 0 };
   }

@@ -256,6 +256,8 @@ export class Worker {
     const topic = batch.topic;
     const partition = batch.partition;
     const messages = batch.messages;
+    // What this fetch brought counts as backlog while it is taken (the tick may run at an await).
+    state.backlog = Math.max(0, Number(batch.highWatermark) - state.nextIn);
     let lastBeat = Date.now();
     let now = lastBeat;
     let lines = 0;
