@@ -43,9 +43,9 @@ export interface E2eOptions {
   peer: boolean;
   /** Comma-separated insert formats to compare; the first is the headline (default RowBinary,TabSeparated). */
   formats: string;
-  /** One extra profiled single-line run (RowBinary) for the stage breakdown. */
+  /** Extra profiled runs (first format) for the stage breakdown (profileMode names the traffic). */
   profile: boolean;
-  /** Which traffic the profiled run uses: single (default) or packed100. */
+  /** Which traffic the profiled runs use, comma-separated: single, packed100 (default both). */
   profileMode: string;
   /** Comma-separated traffic modes to run (default packed100,single; `single` alone for intake A/B). */
   modes: string;
@@ -69,6 +69,10 @@ export interface RunResult {
   serverCpuSecondsPerMillionLines: number;
   totalCpuSecondsPerMillionLines: number;
   peakRssMiB: number;
+  /** Share of the worker's CPU (whole life, at the last row) spent in the kernel: page faults, sockets, munmap. */
+  workerSystemCpuShare: number;
+  /** Minor page faults of the worker (whole life, at the last row) per million lines: fresh memory touched. */
+  workerMinorFaultsPerMillionLines: number;
   /** Data INSERTs the worker made (batches stored). */
   inserts: number;
   /** Lines consumed twice (re-delivered after a rebalance); 0 on a calm run. */
@@ -90,7 +94,7 @@ function parseOptions(argv: string[]): E2eOptions {
     peer: true,
     formats: 'RowBinary,TabSeparated',
     profile: true,
-    profileMode: 'single',
+    profileMode: 'single,packed100',
     modes: 'packed100,single',
   };
   for (let i = 0; i < argv.length; i += 2) {
@@ -111,17 +115,27 @@ function parseOptions(argv: string[]): E2eOptions {
 
 let clockTicks = 0;
 
-/** CPU seconds (user + system) a process has used so far, from /proc; 0 when it is gone. */
-export function procCpuSeconds(pid: number): number {
+/** CPU seconds (user, system) and minor page faults a process has used so far, from /proc; zeros when it is gone. */
+export function procUsage(pid: number): { user: number; system: number; minorFaults: number } {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     clockTicks ||= Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
     const ticks = clockTicks;
-    return (Number(fields[11]) + Number(fields[12])) / ticks;
+    return {
+      user: Number(fields[11]) / ticks,
+      system: Number(fields[12]) / ticks,
+      minorFaults: Number(fields[7]),
+    };
   } catch {
-    return 0;
+    return { user: 0, system: 0, minorFaults: 0 };
   }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; 0 when it is gone. */
+export function procCpuSeconds(pid: number): number {
+  const u = procUsage(pid);
+  return u.user + u.system;
 }
 
 /** The ClickHouse server process of the bed (the supervisor's child). */
@@ -290,7 +304,8 @@ async function workerRun(
       200,
     );
     const wallSeconds = (Date.now() - t0) / 1000;
-    const workerCpuAtLastRow = procCpuSeconds(w.child.pid ?? 0);
+    const usage = procUsage(w.child.pid ?? 0);
+    const workerCpuAtLastRow = usage.user + usage.system;
     const serverCpuSeconds = procCpuSeconds(server) - server0;
     const stored = await s.storedCounts(ch, p);
     const inserts = await workerCounter(w.port, 'logpipeline_worker_batches_total{outcome="stored"}');
@@ -321,6 +336,8 @@ async function workerRun(
       serverCpuSecondsPerMillionLines: serverCpuSeconds * perMillion,
       totalCpuSecondsPerMillionLines: (steady + serverCpuSeconds) * perMillion,
       peakRssMiB,
+      workerSystemCpuShare: usage.system / Math.max(1e-3, workerCpuAtLastRow),
+      workerMinorFaultsPerMillionLines: usage.minorFaults * perMillion,
       inserts,
       reconsumedLines: seen - total,
     };
@@ -374,6 +391,8 @@ const RUN_KEYS: Array<keyof RunResult> = [
   'serverCpuSecondsPerMillionLines',
   'totalCpuSecondsPerMillionLines',
   'peakRssMiB',
+  'workerSystemCpuShare',
+  'workerMinorFaultsPerMillionLines',
   'inserts',
 ];
 
@@ -465,13 +484,14 @@ async function bench(bed: TestBed, o: E2eOptions) {
   const wanted = o.modes.split(',');
   for (const m of modes)
     if (wanted.includes(m.name)) results[m.name] = await benchMode(bed, o, m.lines, m.perMessage, idleCpu);
-  const profiled = modes.find((m) => m.name === o.profileMode) ?? modes[1];
-  if (o.profile)
-    results[profiled.name === 'single' ? 'singleLineProfile' : `${profiled.name}Profile`] = await profiledRun(
+  // One profiled run per named traffic (comma-separated: single, packed100) that was run.
+  const profiled = modes.filter((m) => wanted.includes(m.name) && o.profileMode.split(',').includes(m.name));
+  for (const m of o.profile ? profiled : [])
+    results[m.name === 'single' ? 'singleLineProfile' : `${m.name}Profile`] = await profiledRun(
       bed,
       o,
-      profiled.lines,
-      profiled.perMessage,
+      m.lines,
+      m.perMessage,
       idleCpu,
     );
   return { idleWorkerCpuSeconds: idleCpu, ...results };

@@ -47,6 +47,8 @@ function stageOf(url: string, fn: string): string | undefined {
   if (fn === '(garbage collector)') return 'gc';
   if (fn === '(idle)') return 'idle';
   if (fn === '(program)') return 'program';
+  // Module loading and compilation at start-up (not part of the steady-state throughput).
+  if (/^node:internal\/(modules|main)\//.test(url)) return 'startup';
   for (const [name, re] of STAGES) if (re.test(url)) return name;
   return undefined;
 }
@@ -80,11 +82,16 @@ export function profileBreakdown(file: string, topN = 15): ProfileBreakdown {
   for (const [id, us] of self) {
     const stage = stageOfNode(id);
     stages.set(stage, (stages.get(stage) ?? 0) + us);
+    const frame = (cf: ProfileNode['callFrame']) =>
+      `${cf.functionName || '(anonymous)'} ${cf.url.replace(/.*node_modules\//, '').replace(/.*\/dist\//, '')}:${cf.lineNumber + 1}`;
     const cf = byId.get(id)!.callFrame;
-    const key = `${cf.functionName || '(anonymous)'} ${cf.url.replace(/.*node_modules\//, '').replace(/.*\/dist\//, '')}:${cf.lineNumber + 1}`;
-    const e = fns.get(key) ?? { us: 0, stage };
+    // Native code has no URL: name it by its JS caller so a memcpy under the encoder is not merged
+    // with a socket write under the HTTP client (and given the stage of whichever came first).
+    const caller = cf.url === '' ? byId.get(parent.get(id) ?? -1) : undefined;
+    const key = caller ? `${frame(cf)} <- ${frame(caller.callFrame)}` : frame(cf);
+    const e = fns.get(`${stage} ${key}`) ?? { us: 0, stage };
     e.us += us;
-    fns.set(key, e);
+    fns.set(`${stage} ${key}`, e);
   }
   stages.delete('idle');
   const busy = [...stages.values()].reduce((a, b) => a + b, 0);
@@ -95,7 +102,7 @@ export function profileBreakdown(file: string, topN = 15): ProfileBreakdown {
     .filter(([, e]) => e.stage !== 'idle')
     .sort((a, b) => b[1].us - a[1].us)
     .slice(0, topN)
-    .map(([fn, e]) => ({ fn, stage: e.stage, ms: Math.round(e.us / 1e3) }));
+    .map(([fn, e]) => ({ fn: fn.slice(e.stage.length + 1), stage: e.stage, ms: Math.round(e.us / 1e3) }));
   return out;
 }
 

@@ -8,7 +8,7 @@
 import type { Logger } from '../../common/src/log';
 import type { BatchEncoder, MessageInput } from './encode/batch';
 import type { CutBatch } from './delivery/batch-cutter';
-import { BodyPool, type PooledBytes } from './delivery/body-pool';
+import { BodyBuffers, BodyPool } from './delivery/body-pool';
 import { PartitionGate, type ByteBudget, type Slots } from './delivery/flow-control';
 import type { OffsetCommitter } from './delivery/offset-committer';
 import type { PartitionState } from './delivery/partition-state';
@@ -37,7 +37,7 @@ export interface BatchPipelineDeps {
 /** Cuts, encodes, journals, delivers and acknowledges batches. */
 export class BatchPipeline {
   private inflight = 0;
-  private readonly bodies = new BodyPool();
+  private readonly bodies = new BodyBuffers(new BodyPool());
   private idleWaiters: Array<() => void> = [];
   private readonly gates = new WeakMap<PartitionState, PartitionGate>();
 
@@ -60,11 +60,11 @@ export class BatchPipeline {
     for (const cut of state.cutter.add(message, lines, nowMs)) this.launch(state, cut);
   }
 
-  /** Closes batches whose delay is over. */
+  /** Closes batches whose delay is over (later while a backlog would fill them: BatchCutter.poll). */
   tick(states: Iterable<PartitionState>, nowMs: number): void {
     for (const s of states) {
       if (!s.alive) continue;
-      const cut = s.cutter.poll(nowMs);
+      const cut = s.cutter.poll(nowMs, s.backlog);
       if (cut) this.launch(s, cut);
     }
   }
@@ -104,23 +104,14 @@ export class BatchPipeline {
     return gate;
   }
 
-  /**
-   * The job's own bytes (retries resend exactly these): a body filling at least half the encoder's
-   * buffer takes the whole buffer over (the encoder continues with an idle pooled one of the same
-   * size), a smaller one is copied into a pooled buffer of its own size (no idle megabytes held).
-   */
-  private ownBody(encoder: BatchEncoder, data: Buffer): PooledBytes {
-    const capacity = encoder.outputCapacity;
-    if (data.length * 2 < capacity || (capacity & (capacity - 1)) !== 0) return this.bodies.copy(data);
-    const whole = encoder.swapOutput(this.bodies.takeWhole(capacity));
-    return this.bodies.adopt(whole, data.length);
-  }
-
   private launch(state: PartitionState, cut: CutBatch): void {
     const { encoder, budget, metrics, tokenSalt } = this.deps;
     const started = process.cpuUsage();
+    // The job's own bytes (retries resend exactly these): encoded into a pooled buffer sized for
+    // the batch, which the job then takes over whole (body-pool.ts).
+    this.bodies.prepare(encoder, cut.bytes);
     const encoded = encoder.encode(cut.messages, cut.ingestMs);
-    const pooled = this.ownBody(encoder, encoded.data);
+    const pooled = this.bodies.own(encoder, encoded.data, cut.bytes);
     const body = pooled.bytes;
     const used = process.cpuUsage(started);
     metrics.encodeSeconds.inc((used.user + used.system) / 1e6);

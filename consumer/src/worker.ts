@@ -262,6 +262,8 @@ export class Worker {
     const topic = batch.topic;
     const partition = batch.partition;
     const messages = batch.messages;
+    // What this fetch brought counts as backlog while it is taken (the tick may run at an await).
+    state.backlog = Math.max(0, Number(batch.highWatermark) - state.nextIn);
     let lastBeat = Date.now();
     let now = lastBeat;
     let lines = 0;
@@ -321,11 +323,10 @@ export class Worker {
     this.metrics.linesIn.inc(lines);
     this.metrics.bytesIn.inc(bytes);
     this.metrics.bytesInFlight.set(this.budget.bytes);
-    if (state.alive)
-      this.metrics.lag.set(
-        { partition: String(partition) },
-        Math.max(0, Number(batch.highWatermark) - state.nextIn),
-      );
+    if (state.alive) {
+      state.backlog = Math.max(0, Number(batch.highWatermark) - state.nextIn);
+      this.metrics.lag.set({ partition: String(partition) }, state.backlog);
+    }
   }
 
   private mustWait(state: PartitionState): boolean {

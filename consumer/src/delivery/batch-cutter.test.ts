@@ -1,4 +1,4 @@
-import { BatchCutter, PLAN_STALL_MS } from './batch-cutter';
+import { BACKLOG_DELAY_FACTOR, BatchCutter, PLAN_STALL_MS } from './batch-cutter';
 
 const m = (offset: number, size: number) => ({
   topic: 't',
@@ -94,5 +94,42 @@ describe('BatchCutter', () => {
     c.add(m(0, 1), 1, 0);
     expect(c.flush(1234)).toMatchObject({ firstOffset: 0, lastOffset: 0, ingestMs: 1234, replayed: false });
     expect(c.pendingBytes()).toBe(0);
+  });
+  it('defers the delay cut while a backlog would fill the batch, at most BACKLOG_DELAY_FACTOR delays', () => {
+    const c = new BatchCutter(limits);
+    // 2 messages of 2 lines / 10 bytes: 6 rows or 980 bytes of room = 3 more such messages.
+    c.add(m(0, 10), 2, 0);
+    c.add(m(1, 10), 2, 0);
+    // Too small a backlog to fill the batch (a trickle): the delay cuts as always.
+    const trickle = new BatchCutter(limits);
+    trickle.add(m(0, 10), 2, 0);
+    trickle.add(m(1, 10), 2, 0);
+    expect(trickle.poll(500, 2)).toMatchObject({ firstOffset: 0, lastOffset: 1 });
+    // Enough waiting in Kafka to reach maxRows: keep filling instead of a small INSERT.
+    expect(c.poll(500, 3)).toBeNull();
+    expect(c.poll(500 * BACKLOG_DELAY_FACTOR - 1, 1000)).toBeNull();
+    // Never longer than the factor allows, whatever the backlog.
+    expect(c.poll(500 * BACKLOG_DELAY_FACTOR, 1000)).toMatchObject({
+      firstOffset: 0,
+      lastOffset: 1,
+      ingestMs: 500 * BACKLOG_DELAY_FACTOR,
+    });
+  });
+
+  it('fills a deferred batch to its limits and cuts it there', () => {
+    const c = new BatchCutter(limits);
+    c.add(m(0, 10), 4, 0);
+    expect(c.poll(600, 100)).toBeNull();
+    expect(c.add(m(1, 10), 4, 650)).toEqual([]);
+    expect(c.add(m(2, 10), 4, 700).map((b) => [b.firstOffset, b.lastOffset, b.lines])).toEqual([[0, 1, 8]]);
+    // The backlog gone (caught up): the next batch closes on the plain delay.
+    expect(c.poll(1200, 0)).toMatchObject({ firstOffset: 2, lastOffset: 2 });
+  });
+
+  it('never defers a journaled plan: only the plan and its stall timer decide', () => {
+    const c = new BatchCutter(limits, [{ firstOffset: 0, lastOffset: 5, ingestMs: 42 }]);
+    c.add(m(0, 10), 1, 0);
+    expect(c.poll(PLAN_STALL_MS - 1, 1000)).toBeNull();
+    expect(c.poll(PLAN_STALL_MS, 1000)).toMatchObject({ firstOffset: 0, ingestMs: 42 });
   });
 });

@@ -40,6 +40,9 @@ export interface CutBatch {
 
 const NONE: CutBatch[] = [];
 
+/** A backlog defers a batch's delay cut at most this many times maxDelayMs (poll()). */
+export const BACKLOG_DELAY_FACTOR = 4;
+
 /** A planned batch whose last message never shows up is cut after this long, to never stall. */
 export const PLAN_STALL_MS = 60_000;
 
@@ -95,12 +98,30 @@ export class BatchCutter {
     return closed;
   }
 
-  /** Closes the open batch when its delay is over (or a stalled planned range); else null. */
-  poll(nowMs: number): CutBatch | null {
+  /**
+   * Closes the open batch when its delay is over (or a stalled planned range); else null.
+   * `backlogMessages` (messages already waiting in Kafka past the last one taken) defers the delay
+   * cut while they would fill the batch to its row or byte limit anyway: a backlog then makes
+   * INSERTs of full size instead of one per delay (ClickHouse pays per INSERT), and the lines are
+   * late already. Deferred at most until BACKLOG_DELAY_FACTOR × maxDelayMs; never for a plan.
+   */
+  poll(nowMs: number, backlogMessages = 0): CutBatch | null {
     if (this.messages.length === 0) return null;
     const waited = nowMs - this.openedAtMs;
     if (this.plan.length > 0) return waited >= PLAN_STALL_MS ? this.close(nowMs, true) : null;
-    return waited >= this.limits.maxDelayMs ? this.close(nowMs) : null;
+    if (waited < this.limits.maxDelayMs) return null;
+    if (waited < this.limits.maxDelayMs * BACKLOG_DELAY_FACTOR && this.backlogFills(backlogMessages))
+      return null;
+    return this.close(nowMs);
+  }
+
+  /** True when `backlog` more messages of the open batch's average size would reach a limit. */
+  private backlogFills(backlog: number): boolean {
+    if (backlog <= 0) return false;
+    const n = this.messages.length;
+    const roomLines = ((this.limits.maxRows - this.lines) * n) / Math.max(1, this.lines);
+    const roomBytes = ((this.limits.maxBytes - this.bytes) * n) / Math.max(1, this.bytes);
+    return backlog >= Math.min(roomLines, roomBytes);
   }
 
   /** Closes the open batch now whatever its age (drain); null when nothing is open. */

@@ -1,4 +1,4 @@
-import { BodyPool } from './body-pool';
+import { BodyBuffers, BodyPool, type SwappableOutput } from './body-pool';
 
 describe('BodyPool', () => {
   it('copies bytes exactly and reuses released buffers of the same size class', () => {
@@ -50,5 +50,70 @@ describe('BodyPool', () => {
     // Not a power of two: dropped, never pooled under a wrong size class.
     pool.adopt(Buffer.alloc(3 << 19), 1).release();
     expect(pool.size).toBe(0);
+  });
+});
+
+/** A stand-in encoder: writes `n` bytes of `fill` into whatever buffer it holds, growing like the real one. */
+class FakeEncoder implements SwappableOutput {
+  buf: Buffer = Buffer.alloc(4 << 20);
+  get outputCapacity(): number {
+    return this.buf.length;
+  }
+  swapOutput(next: Buffer): Buffer {
+    const prev = this.buf;
+    this.buf = next;
+    return prev;
+  }
+  encode(n: number, fill: number): Buffer {
+    if (n > this.buf.length) this.buf = Buffer.alloc(Math.max(n, this.buf.length * 2));
+    this.buf.fill(fill, 0, n);
+    return this.buf.subarray(0, n);
+  }
+}
+
+describe('BodyBuffers', () => {
+  it('encodes into a pooled buffer sized for the batch and hands it over without a copy', () => {
+    const pool = new BodyPool();
+    const buffers = new BodyBuffers(pool);
+    const enc = new FakeEncoder();
+    buffers.prepare(enc, 300_000);
+    // 300 kB in at the initial ratio 1.5: a 512 KiB buffer, the 4 MiB one back in the pool.
+    expect(enc.outputCapacity).toBe(512 * 1024);
+    expect(pool.size).toBe(1);
+    const target = enc.buf;
+    const data = enc.encode(360_000, 1);
+    const body = buffers.own(enc, data, 300_000);
+    expect(body.bytes.buffer).toBe(target.buffer);
+    expect(body.bytes.length).toBe(360_000);
+    expect(body.bytes.every((b) => b === 1)).toBe(true);
+    // The encoder never writes into the body again: it holds a placeholder until the next prepare.
+    expect(enc.buf.buffer).not.toBe(target.buffer);
+    enc.encode(1000, 2);
+    expect(body.bytes[0]).toBe(1);
+    // Released, the same buffer serves the next batch of that size (pages already mapped).
+    body.release();
+    buffers.prepare(enc, 300_000);
+    expect(enc.buf).toBe(target);
+  });
+
+  it('learns the output/input ratio and copies a body that fills less than half its buffer', () => {
+    const pool = new BodyPool();
+    const buffers = new BodyBuffers(pool);
+    const enc = new FakeEncoder();
+    buffers.prepare(enc, 100_000);
+    // Most lines dead-lettered: a small body is copied into a buffer of its own size class.
+    const small = buffers.own(enc, enc.encode(20_000, 3), 100_000);
+    expect(small.bytes.length).toBe(20_000);
+    expect(small.bytes.buffer).not.toBe(enc.buf.buffer);
+    expect(small.bytes.every((b) => b === 3)).toBe(true);
+    // Ratio now 0.2 (bounded below by 0.25): the next buffer is sized from it.
+    buffers.prepare(enc, 1_000_000);
+    expect(enc.outputCapacity).toBe(512 * 1024);
+    // A body larger than the estimate still fits: the encoder grows its buffer.
+    const big = buffers.own(enc, enc.encode(900_000, 4), 1_000_000);
+    expect(big.bytes.length).toBe(900_000);
+    expect(big.bytes.every((b) => b === 4)).toBe(true);
+    small.release();
+    big.release();
   });
 });

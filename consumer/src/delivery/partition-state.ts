@@ -31,6 +31,8 @@ export class PartitionState {
   committedVersion = 0;
   /** Batches cut and not yet finished (stored or abandoned). */
   inflight = 0;
+  /** Messages waiting in Kafka past `nextIn` at the last fetch (high watermark - nextIn). */
+  backlog = 0;
   /** Resolves once the committed offset and journal are loaded. */
   readonly ready: Promise<void>;
   private markReady!: () => void;

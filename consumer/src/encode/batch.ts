@@ -221,6 +221,7 @@ export class BatchEncoder {
     const writer = this.writer;
     const row = writer.row;
     if (msg.topic !== this.lastTopic || row.topic.length === 0) {
+      // Once per topic change (a batch is one partition), not once per message.
       this.lastTopic = msg.topic;
       row.topic = this.topicBytes(msg.topic);
       row.topicClean = !needsEscape(row.topic, 0, row.topic.length);

@@ -31,7 +31,14 @@ export function planRegroup(
   limit = MAX_PARTITIONS_PER_INSERT,
 ): RegroupPlan | null {
   const rank = new Map<number, number>();
-  for (let i = 0; i < rows; i++) if (!rank.has(keys[i])) rank.set(keys[i], 0);
+  // Rows of a batch come in long runs of one key (one day): one Map probe per run, not per row.
+  let last = NaN;
+  for (let i = 0; i < rows; i++) {
+    const k = keys[i];
+    if (k === last) continue;
+    last = k;
+    if (!rank.has(k)) rank.set(k, 0);
+  }
   if (rank.size <= limit) return null;
   const sorted = Float64Array.from(rank.keys()).sort();
   const counts = new Uint32Array(sorted.length + 1);

@@ -62,7 +62,9 @@ const batch = obj(
   {
     maxRows: int('Most rows per insert. Default 100000.', 1, 10_000_000),
     maxBytes: int('Most bytes per insert. Default 16777216 (16 MiB).', 1024, 1024 * 1024 * 1024, 'int64'),
-    maxDelay: duration('Longest time a row waits in a batch. Default 1s.'),
+    maxDelay: duration(
+      'Longest time a row waits in a batch. Default 1s. While a partition has a backlog that fills the batch anyway, the batch keeps filling for up to 4x this (full-size INSERTs when catching up).',
+    ),
     maxLinesPerMessage: int(
       'Most non-blank lines taken from one Kafka message; the rest of the message is dead-lettered as one record (reason too_many_lines). Default 100000.',
       1,
