@@ -53,6 +53,21 @@ function fakeCluster(
     versions: multiGroup
       ? { 9: { minVersion: 1, maxVersion: 9 }, 10: { minVersion: 0, maxVersion: 6 } }
       : { 9: { minVersion: 1, maxVersion: 4 }, 10: { minVersion: 0, maxVersion: 2 } },
+    // ListOffsets as kafkajs's broker sends it: timestamp -2 is the log start, -1 the log end.
+    listOffsets: async (req: {
+      topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }>;
+    }) => {
+      calls.listOffsets++;
+      return {
+        responses: req.topics.map((r) => ({
+          topic: r.topic,
+          partitions: r.partitions.map((p) => ({
+            partition: p.partition,
+            offset: p.timestamp === -2 ? '0' : '100',
+          })),
+        })),
+      };
+    },
     connectionPool: {
       send: async (req: never) => {
         const groups = await requested(req);
@@ -96,22 +111,17 @@ function fakeCluster(
           throw Object.assign(new Error('unknown'), { type: 'UNKNOWN_TOPIC_OR_PARTITION' });
         loaded = want.length ? want : Object.keys(topics);
       },
-    },
-    findTopicPartitionMetadata: (topic: string) =>
-      loaded.includes(topic)
-        ? Array.from({ length: topics[topic] }, (_, partitionId) => ({ partitionId, leader: 1 }))
-        : [],
-    fetchTopicsOffset: async (
-      req: Array<{ topic: string; partitions: Array<{ partition: number }>; fromBeginning: boolean }>,
-    ) => {
-      calls.listOffsets++;
-      return req.map((r) => ({
-        topic: r.topic,
-        partitions: r.partitions.map((p) => ({
-          partition: p.partition,
-          offset: r.fromBeginning ? '0' : '100',
-        })),
-      }));
+      get metadata() {
+        return {
+          topicMetadata: loaded.map((topic) => ({
+            topic,
+            partitionMetadata: Array.from({ length: topics[topic] }, (_, partitionId) => ({
+              partitionId,
+              leader: 1,
+            })),
+          })),
+        };
+      },
     },
     findGroupCoordinator: async () => {
       calls.coordinator++;
