@@ -59,8 +59,25 @@ export function kafkaConnection(kafka: ResolvedSpec['kafka'], secrets: KafkaSecr
   return conn;
 }
 
+/** True when both connections name the same brokers (in order) and credentials. */
+export function sameKafkaConnection(a: KafkaConnection, b: KafkaConnection): boolean {
+  return (
+    a.brokers.length === b.brokers.length &&
+    a.brokers.every((x, i) => x === b.brokers[i]) &&
+    a.sasl?.mechanism === b.sasl?.mechanism &&
+    a.sasl?.username === b.sasl?.username &&
+    a.sasl?.password === b.sasl?.password &&
+    !!a.tls === !!b.tls &&
+    a.tls?.ca === b.tls?.ca &&
+    a.tls?.insecureSkipVerify === b.tls?.insecureSkipVerify
+  );
+}
+
 /** Cache key of a connection: same brokers (any order) and same credentials share one client. */
 export function kafkaConnectionKey(conn: KafkaConnection): string {
+  // Asked several times per connection object (autoscaler poll, observer, pools): hash it once.
+  const known = connectionKeys.get(conn);
+  if (known) return known;
   const h = createHash('sha256');
   h.update(
     JSON.stringify([
@@ -73,8 +90,13 @@ export function kafkaConnectionKey(conn: KafkaConnection): string {
       !!conn.tls,
     ]),
   );
-  return h.digest('hex');
+  const key = h.digest('hex');
+  connectionKeys.set(conn, key);
+  return key;
 }
+
+/** Keys by connection object (connections are built per use and not changed afterwards). */
+const connectionKeys = new WeakMap<KafkaConnection, string>();
 
 /** Timeouts and retries of admin clients: short, so an unreachable broker fails a reconcile in seconds. */
 export interface KafkaAdminOptions {

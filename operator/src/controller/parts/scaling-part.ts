@@ -16,7 +16,13 @@
 import os from 'node:os';
 import type { ResolvedSpec } from '../../api/defaults';
 import type { LogPipeline, LogPipelineStatus } from '../../api/types';
-import { KafkaApplyError, errorMessage, kafkaConnectionKey } from '../../apply/kafka-client';
+import {
+  KafkaApplyError,
+  errorMessage,
+  kafkaConnectionKey,
+  sameKafkaConnection,
+  type KafkaConnection,
+} from '../../apply/kafka-client';
 import { recordEvent } from '../../apply/kube';
 import type { KubeClient } from '../../apply/kube-rest';
 import { decide, type Decision, type ScalerState } from '../../autoscale/decide';
@@ -79,8 +85,9 @@ interface Entry {
   spec?: ResolvedSpec;
   /** Without the pipeline: samples use the informer's current one (a stale copy per pipeline otherwise). */
   ctx?: Omit<PartContext, 'pipeline'>;
-  /** Observer key of the pipeline's Kafka cluster; pollMs of its spec. */
+  /** Observer key of the pipeline's Kafka cluster and the connection it was computed from; pollMs of its spec. */
   cluster?: string;
+  conn?: KafkaConnection;
   pollMs: number;
   polling?: boolean;
   /** `last` changed in the background and its reconcile has not consumed it yet. */
@@ -88,8 +95,12 @@ interface Entry {
   /** Replicas handed to the reconciler, until the Deployment cache shows them (our write in flight). */
   scaledTo?: { replicas: number; at: number };
   /** status.lag.lastScale* as stored before this operator instance made any change. */
-  recorded?: Pick<NonNullable<LogPipelineStatus['lag']>, 'lastScaleTime' | 'lastScaleReason'>;
+  recorded?: LastScaleText;
+  /** status.lag.lastScale* of `scaler.lastScale`, rendered once per scale (not per poll). */
+  lastScaleText?: LastScaleText & { at: number };
 }
+
+type LastScaleText = Pick<NonNullable<LogPipelineStatus['lag']>, 'lastScaleTime' | 'lastScaleReason'>;
 
 /** Polls closer together than this fraction of the interval reuse the last decision. */
 const MIN_POLL_FRACTION = 0.8;
@@ -268,7 +279,9 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     t: number,
   ): Promise<ScalingOutcome> {
     const pollMs = pollIntervalMs(spec);
-    const conn = await kafkaConnectionFor(spec, ctx);
+    // The same connection object while nothing changed: its key is hashed once, not per poll.
+    const fresh = await kafkaConnectionFor(spec, ctx);
+    const conn = e.conn && sameKafkaConnection(e.conn, fresh) ? e.conn : (e.conn = fresh);
     e.cluster = kafkaConnectionKey(conn);
     const [group, pingError] = await Promise.all([
       // Half an interval: the due pipelines of a cluster all join one round per interval.
@@ -324,11 +337,16 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     e.scaler = state;
     await report(ctx, e, decision, sink, dep);
     const last = state.lastScale;
+    if (last && e.lastScaleText?.at !== last.at)
+      e.lastScaleText = {
+        at: last.at,
+        lastScaleTime: isoSeconds(last.at),
+        lastScaleReason: last.summary.slice(0, 1024),
+      };
+    const scaled = last ? e.lastScaleText! : e.recorded;
     const lag = {
       ...decision.lag,
-      ...(last
-        ? { lastScaleTime: isoSeconds(last.at), lastScaleReason: last.summary.slice(0, 1024) }
-        : (e.recorded ?? {})),
+      ...(scaled ? { lastScaleTime: scaled.lastScaleTime, lastScaleReason: scaled.lastScaleReason } : {}),
     };
     return {
       replicas: decision.replicas,
