@@ -181,21 +181,26 @@ export class KafkaAdminPool {
 
   /** Disconnects and forgets the client of `conn`. */
   async evict(conn: KafkaConnection): Promise<void> {
-    await this.drop(kafkaConnectionKey(conn));
+    await this.dropOne(kafkaConnectionKey(conn));
   }
 
   /** Disconnects every client whose key is not in `inUse` (call after a resync of all pipelines). */
   async retain(inUse: Iterable<string>): Promise<void> {
     const keep = new Set(inUse);
-    await Promise.all([...this.admins.keys()].filter((k) => !keep.has(k)).map((k) => this.drop(k)));
+    await Promise.all([...this.admins.keys()].filter((k) => !keep.has(k)).map((k) => this.dropOne(k)));
   }
 
   /** Disconnects every client. */
   async close(): Promise<void> {
-    await Promise.all([...this.admins.keys()].map((k) => this.drop(k)));
+    await Promise.all([...this.admins.keys()].map((k) => this.dropOne(k)));
   }
 
-  private async drop(key: string): Promise<void> {
+  /** Disconnects and forgets the clients of these connection keys (KafkaClientPool). */
+  async drop(keys: readonly string[]): Promise<void> {
+    await Promise.all(keys.map((k) => this.dropOne(k)));
+  }
+
+  private async dropOne(key: string): Promise<void> {
     const admin = this.admins.get(key);
     this.admins.delete(key);
     if (!admin) return;

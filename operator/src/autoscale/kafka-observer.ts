@@ -387,6 +387,21 @@ export class KafkaObservers {
     return true;
   }
 
+  /** Disconnects and forgets the observers of these connection keys (KafkaClientPool). */
+  async drop(keys: readonly string[]): Promise<void> {
+    const gone = keys.flatMap((k) => {
+      const o = this.observers.get(k);
+      this.observers.delete(k);
+      return o ? [o] : [];
+    });
+    await Promise.all(gone.map((o) => o.close()));
+  }
+
+  /** Observers held (tests). */
+  get size(): number {
+    return this.observers.size;
+  }
+
   /** Disconnects every observer. */
   async close(): Promise<void> {
     await Promise.all([...this.observers.values()].map((o) => o.close()));

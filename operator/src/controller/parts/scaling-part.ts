@@ -28,6 +28,7 @@ import type { KubeClient } from '../../apply/kube-rest';
 import { decide, type Decision, type ScalerState } from '../../autoscale/decide';
 import { computeLag, type PartitionOffsets } from '../../autoscale/lag';
 import type { AutoscalerMetrics } from '../../autoscale/metrics';
+import type { KafkaConnectionUse } from '../../apply/kafka-connection-use';
 import { KafkaObservers } from '../../autoscale/kafka-observer';
 import { trackPartitions, type PartitionMarks } from '../../autoscale/partition-stall';
 import { sinkProblem, stallAfterMs, trackJournalStall, type StallMark } from '../../autoscale/sink-health';
@@ -49,6 +50,8 @@ export interface ScalingPartDeps {
   metrics?: AutoscalerMetrics;
   /** Shared per-cluster offset observation (autoscale/kafka-observer.ts); default: its own. */
   observers?: KafkaObservers;
+  /** Learns which Kafka connection each pipeline polls through (clients of rotated credentials are closed). */
+  connections?: KafkaConnectionUse;
   /**
    * The cached pipeline and worker Deployment (informers). With it (and `onChange`) pipelines are
    * sampled in the background; without it every reconcile past the interval samples (tests).
@@ -283,6 +286,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     const fresh = await kafkaConnectionFor(spec, ctx);
     const conn = e.conn && sameKafkaConnection(e.conn, fresh) ? e.conn : (e.conn = fresh);
     e.cluster = kafkaConnectionKey(conn);
+    deps.connections?.record(e.uid, e.cluster);
     const [group, pingError] = await Promise.all([
       // Half an interval: the due pipelines of a cluster all join one round per interval.
       observers.for(conn).read(spec.kafka.topic.name, spec.kafka.consumerGroup, pollMs / 2),
