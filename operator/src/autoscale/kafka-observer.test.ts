@@ -202,9 +202,12 @@ describe('KafkaClusterObserver', () => {
     expect(reads[4].offsets.map((o) => o.committed)).toEqual([-1, -1]);
     // The next round: coordinators cached, still one OffsetFetch for all 50 groups.
     t += 10_000;
-    await Promise.all(Object.keys(topics).map((tp, i) => obs.read(tp, `g${i}`, 7500)));
+    const again = await Promise.all(Object.keys(topics).map((tp, i) => obs.read(tp, `g${i}`, 7500)));
     expect(obs.rounds).toBe(2);
     expect(calls).toEqual({ metadata: 2, listOffsets: 4, coordinator: 1, offsetFetch: 2 });
+    // Nothing moved: the pair keeps its offsets (no new arrays per idle pair and round), newly dated.
+    expect(again[3].offsets).toBe(reads[3].offsets);
+    expect(again[3].at).toBe(t);
   });
 
   it('asks again, a bounded number of times, for coordinators not available yet (fresh cluster)', async () => {

@@ -294,7 +294,15 @@ export class KafkaClusterObserver {
         });
         value.commits.push({ partition: p, committed: offset, metadata: c?.metadata ?? null });
       }
-      this.observed.set(pairKey(w.topic, w.group), { at: t, value });
+      // An idle pair keeps the value it had: the new one dies young instead of being promoted
+      // and collected by a full GC (one per pair and interval at fleet scale).
+      const key = pairKey(w.topic, w.group);
+      const before = this.observed.get(key);
+      if (before?.value && sameOffsets(before.value, value)) {
+        before.at = t;
+        before.error = undefined;
+        before.unreachable = undefined;
+      } else this.observed.set(key, { at: t, value });
     }
   }
 
@@ -341,6 +349,20 @@ export class KafkaClusterObserver {
     );
     return { ends, starts };
   }
+}
+
+/** Same partitions, offsets and commit metadata. */
+function sameOffsets(a: GroupOffsets, b: GroupOffsets): boolean {
+  return (
+    a.offsets.length === b.offsets.length &&
+    a.offsets.every((x, i) => {
+      const y = b.offsets[i];
+      return (
+        x.partition === y.partition && x.end === y.end && x.start === y.start && x.committed === y.committed
+      );
+    }) &&
+    a.commits.every((x, i) => x.metadata === b.commits[i].metadata && x.committed === b.commits[i].committed)
+  );
 }
 
 /** Offsets by topic and partition. */

@@ -165,7 +165,9 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       e.last = next;
       e.pending = true;
       deps.onChange!(`${e.namespace}/${e.name}`);
-    } else if (!e.pending) e.last = next;
+    }
+    // Unchanged: the last outcome stays (an equal new one would only be promoted and collected
+    // later by the old generation's GC, once per pipeline and poll).
   }
 
   /** One poll; a failure becomes the LagUnavailable outcome (replicas kept, retried next interval). */
