@@ -65,6 +65,7 @@ export class AutoscalerMetrics {
       new RowFamily<Row>(
         name,
         help,
+        ['namespace', 'name'],
         { rows, labels: (r) => r.labels, values: (r, emit) => emit('', r[key]) },
         registers,
       );

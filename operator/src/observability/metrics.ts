@@ -68,6 +68,7 @@ export class OperatorMetrics {
     new RowFamily<ConditionRow>(
       'logpipeline_condition',
       'Pipeline condition status: 1 True, 0 False, -1 Unknown.',
+      ['namespace', 'name', 'type'],
       {
         rows: () => this.conditions.values(),
         labels: (r) => r.labels,

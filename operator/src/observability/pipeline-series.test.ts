@@ -10,6 +10,7 @@ function family(registry: Registry, rows: Row[]) {
   return new RowFamily<Row>(
     'x_state',
     'State by kind.\nSecond line.',
+    ['namespace', 'name', 'kind'],
     {
       rows: () => rows,
       labels: (r) => r.labels,

@@ -35,6 +35,8 @@ export class RowFamily<R> {
   constructor(
     readonly name: string,
     readonly help: string,
+    /** The label names of its series, as prom-client metrics declare them. */
+    readonly labelNames: readonly string[],
     private readonly source: RowSource<R>,
     registers: Registry[] = [],
   ) {
