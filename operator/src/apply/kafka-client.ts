@@ -59,8 +59,25 @@ export function kafkaConnection(kafka: ResolvedSpec['kafka'], secrets: KafkaSecr
   return conn;
 }
 
+/** True when both connections name the same brokers (in order) and credentials. */
+export function sameKafkaConnection(a: KafkaConnection, b: KafkaConnection): boolean {
+  return (
+    a.brokers.length === b.brokers.length &&
+    a.brokers.every((x, i) => x === b.brokers[i]) &&
+    a.sasl?.mechanism === b.sasl?.mechanism &&
+    a.sasl?.username === b.sasl?.username &&
+    a.sasl?.password === b.sasl?.password &&
+    !!a.tls === !!b.tls &&
+    a.tls?.ca === b.tls?.ca &&
+    a.tls?.insecureSkipVerify === b.tls?.insecureSkipVerify
+  );
+}
+
 /** Cache key of a connection: same brokers (any order) and same credentials share one client. */
 export function kafkaConnectionKey(conn: KafkaConnection): string {
+  // Asked several times per connection object (autoscaler poll, observer, pools): hash it once.
+  const known = connectionKeys.get(conn);
+  if (known) return known;
   const h = createHash('sha256');
   h.update(
     JSON.stringify([
@@ -73,8 +90,13 @@ export function kafkaConnectionKey(conn: KafkaConnection): string {
       !!conn.tls,
     ]),
   );
-  return h.digest('hex');
+  const key = h.digest('hex');
+  connectionKeys.set(conn, key);
+  return key;
 }
+
+/** Keys by connection object (connections are built per use and not changed afterwards). */
+const connectionKeys = new WeakMap<KafkaConnection, string>();
 
 /** Timeouts and retries of admin clients: short, so an unreachable broker fails a reconcile in seconds. */
 export interface KafkaAdminOptions {
@@ -159,21 +181,26 @@ export class KafkaAdminPool {
 
   /** Disconnects and forgets the client of `conn`. */
   async evict(conn: KafkaConnection): Promise<void> {
-    await this.drop(kafkaConnectionKey(conn));
+    await this.dropOne(kafkaConnectionKey(conn));
   }
 
   /** Disconnects every client whose key is not in `inUse` (call after a resync of all pipelines). */
   async retain(inUse: Iterable<string>): Promise<void> {
     const keep = new Set(inUse);
-    await Promise.all([...this.admins.keys()].filter((k) => !keep.has(k)).map((k) => this.drop(k)));
+    await Promise.all([...this.admins.keys()].filter((k) => !keep.has(k)).map((k) => this.dropOne(k)));
   }
 
   /** Disconnects every client. */
   async close(): Promise<void> {
-    await Promise.all([...this.admins.keys()].map((k) => this.drop(k)));
+    await Promise.all([...this.admins.keys()].map((k) => this.dropOne(k)));
   }
 
-  private async drop(key: string): Promise<void> {
+  /** Disconnects and forgets the clients of these connection keys (KafkaClientPool). */
+  async drop(keys: readonly string[]): Promise<void> {
+    await Promise.all(keys.map((k) => this.dropOne(k)));
+  }
+
+  private async dropOne(key: string): Promise<void> {
     const admin = this.admins.get(key);
     this.admins.delete(key);
     if (!admin) return;

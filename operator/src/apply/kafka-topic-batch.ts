@@ -365,4 +365,19 @@ export class TopicBatchers {
     await Promise.all([...this.batchers.values()].map((b) => b.close()));
     this.batchers.clear();
   }
+
+  /** Disconnects and forgets the batchers of these connection keys (KafkaClientPool). */
+  async drop(keys: readonly string[]): Promise<void> {
+    const gone = keys.flatMap((k) => {
+      const b = this.batchers.get(k);
+      this.batchers.delete(k);
+      return b ? [b] : [];
+    });
+    await Promise.all(gone.map((b) => b.close()));
+  }
+
+  /** Batchers held (tests). */
+  get size(): number {
+    return this.batchers.size;
+  }
 }

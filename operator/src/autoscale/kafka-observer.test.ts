@@ -53,6 +53,21 @@ function fakeCluster(
     versions: multiGroup
       ? { 9: { minVersion: 1, maxVersion: 9 }, 10: { minVersion: 0, maxVersion: 6 } }
       : { 9: { minVersion: 1, maxVersion: 4 }, 10: { minVersion: 0, maxVersion: 2 } },
+    // ListOffsets as kafkajs's broker sends it: timestamp -2 is the log start, -1 the log end.
+    listOffsets: async (req: {
+      topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }>;
+    }) => {
+      calls.listOffsets++;
+      return {
+        responses: req.topics.map((r) => ({
+          topic: r.topic,
+          partitions: r.partitions.map((p) => ({
+            partition: p.partition,
+            offset: p.timestamp === -2 ? '0' : '100',
+          })),
+        })),
+      };
+    },
     connectionPool: {
       send: async (req: never) => {
         const groups = await requested(req);
@@ -96,22 +111,17 @@ function fakeCluster(
           throw Object.assign(new Error('unknown'), { type: 'UNKNOWN_TOPIC_OR_PARTITION' });
         loaded = want.length ? want : Object.keys(topics);
       },
-    },
-    findTopicPartitionMetadata: (topic: string) =>
-      loaded.includes(topic)
-        ? Array.from({ length: topics[topic] }, (_, partitionId) => ({ partitionId, leader: 1 }))
-        : [],
-    fetchTopicsOffset: async (
-      req: Array<{ topic: string; partitions: Array<{ partition: number }>; fromBeginning: boolean }>,
-    ) => {
-      calls.listOffsets++;
-      return req.map((r) => ({
-        topic: r.topic,
-        partitions: r.partitions.map((p) => ({
-          partition: p.partition,
-          offset: r.fromBeginning ? '0' : '100',
-        })),
-      }));
+      get metadata() {
+        return {
+          topicMetadata: loaded.map((topic) => ({
+            topic,
+            partitionMetadata: Array.from({ length: topics[topic] }, (_, partitionId) => ({
+              partitionId,
+              leader: 1,
+            })),
+          })),
+        };
+      },
     },
     findGroupCoordinator: async () => {
       calls.coordinator++;
@@ -192,9 +202,12 @@ describe('KafkaClusterObserver', () => {
     expect(reads[4].offsets.map((o) => o.committed)).toEqual([-1, -1]);
     // The next round: coordinators cached, still one OffsetFetch for all 50 groups.
     t += 10_000;
-    await Promise.all(Object.keys(topics).map((tp, i) => obs.read(tp, `g${i}`, 7500)));
+    const again = await Promise.all(Object.keys(topics).map((tp, i) => obs.read(tp, `g${i}`, 7500)));
     expect(obs.rounds).toBe(2);
     expect(calls).toEqual({ metadata: 2, listOffsets: 4, coordinator: 1, offsetFetch: 2 });
+    // Nothing moved: the pair keeps its offsets (no new arrays per idle pair and round), newly dated.
+    expect(again[3].offsets).toBe(reads[3].offsets);
+    expect(again[3].at).toBe(t);
   });
 
   it('asks again, a bounded number of times, for coordinators not available yet (fresh cluster)', async () => {

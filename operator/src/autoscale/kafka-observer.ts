@@ -15,8 +15,6 @@
  * pipelines polling at the same interval cost one round per interval between them.
  */
 import { Kafka } from 'kafkajs';
-import type { PartitionOffsets } from './lag';
-import type { CommitRecord } from './sink-health';
 import { GroupOffsetsReader, type CoordinatorCluster, type GroupOffsets } from './offsets';
 import {
   buildKafkaConfig,
@@ -35,15 +33,32 @@ interface PartitionMeta {
   partitionId: number;
   leader: number;
 }
+interface TopicMeta {
+  topic: string;
+  partitionMetadata: PartitionMeta[];
+}
+/** A broker's ListOffsets as kafkajs sends it (offsets as decimal strings). */
+interface ListOffsetsBroker {
+  listOffsets(req: {
+    isolationLevel?: number;
+    topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }>;
+  }): Promise<{
+    responses: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>;
+  }>;
+}
 interface ObserverCluster extends CoordinatorCluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
-  brokerPool: CoordinatorCluster['brokerPool'] & { refreshMetadata(topics: string[]): Promise<void> };
-  findTopicPartitionMetadata(topic: string): PartitionMeta[];
-  fetchTopicsOffset(
-    topics: Array<{ topic: string; partitions: Array<{ partition: number }>; fromBeginning: boolean }>,
-  ): Promise<Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>>;
+  brokerPool: CoordinatorCluster['brokerPool'] & {
+    refreshMetadata(topics: string[]): Promise<void>;
+    metadata?: { topicMetadata?: TopicMeta[] };
+  };
+  isolationLevel?: number;
 }
+
+/** ListOffsets timestamps: the log start and the log end (kafkajs constants). */
+const EARLIEST = -2;
+const LATEST = -1;
 
 interface Wanted {
   topic: string;
@@ -219,8 +234,9 @@ export class KafkaClusterObserver {
     }
     const topics = [...new Set(list.map((w) => w.topic))];
     // One Metadata request for every topic; a missing topic fails the whole request, so then ask
-    // for all topics of the cluster once and leave the missing ones out.
-    const partitions = new Map<string, number[]>();
+    // for all topics of the cluster once and leave the missing ones out. The answer is indexed
+    // once: kafkajs's own lookups scan the whole topic list per topic (O(N^2) at 1000 topics).
+    let partitions: Map<string, PartitionMeta[]>;
     try {
       try {
         this.count('Metadata');
@@ -230,39 +246,18 @@ export class KafkaClusterObserver {
         this.count('Metadata');
         await cluster.brokerPool.refreshMetadata([]);
       }
-      for (const topic of topics) {
-        const p = cluster.findTopicPartitionMetadata(topic).map((m) => m.partitionId);
-        if (p.length > 0)
-          partitions.set(
-            topic,
-            p.sort((a, b) => a - b),
-          );
-      }
+      partitions = topicIndex(cluster.brokerPool.metadata?.topicMetadata ?? [], topics);
     } catch (err) {
       await this.close();
       return fail(`reading topic metadata: ${errorMessage(err)}`, list, err);
     }
-    const present = topics.filter((tp) => partitions.has(tp));
     fail(
       'topic does not exist',
       list.filter((w) => !partitions.has(w.topic)),
     );
-    const spec = (fromBeginning: boolean) =>
-      present.map((topic) => ({
-        topic,
-        partitions: partitions.get(topic)!.map((partition) => ({ partition })),
-        fromBeginning,
-      }));
-    const leaders = new Set(
-      present.flatMap((tp) => cluster.findTopicPartitionMetadata(tp).map((m) => m.leader)),
-    );
-    this.count('ListOffsets', 2 * leaders.size);
-    let ends: Awaited<ReturnType<ObserverCluster['fetchTopicsOffset']>>;
-    let starts: typeof ends;
+    let logs: { ends: OffsetIndex; starts: OffsetIndex };
     try {
-      [ends, starts] = present.length
-        ? await Promise.all([cluster.fetchTopicsOffset(spec(false)), cluster.fetchTopicsOffset(spec(true))])
-        : [[], []];
+      logs = await this.logOffsets(cluster, partitions);
     } catch (err) {
       return fail(
         `reading log offsets: ${errorMessage(err)}`,
@@ -270,16 +265,12 @@ export class KafkaClusterObserver {
         err,
       );
     }
-    const index = (rows: typeof ends) =>
-      new Map(rows.map((r) => [r.topic, new Map(r.partitions.map((p) => [p.partition, Number(p.offset)]))]));
-    const endOf = index(ends);
-    const startOf = index(starts);
     const live = list.filter((w) => partitions.has(w.topic));
     const committed = await this.groups.read(
       cluster,
       live.map((w) => ({
         groupId: w.group,
-        topics: [{ topic: w.topic, partitions: partitions.get(w.topic)! }],
+        topics: [{ topic: w.topic, partitions: partitions.get(w.topic)!.map((m) => m.partitionId) }],
       })),
     );
     for (const w of live) {
@@ -289,22 +280,105 @@ export class KafkaClusterObserver {
         continue;
       }
       const byPartition = got.get(w.topic);
-      const offsets: PartitionOffsets[] = [];
-      const commits: CommitRecord[] = [];
-      for (const p of partitions.get(w.topic)!) {
+      const ends = logs.ends.get(w.topic);
+      const starts = logs.starts.get(w.topic);
+      const value: GroupOffsets = { offsets: [], commits: [] };
+      for (const { partitionId: p } of partitions.get(w.topic)!) {
         const c = byPartition?.get(p);
         const offset = c ? Number(c.offset) : -1;
-        offsets.push({
+        value.offsets.push({
           partition: p,
-          end: endOf.get(w.topic)?.get(p) ?? 0,
-          start: startOf.get(w.topic)?.get(p) ?? 0,
+          end: ends?.get(p) ?? 0,
+          start: starts?.get(p) ?? 0,
           committed: offset,
         });
-        commits.push({ partition: p, committed: offset, metadata: c?.metadata ?? null });
+        value.commits.push({ partition: p, committed: offset, metadata: c?.metadata ?? null });
       }
-      this.observed.set(pairKey(w.topic, w.group), { at: t, value: { offsets, commits } });
+      // An idle pair keeps the value it had: the new one dies young instead of being promoted
+      // and collected by a full GC (one per pair and interval at fleet scale).
+      const key = pairKey(w.topic, w.group);
+      const before = this.observed.get(key);
+      if (before?.value && sameOffsets(before.value, value)) {
+        before.at = t;
+        before.error = undefined;
+        before.unreachable = undefined;
+      } else this.observed.set(key, { at: t, value });
     }
   }
+
+  /**
+   * Log-start and log-end offsets of every partition: one ListOffsets per partition leader and
+   * timestamp, sent to the leaders directly (kafkajs's fetchTopicsOffset merges its answers by
+   * copying an object per topic, quadratic in the number of topics).
+   */
+  private async logOffsets(
+    cluster: ObserverCluster,
+    partitions: Map<string, PartitionMeta[]>,
+  ): Promise<{ ends: OffsetIndex; starts: OffsetIndex }> {
+    const byLeader = new Map<number, Map<string, number[]>>();
+    for (const [topic, metas] of partitions)
+      for (const m of metas) {
+        let topics = byLeader.get(m.leader);
+        if (!topics) byLeader.set(m.leader, (topics = new Map()));
+        let list = topics.get(topic);
+        if (!list) topics.set(topic, (list = []));
+        list.push(m.partitionId);
+      }
+    this.count('ListOffsets', 2 * byLeader.size);
+    const ends: OffsetIndex = new Map();
+    const starts: OffsetIndex = new Map();
+    await Promise.all(
+      [...byLeader].flatMap(([nodeId, topics]) =>
+        [LATEST, EARLIEST].map(async (timestamp) => {
+          const broker = (await cluster.findBroker({ nodeId })) as unknown as ListOffsetsBroker;
+          const { responses } = await broker.listOffsets({
+            isolationLevel: cluster.isolationLevel,
+            topics: [...topics].map(([topic, ids]) => ({
+              topic,
+              partitions: ids.map((partition) => ({ partition, timestamp })),
+            })),
+          });
+          const into = timestamp === LATEST ? ends : starts;
+          for (const r of responses) {
+            let m = into.get(r.topic);
+            if (!m) into.set(r.topic, (m = new Map()));
+            for (const p of r.partitions) m.set(p.partition, Number(p.offset));
+          }
+        }),
+      ),
+    );
+    return { ends, starts };
+  }
+}
+
+/** Same partitions, offsets and commit metadata. */
+function sameOffsets(a: GroupOffsets, b: GroupOffsets): boolean {
+  return (
+    a.offsets.length === b.offsets.length &&
+    a.offsets.every((x, i) => {
+      const y = b.offsets[i];
+      return (
+        x.partition === y.partition && x.end === y.end && x.start === y.start && x.committed === y.committed
+      );
+    }) &&
+    a.commits.every((x, i) => x.metadata === b.commits[i].metadata && x.committed === b.commits[i].committed)
+  );
+}
+
+/** Offsets by topic and partition. */
+type OffsetIndex = Map<string, Map<number, number>>;
+
+/** The partitions (sorted by id) of each wanted topic that the metadata names; absent topics are left out. */
+function topicIndex(meta: readonly TopicMeta[], wanted: readonly string[]): Map<string, PartitionMeta[]> {
+  const want = new Set(wanted);
+  const out = new Map<string, PartitionMeta[]>();
+  for (const t of meta)
+    if (want.has(t.topic) && t.partitionMetadata.length > 0)
+      out.set(
+        t.topic,
+        [...t.partitionMetadata].sort((a, b) => a.partitionId - b.partitionId),
+      );
+  return out;
 }
 
 /** One observer per Kafka cluster identity (the admin pool's key: brokers, TLS, SASL). */
@@ -333,6 +407,21 @@ export class KafkaObservers {
   idle(): boolean {
     for (const o of this.observers.values()) if (!o.idle) return false;
     return true;
+  }
+
+  /** Disconnects and forgets the observers of these connection keys (KafkaClientPool). */
+  async drop(keys: readonly string[]): Promise<void> {
+    const gone = keys.flatMap((k) => {
+      const o = this.observers.get(k);
+      this.observers.delete(k);
+      return o ? [o] : [];
+    });
+    await Promise.all(gone.map((o) => o.close()));
+  }
+
+  /** Observers held (tests). */
+  get size(): number {
+    return this.observers.size;
   }
 
   /** Disconnects every observer. */

@@ -27,6 +27,20 @@ describe('partition stall', () => {
     expect(marks.get(0)!.since).toBe(200_000);
   });
 
+  test('an unchanged poll keeps the marks it had (nothing allocated per idle poll)', () => {
+    const idle = [off(0, 100, 100), off(1, 10, 20)];
+    const marks = trackPartitions(undefined, idle, 0);
+    expect(trackPartitions(marks, idle, 15_000)).toBe(marks);
+    // The lagging partition's clock still runs from its first sight.
+    expect(stalledPartitions(marks, idle, 60_000, 60_000)).toEqual([
+      { partition: 1, committed: 10, lag: 10, stalledMs: 60_000 },
+    ]);
+    const moved = trackPartitions(marks, [off(0, 100, 100), off(1, 11, 20)], 30_000);
+    expect(moved).not.toBe(marks);
+    expect(moved.get(0)).toBe(marks.get(0));
+    expect(moved.get(1)!.since).toBe(30_000);
+  });
+
   test('a never committed partition counts from the log start and names it', () => {
     let marks = trackPartitions(undefined, [off(0, -1, 100, 5), off(1, -1, 100)], 0);
     marks = trackPartitions(marks, [off(0, -1, 100, 5), off(1, -1, 100)], 10_000);

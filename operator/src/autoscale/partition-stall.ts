@@ -31,21 +31,31 @@ function position(p: PartitionOffsets): number {
   return p.committed >= 0 ? Math.max(p.committed, p.start) : p.start;
 }
 
-/** The new marks: a partition that moved or has no lag starts its clock again. */
+/**
+ * The new marks: a partition that moved or has no lag starts its clock again. The clock of a
+ * partition without lag is never read (it restarts when lag appears), so an idle partition keeps
+ * its mark, and when no partition changed `prev` itself is returned (nothing allocated per poll).
+ */
 export function trackPartitions(
   prev: PartitionMarks | undefined,
   offsets: readonly PartitionOffsets[],
   now: number,
 ): PartitionMarks {
+  if (prev && prev.size === offsets.length && offsets.every((p) => unchanged(prev.get(p.partition), p)))
+    return prev;
   const next: PartitionMarks = new Map();
   for (const p of offsets) {
-    const pos = position(p);
     const old = prev?.get(p.partition);
-    const lagging = p.end - pos > 0;
-    const same = old && lagging && old.lagging && old.position === pos;
-    next.set(p.partition, same ? old : { position: pos, since: now, lagging });
+    const pos = position(p);
+    next.set(p.partition, unchanged(old, p) ? old! : { position: pos, since: now, lagging: p.end - pos > 0 });
   }
   return next;
+}
+
+/** The partition sits where its mark says, with lag or without as then. */
+function unchanged(mark: PartitionMark | undefined, p: PartitionOffsets): boolean {
+  const pos = position(p);
+  return mark !== undefined && mark.position === pos && mark.lagging === p.end - pos > 0;
 }
 
 /** Partitions with lag that have not moved for at least `deadlineMs`, longest first. */

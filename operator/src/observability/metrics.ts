@@ -3,7 +3,8 @@
  * durations, queue depth, leadership, informer restarts, and one gauge series per pipeline
  * condition (1 True, 0 False, -1 Unknown) that disappears with the pipeline.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, collectDefaultMetrics } from 'prom-client';
+import { labelText, PipelineSeriesRegistry, RowFamily } from './pipeline-series';
 import { clickhouseStatementCounts } from '../apply/clickhouse-client';
 import {
   clickhouseRequests,
@@ -31,12 +32,13 @@ const STATUS_VALUE: Record<Condition['status'], number> = { True: 1, False: 0, U
 
 /** The operator's metrics and their registry. */
 export class OperatorMetrics {
-  readonly registry = new Registry();
+  /** Renders the per-pipeline families itself (pipeline-series.ts), everything else as prom-client does. */
+  readonly registry = new PipelineSeriesRegistry();
   private readonly reconciles: Counter<'result'>;
   private readonly errors: Counter;
   private readonly duration: Histogram;
-  private readonly condition: Gauge<'namespace' | 'name' | 'type'>;
-  private readonly known = new Map<string, string[]>();
+  /** Condition series by pipeline key (namespace/name): label text and value by condition type. */
+  private readonly conditions = new Map<string, ConditionRow>();
   private sources?: MetricSources;
   /** Per-reconcile request histograms, queue lanes and wait, catalogue and Event counts. */
   readonly fleet: FleetMetrics;
@@ -63,12 +65,19 @@ export class OperatorMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
-    this.condition = new Gauge({
-      name: 'logpipeline_condition',
-      help: 'Pipeline condition status: 1 True, 0 False, -1 Unknown.',
-      labelNames: ['namespace', 'name', 'type'],
+    new RowFamily<ConditionRow>(
+      'logpipeline_condition',
+      'Pipeline condition status: 1 True, 0 False, -1 Unknown.',
+      ['namespace', 'name', 'type'],
+      {
+        rows: () => this.conditions.values(),
+        labels: (r) => r.labels,
+        values: (r, emit) => {
+          for (const [type, value] of r.byType) emit(type, value);
+        },
+      },
       registers,
-    });
+    );
     const src = (): MetricSources | undefined => this.sources;
     new Gauge({
       name: 'logpipeline_operator_queue_depth',
@@ -180,23 +189,32 @@ export class OperatorMetrics {
     this.duration.observe(seconds);
   }
 
-  /** Sets the condition series of a pipeline. */
+  /** Sets the condition series of a pipeline (types it no longer has disappear). */
   setConditions(namespace: string, name: string, conditions: Condition[]): void {
     const key = `${namespace}/${name}`;
-    const types: string[] = [];
-    for (const c of conditions) {
-      this.condition.set({ namespace, name, type: c.type }, STATUS_VALUE[c.status] ?? -1);
-      types.push(c.type);
-    }
-    for (const t of this.known.get(key) ?? [])
-      if (!types.includes(t)) this.condition.remove({ namespace, name, type: t });
-    this.known.set(key, types);
+    let row = this.conditions.get(key);
+    if (!row) this.conditions.set(key, (row = { labels: labelText({ namespace, name }), byType: new Map() }));
+    for (const type of row.byType.keys())
+      if (!conditions.some((c) => typeLabel(c.type) === type)) row.byType.delete(type);
+    for (const c of conditions) row.byType.set(typeLabel(c.type), STATUS_VALUE[c.status] ?? -1);
   }
 
   /** Removes the series of a deleted pipeline. */
   forgetPipeline(namespace: string, name: string): void {
-    const key = `${namespace}/${name}`;
-    for (const type of this.known.get(key) ?? []) this.condition.remove({ namespace, name, type });
-    this.known.delete(key);
+    this.conditions.delete(`${namespace}/${name}`);
   }
+}
+
+/** One pipeline's condition series: its label text and the value by type label text. */
+interface ConditionRow {
+  labels: string;
+  byType: Map<string, number>;
+}
+
+/** `,type="Ready"`, built once per condition type (a handful of types in all). */
+const typeLabels = new Map<string, string>();
+function typeLabel(type: string): string {
+  let t = typeLabels.get(type);
+  if (!t) typeLabels.set(type, (t = `,${labelText({ type })}`));
+  return t;
 }

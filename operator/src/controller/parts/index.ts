@@ -10,6 +10,7 @@ import { SealScheduler } from './seal-part';
 import { ClickHousePool, createTablePart } from './table-part';
 import { createTopicPart } from './topic-part';
 import { TopicBatchers } from '../../apply/kafka-topic-batch';
+import { closeUnusedKafkaClients, KafkaConnectionUse } from '../../apply/kafka-connection-use';
 
 /** Shared clients of the external parts (one admin per Kafka cluster, one HTTP client per ClickHouse user). */
 export interface ExternalClients {
@@ -23,6 +24,10 @@ export interface ExternalClients {
   observers: KafkaObservers;
   close(): Promise<void>;
 }
+
+/** How often the Kafka clients of unused connections are looked for, and how long they are kept unused. */
+const CLIENT_SWEEP_MS = 60_000;
+const CLIENT_GRACE_MS = 5 * 60_000;
 
 /** Options of registerExternalParts. */
 export interface ExternalPartsOptions {
@@ -42,11 +47,13 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
   const pipelines = () => manager.pipelines.list();
   // One coalescing batcher per Kafka cluster: a storm of creations shares its admin requests.
   const topics = new TopicBatchers();
-  manager.reconciler.registerPart(createTopicPart(kafka, pipelines, topics));
+  const connections = new KafkaConnectionUse();
+  manager.reconciler.registerPart(createTopicPart(kafka, pipelines, topics, connections));
   manager.reconciler.registerPart(createTablePart(clickhouse));
   const observers = new KafkaObservers();
   const autoscaler = createScalingPart({
     observers,
+    connections,
     clickhouse,
     client: manager.client,
     pipelines,
@@ -63,6 +70,13 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
   });
   manager.reconciler.setAutoscaler(autoscaler);
   manager.reconciler.setSealer(new SealScheduler(opts.seal));
+  // Clients of credentials no pipeline uses any more (a rotated Secret) are closed.
+  const sweep = setInterval(() => {
+    const live = new Set<string>();
+    for (const lp of pipelines()) if (lp.metadata.uid) live.add(lp.metadata.uid);
+    void closeUnusedKafkaClients(connections, live, CLIENT_GRACE_MS, [kafka, topics, observers]);
+  }, CLIENT_SWEEP_MS);
+  sweep.unref();
   return {
     kafka,
     clickhouse,
@@ -70,6 +84,7 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     observers,
     topics,
     close: async () => {
+      clearInterval(sweep);
       autoscaler.close();
       await Promise.allSettled([kafka.close(), clickhouse.close(), observers.close(), topics.close()]);
     },

@@ -16,12 +16,19 @@
 import os from 'node:os';
 import type { ResolvedSpec } from '../../api/defaults';
 import type { LogPipeline, LogPipelineStatus } from '../../api/types';
-import { KafkaApplyError, errorMessage, kafkaConnectionKey } from '../../apply/kafka-client';
+import {
+  KafkaApplyError,
+  errorMessage,
+  kafkaConnectionKey,
+  sameKafkaConnection,
+  type KafkaConnection,
+} from '../../apply/kafka-client';
 import { recordEvent } from '../../apply/kube';
 import type { KubeClient } from '../../apply/kube-rest';
 import { decide, type Decision, type ScalerState } from '../../autoscale/decide';
 import { computeLag, type PartitionOffsets } from '../../autoscale/lag';
 import type { AutoscalerMetrics } from '../../autoscale/metrics';
+import type { KafkaConnectionUse } from '../../apply/kafka-connection-use';
 import { KafkaObservers } from '../../autoscale/kafka-observer';
 import { trackPartitions, type PartitionMarks } from '../../autoscale/partition-stall';
 import { sinkProblem, stallAfterMs, trackJournalStall, type StallMark } from '../../autoscale/sink-health';
@@ -43,6 +50,8 @@ export interface ScalingPartDeps {
   metrics?: AutoscalerMetrics;
   /** Shared per-cluster offset observation (autoscale/kafka-observer.ts); default: its own. */
   observers?: KafkaObservers;
+  /** Learns which Kafka connection each pipeline polls through (clients of rotated credentials are closed). */
+  connections?: KafkaConnectionUse;
   /**
    * The cached pipeline and worker Deployment (informers). With it (and `onChange`) pipelines are
    * sampled in the background; without it every reconcile past the interval samples (tests).
@@ -79,8 +88,9 @@ interface Entry {
   spec?: ResolvedSpec;
   /** Without the pipeline: samples use the informer's current one (a stale copy per pipeline otherwise). */
   ctx?: Omit<PartContext, 'pipeline'>;
-  /** Observer key of the pipeline's Kafka cluster; pollMs of its spec. */
+  /** Observer key of the pipeline's Kafka cluster and the connection it was computed from; pollMs of its spec. */
   cluster?: string;
+  conn?: KafkaConnection;
   pollMs: number;
   polling?: boolean;
   /** `last` changed in the background and its reconcile has not consumed it yet. */
@@ -88,8 +98,12 @@ interface Entry {
   /** Replicas handed to the reconciler, until the Deployment cache shows them (our write in flight). */
   scaledTo?: { replicas: number; at: number };
   /** status.lag.lastScale* as stored before this operator instance made any change. */
-  recorded?: Pick<NonNullable<LogPipelineStatus['lag']>, 'lastScaleTime' | 'lastScaleReason'>;
+  recorded?: LastScaleText;
+  /** status.lag.lastScale* of `scaler.lastScale`, rendered once per scale (not per poll). */
+  lastScaleText?: LastScaleText & { at: number };
 }
+
+type LastScaleText = Pick<NonNullable<LogPipelineStatus['lag']>, 'lastScaleTime' | 'lastScaleReason'>;
 
 /** Polls closer together than this fraction of the interval reuse the last decision. */
 const MIN_POLL_FRACTION = 0.8;
@@ -151,7 +165,9 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       e.last = next;
       e.pending = true;
       deps.onChange!(`${e.namespace}/${e.name}`);
-    } else if (!e.pending) e.last = next;
+    }
+    // Unchanged: the last outcome stays (an equal new one would only be promoted and collected
+    // later by the old generation's GC, once per pipeline and poll).
   }
 
   /** One poll; a failure becomes the LagUnavailable outcome (replicas kept, retried next interval). */
@@ -268,8 +284,11 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     t: number,
   ): Promise<ScalingOutcome> {
     const pollMs = pollIntervalMs(spec);
-    const conn = await kafkaConnectionFor(spec, ctx);
+    // The same connection object while nothing changed: its key is hashed once, not per poll.
+    const fresh = await kafkaConnectionFor(spec, ctx);
+    const conn = e.conn && sameKafkaConnection(e.conn, fresh) ? e.conn : (e.conn = fresh);
     e.cluster = kafkaConnectionKey(conn);
+    deps.connections?.record(e.uid, e.cluster);
     const [group, pingError] = await Promise.all([
       // Half an interval: the due pipelines of a cluster all join one round per interval.
       observers.for(conn).read(spec.kafka.topic.name, spec.kafka.consumerGroup, pollMs / 2),
@@ -324,11 +343,16 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     e.scaler = state;
     await report(ctx, e, decision, sink, dep);
     const last = state.lastScale;
+    if (last && e.lastScaleText?.at !== last.at)
+      e.lastScaleText = {
+        at: last.at,
+        lastScaleTime: isoSeconds(last.at),
+        lastScaleReason: last.summary.slice(0, 1024),
+      };
+    const scaled = last ? e.lastScaleText! : e.recorded;
     const lag = {
       ...decision.lag,
-      ...(last
-        ? { lastScaleTime: isoSeconds(last.at), lastScaleReason: last.summary.slice(0, 1024) }
-        : (e.recorded ?? {})),
+      ...(scaled ? { lastScaleTime: scaled.lastScaleTime, lastScaleReason: scaled.lastScaleReason } : {}),
     };
     return {
       replicas: decision.replicas,

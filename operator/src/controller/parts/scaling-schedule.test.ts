@@ -43,6 +43,9 @@ describe('outcomeChanged', () => {
 
   it('is false for the same written fields (requeue and replicas equal to the current count ignored)', () => {
     expect(outcomeChanged(base, { ...base, replicas: 2, requeueAfterMs: 5 }, 2)).toBe(false);
+    // A new lag record with the same numbers (an undefined field is an absent one).
+    expect(outcomeChanged(base, { ...base, lag: { total: 0, lastScaleTime: undefined } }, 2)).toBe(false);
+    expect(outcomeChanged({ ...base, stall: undefined }, base, 2)).toBe(false);
   });
 
   it('is true for a replica count other than the current one', () => {
@@ -52,6 +55,9 @@ describe('outcomeChanged', () => {
   it('is true for a different condition, lag or stall, and for the first outcome', () => {
     expect(outcomeChanged(base, { ...base, reason: 'ScaledUp' }, 2)).toBe(true);
     expect(outcomeChanged(base, { ...base, lag: { total: 7 } }, 2)).toBe(true);
+    expect(outcomeChanged(base, { ...base, lag: { total: 0, smoothed: 1 } }, 2)).toBe(true);
+    expect(outcomeChanged(base, { ...base, lag: undefined }, 2)).toBe(true);
+    expect(outcomeChanged(base, { ...base, kafkaUnreachable: 'connect ECONNREFUSED' }, 2)).toBe(true);
     expect(outcomeChanged(base, { ...base, stall: { reason: 'PartitionStalled', message: 'p0' } }, 2)).toBe(
       true,
     );

@@ -5,7 +5,6 @@
  * pipelines that are due, grouped by Kafka cluster so that one observer round serves all of them,
  * decides in memory, and wakes a reconcile only for a pipeline whose outcome changed.
  */
-import { stableJson } from '../../../../common/src/stable-json';
 import type { ScalingOutcome } from '../external';
 
 /** What the schedule needs to know of one pipeline's sampling. */
@@ -62,16 +61,29 @@ export function outcomeChanged(
 ): boolean {
   if (next.replicas !== undefined && next.replicas !== currentReplicas) return true;
   if (!prev) return true;
-  return stableJson(written(prev)) !== stableJson(written(next));
+  // Compared field by field, allocating nothing: this runs for every pipeline at every poll.
+  return (
+    prev.status !== next.status ||
+    prev.reason !== next.reason ||
+    prev.message !== next.message ||
+    prev.kafkaUnreachable !== next.kafkaUnreachable ||
+    !samePlain(prev.lag, next.lag) ||
+    !samePlain(prev.stall, next.stall)
+  );
 }
 
-function written(o: ScalingOutcome) {
-  return {
-    status: o.status,
-    reason: o.reason,
-    message: o.message,
-    lag: o.lag,
-    stall: o.stall,
-    kafkaUnreachable: o.kafkaUnreachable,
-  };
+/** Same flat record (undefined fields count as absent, as in the stored status). */
+function samePlain(a: object | undefined, b: object | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return definedCount(a) === 0 && definedCount(b) === 0;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  for (const k in x) if (x[k] !== y[k]) return false;
+  return definedCount(a) === definedCount(b);
+}
+
+function definedCount(o: object | undefined): number {
+  let n = 0;
+  for (const k in o) if ((o as Record<string, unknown>)[k] !== undefined) n++;
+  return n;
 }

@@ -10,8 +10,10 @@ import {
   KafkaApplyError,
   errorMessage,
   kafkaConnection,
+  kafkaConnectionKey,
   type KafkaConnection,
 } from '../../apply/kafka-client';
+import type { KafkaConnectionUse } from '../../apply/kafka-connection-use';
 import {
   deleteTopic,
   ensureTopicBatched,
@@ -155,12 +157,21 @@ async function ensureOne(
   return { outcome };
 }
 
-/** Creates the Topic part; `pipelines` lists every cached LogPipeline (for claim conflicts). */
+/**
+ * Creates the Topic part; `pipelines` lists every cached LogPipeline (for claim conflicts); `use`
+ * learns which connection each pipeline uses (the clients of rotated credentials are closed).
+ */
 export function createTopicPart(
   pool: KafkaAdminPool,
   pipelines: () => Iterable<LogPipeline>,
   batchers: TopicBatchers = new TopicBatchers(),
+  use?: KafkaConnectionUse,
 ): ExternalPart {
+  const connect = async (spec: ResolvedSpec, ctx: PartContext) => {
+    const conn = await kafkaConnectionFor(spec, ctx);
+    use?.record(spec.uid, kafkaConnectionKey(conn));
+    return conn;
+  };
   const conflict = (message: string): PartOutcome => ({
     status: 'False',
     reason: CONFLICT,
@@ -174,7 +185,7 @@ export function createTopicPart(
       if (!topic.ok) return { status: 'False', reason: topic.reason, message: topic.message };
       const dlq = buildDeadLetterTopicSpec(spec);
       try {
-        const conn = await kafkaConnectionFor(spec, ctx);
+        const conn = await connect(spec, ctx);
         const batch = batchers.for(conn);
         const specs = [topic.value, ...(dlq?.ok ? [dlq.value] : [])];
         const claims = await claimTopics(batch, specs, spec, ctx, pipelines());
@@ -228,7 +239,7 @@ export function createTopicPart(
           reason: 'TopicNotDeleted',
           message: 'no Kafka cluster id was recorded; topic left in place',
         };
-      const conn = await kafkaConnectionFor(spec, ctx);
+      const conn = await connect(spec, ctx);
       const names = [spec.kafka.topic.name, ...(spec.deadLetter.enabled ? [spec.deadLetter.topic] : [])];
       const messages: string[] = [];
       let kept = false;
