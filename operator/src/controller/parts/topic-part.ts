@@ -33,6 +33,7 @@ import {
 import { CONFLICT } from '../../status/conditions';
 import { sanitizeMessage } from '../../status/sanitize';
 import { olderTopicClaimant } from './claims';
+import { changeEvents } from './change-events';
 
 /** Reads the Kafka credentials a spec references; missing keys stay undefined. */
 export async function kafkaConnectionFor(spec: ResolvedSpec, ctx: PartContext): Promise<KafkaConnection> {
@@ -189,11 +190,10 @@ export function createTopicPart(
           TopicOutcome,
           TopicOutcome | undefined,
         ];
-        const events: PipelineEvent[] = [...main.changes, ...(dead?.changes ?? [])].map((c) => ({
-          type: 'Normal',
-          reason: 'TopicChanged',
-          message: c,
-        }));
+        // One Event naming each topic's changes (main and dead-letter topic).
+        const named = (t: TopicOutcome | undefined, i: number) =>
+          (t?.changes ?? []).map((c) => `topic ${specs[i].topic}: ${c}`);
+        const events: PipelineEvent[] = changeEvents('TopicChanged', [...named(main, 0), ...named(dead, 1)]);
         for (const w of main.warnings) events.push({ type: 'Warning', reason: 'TopicDrift', message: w });
         const notReady = !main.ready ? main : dead && !dead.ready ? dead : undefined;
         return {
