@@ -330,11 +330,12 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
         ? { lastScaleTime: isoSeconds(last.at), lastScaleReason: last.summary.slice(0, 1024) }
         : (e.recorded ?? {})),
     };
+    const condition = decision.settled ?? decision;
     return {
       replicas: decision.replicas,
-      status: decision.status,
-      reason: decision.reason,
-      message: decision.message,
+      status: condition.status,
+      reason: condition.reason,
+      message: condition.message,
       lag,
       requeueAfterMs: requeueMs(pollMs),
       stall: partitionStall,
