@@ -138,10 +138,13 @@ async function ensureOne(
   check: TopicCheck,
   clusterId: string,
   ctx: PartContext,
+  main: boolean,
 ): Promise<{ outcome: TopicOutcome } | { conflict: string }> {
   const me = ownerOf(ctx.pipeline);
-  const ingest = ctx.pipeline.spec.ingest?.syslog !== undefined;
-  const outcome = await ensureTopicBatched(batch, withAdmin, check.spec, check.found, clusterId, ingest);
+  // The main topic's max.message.bytes is in status.topic (and judges spec.ingest's packing): read
+  // it at creation too, so the creating outcome is the steady one — the part memo keeps it, and a
+  // later recheck or restart finds nothing new to write.
+  const outcome = await ensureTopicBatched(batch, withAdmin, check.spec, check.found, clusterId, main);
   let stamp = check.stamp;
   if (outcome.created) batch.noteCreated(check.spec.topic, me.uid);
   else if (!check.found && outcome.exists) {
@@ -182,7 +185,7 @@ export function createTopicPart(
         if ('conflict' in claims) return conflict(claims.conflict);
         const withAdmin: AdminRunner = (fn) => pool.withAdmin(conn, fn);
         const done = await Promise.all(
-          claims.checks.map((c) => ensureOne(batch, withAdmin, c, claims.clusterId, ctx)),
+          claims.checks.map((c, i) => ensureOne(batch, withAdmin, c, claims.clusterId, ctx, i === 0)),
         );
         const lost = done.find((d) => 'conflict' in d);
         if (lost && 'conflict' in lost) return conflict(lost.conflict);
