@@ -94,3 +94,21 @@ describe('ensureTopicBatched: the max.message.bytes of a topic created just now'
     expect(out.ready).toBe(true);
   });
 });
+
+describe('ensureTopicBatched: a failure after the topic was created', () => {
+  it('has already said "created" (the caller keeps the topic as its own for the owner record)', async () => {
+    const batch = {
+      ...(creatingBatcher([]) as unknown as Record<string, unknown>),
+      configs: {
+        get: async () => {
+          throw new Error('UNKNOWN_TOPIC_OR_PARTITION');
+        },
+      },
+    } as unknown as TopicBatcher;
+    const created: string[] = [];
+    await expect(
+      ensureTopicBatched(batch, noAdmin, fwSpec(), undefined, 'c1', true, () => created.push('fw.logs')),
+    ).rejects.toThrow(/UNKNOWN_TOPIC_OR_PARTITION/);
+    expect(created).toEqual(['fw.logs']);
+  });
+});

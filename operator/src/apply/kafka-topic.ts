@@ -277,6 +277,7 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicO
  * coalesced CreateTopics; `created` says whether this call created it (then it carries the spec's
  * configs and is not read back, unless `readLimit` asks for the broker's max.message.bytes the spec
  * leaves to the default). Rare changes (partitions, config repairs) go through `withAdmin`.
+ * `onCreated` is called as soon as this call has created the topic.
  */
 export async function ensureTopicBatched(
   batch: TopicBatcher,
@@ -285,6 +286,7 @@ export async function ensureTopicBatched(
   found: TopicMeta | undefined,
   clusterId: string,
   readLimit = false,
+  onCreated?: () => void,
 ): Promise<TopicOutcome & { created: boolean }> {
   const base = { clusterId, changes: [] as string[], warnings: [] as string[] };
   let current = found;
@@ -293,6 +295,9 @@ export async function ensureTopicBatched(
     const r = await call(`creating topic ${spec.topic}`, () => batch.creates.get(spec));
     if (r.rejected) return { ...createRejected(base, r.rejected), created };
     created = r.created;
+    // Said before anything below can fail (a new topic's configs may not be readable yet): the
+    // caller must remember the topic is ours even when this call throws.
+    if (created) onCreated?.();
     if (created) {
       base.changes.push(`created with ${spec.numPartitions} partitions`);
       current = { partitions: spec.numPartitions, replicas: spec.replicationFactor };

@@ -144,10 +144,13 @@ async function ensureOne(
   // The main topic's max.message.bytes is in status.topic (and judges spec.ingest's packing): read
   // it at creation too, so the creating outcome is the steady one — the part memo keeps it, and a
   // later recheck or restart finds nothing new to write.
-  const outcome = await ensureTopicBatched(batch, withAdmin, check.spec, check.found, clusterId, main);
+  // Remembered as ours the moment it is created: a failure after that (e.g. reading the new
+  // topic's configs) must not leave a topic the next reconcile judges "exists with no owner record".
+  const outcome = await ensureTopicBatched(batch, withAdmin, check.spec, check.found, clusterId, main, () =>
+    batch.noteCreated(check.spec.topic, me.uid),
+  );
   let stamp = check.stamp;
-  if (outcome.created) batch.noteCreated(check.spec.topic, me.uid);
-  else if (!check.found && outcome.exists) {
+  if (!outcome.created && !check.found && outcome.exists) {
     // Created concurrently, by a pipeline of another operator or another of ours.
     const now = await call(() => batch.owners.get(check.spec.topic));
     const v = judgeClaim(now, me, `topic ${check.spec.topic}`, { adopt: false, legacy: true });
