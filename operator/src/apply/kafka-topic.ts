@@ -35,6 +35,8 @@ export interface TopicOutcome {
   warnings: string[];
   /** The topic's effective max.message.bytes (its own config or the broker default), when read. */
   maxMessageBytes?: number;
+  /** Created just now and its configs not describable yet: maxMessageBytes is read next time. */
+  limitPending?: boolean;
 }
 
 /** Result of deleteTopic. */
@@ -199,7 +201,7 @@ async function finishTopic(
   spec: TopicSpec,
   found: { partitions: number; replicas: number },
   base: { clusterId: string; changes: string[]; warnings: string[] },
-  configs: () => Promise<ConfigEntryView[]> | undefined,
+  configs: () => Promise<ConfigEntryView[] | undefined> | undefined,
 ): Promise<TopicOutcome> {
   let current = found;
   if (current.partitions < spec.numPartitions) {
@@ -308,12 +310,21 @@ export async function ensureTopicBatched(
   // A receiver packs up to the topic's limit: when the spec leaves it to the broker default, the
   // new topic's configs are read (batched) so IngestReady can judge packing.maxBytes at once.
   const limitUnknown = readLimit && !spec.configEntries.some((e) => e.name === MAX_MESSAGE_BYTES);
+  const read = () => call(`describing configs of ${spec.topic}`, () => batch.configs.get(spec.topic));
+  // The broker may not describe a topic it created a moment ago ("does not host this
+  // topic-partition"): not a failure, the limit is read at the next reconcile.
+  let limitPending = false;
   const out = await finishTopic(withAdmin, spec, current, base, () =>
-    created && !limitUnknown
-      ? undefined
-      : call(`describing configs of ${spec.topic}`, () => batch.configs.get(spec.topic)),
+    !created
+      ? read()
+      : !limitUnknown
+        ? undefined
+        : read().catch(() => {
+            limitPending = true;
+            return undefined;
+          }),
   );
-  return { ...out, created };
+  return { ...out, created, ...(limitPending ? { limitPending } : {}) };
 }
 
 /**

@@ -162,6 +162,9 @@ async function ensureOne(
   return { outcome };
 }
 
+/** How soon a new topic's configs are asked for again when the broker could not describe them yet. */
+const LIMIT_RETRY_MS = 2_000;
+
 /** Creates the Topic part; `pipelines` lists every cached LogPipeline (for claim conflicts). */
 export function createTopicPart(
   pool: KafkaAdminPool,
@@ -202,6 +205,9 @@ export function createTopicPart(
         const events: PipelineEvent[] = changeEvents('TopicChanged', [...named(main, 0), ...named(dead, 1)]);
         for (const w of main.warnings) events.push({ type: 'Warning', reason: 'TopicDrift', message: w });
         const notReady = !main.ready ? main : dead && !dead.ready ? dead : undefined;
+        // A new topic whose limit the broker could not describe yet: looked at again shortly (an
+        // outcome with a requeue is not memoized), without calling it a failure.
+        const soon = main.limitPending ? { requeueAfterMs: LIMIT_RETRY_MS } : {};
         return {
           status: notReady ? 'False' : 'True',
           reason: notReady ? notReady.reason : 'TopicReady',
@@ -215,6 +221,7 @@ export function createTopicPart(
             ...(main.maxMessageBytes ? { maxMessageBytes: main.maxMessageBytes } : {}),
           },
           events,
+          ...soon,
         };
       } catch (err) {
         if (err instanceof KafkaApplyError)
