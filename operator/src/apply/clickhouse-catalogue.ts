@@ -61,7 +61,8 @@ export interface CatalogueOptions {
   /**
    * Called after a round with the `database.table` keys that appeared, vanished or changed since
    * the previous round (databases both rounds read only): memoized Table outcomes of those tables
-   * are stale (controller/part-memo.ts), whoever changed them.
+   * are stale (controller/part-memo.ts). Tables our own statements touched since the last round are
+   * left out: the ensure that ran them judged the result.
    */
   onChange?: (tables: string[]) => void;
 }
@@ -308,7 +309,10 @@ export class ClickHouseCatalogue {
         const previous = this.current;
         this.current = snap;
         if (previous && this.opts.onChange) {
-          const changed = changedTables(previous, snap);
+          // Tables our own statements touched since the last round were judged by the ensure that
+          // ran them (its recheck): reporting them would re-run every new pipeline's Table part.
+          const ours = (k: string) => (this.stale.get(k) ?? Infinity) < snap.at;
+          const changed = changedTables(previous, snap).filter((k) => !ours(k));
           if (changed.length > 0) this.opts.onChange(changed);
         }
         // Touches and probes older than this round are answered by it.

@@ -94,3 +94,24 @@ describe('ensureTopicBatched: the max.message.bytes of a topic created just now'
     expect(out.ready).toBe(true);
   });
 });
+
+describe('ensureTopicBatched: a topic the broker cannot describe right after creating it', () => {
+  it('is not a failure when the broker cannot describe the new topic yet (read next time)', async () => {
+    const batch = {
+      ...(creatingBatcher([]) as unknown as Record<string, unknown>),
+      configs: {
+        get: async () => {
+          throw new Error('UNKNOWN_TOPIC_OR_PARTITION');
+        },
+      },
+    } as unknown as TopicBatcher;
+    const created: string[] = [];
+    const out = await ensureTopicBatched(batch, noAdmin, fwSpec(), undefined, 'c1', true, () =>
+      created.push('fw.logs'),
+    );
+    // Said as soon as it was created: the caller keeps the topic as its own for the owner record.
+    expect(created).toEqual(['fw.logs']);
+    expect(out).toMatchObject({ ready: true, created: true, limitPending: true });
+    expect(out.maxMessageBytes).toBeUndefined();
+  });
+});

@@ -35,6 +35,8 @@ export interface TopicOutcome {
   warnings: string[];
   /** The topic's effective max.message.bytes (its own config or the broker default), when read. */
   maxMessageBytes?: number;
+  /** Created just now and its configs not describable yet: maxMessageBytes is read next time. */
+  limitPending?: boolean;
 }
 
 /** Result of deleteTopic. */
@@ -199,7 +201,7 @@ async function finishTopic(
   spec: TopicSpec,
   found: { partitions: number; replicas: number },
   base: { clusterId: string; changes: string[]; warnings: string[] },
-  configs: () => Promise<ConfigEntryView[]> | undefined,
+  configs: () => Promise<ConfigEntryView[] | undefined> | undefined,
 ): Promise<TopicOutcome> {
   let current = found;
   if (current.partitions < spec.numPartitions) {
@@ -277,6 +279,7 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<TopicO
  * coalesced CreateTopics; `created` says whether this call created it (then it carries the spec's
  * configs and is not read back, unless `readLimit` asks for the broker's max.message.bytes the spec
  * leaves to the default). Rare changes (partitions, config repairs) go through `withAdmin`.
+ * `onCreated` is called as soon as this call has created the topic.
  */
 export async function ensureTopicBatched(
   batch: TopicBatcher,
@@ -285,6 +288,7 @@ export async function ensureTopicBatched(
   found: TopicMeta | undefined,
   clusterId: string,
   readLimit = false,
+  onCreated?: () => void,
 ): Promise<TopicOutcome & { created: boolean }> {
   const base = { clusterId, changes: [] as string[], warnings: [] as string[] };
   let current = found;
@@ -293,6 +297,9 @@ export async function ensureTopicBatched(
     const r = await call(`creating topic ${spec.topic}`, () => batch.creates.get(spec));
     if (r.rejected) return { ...createRejected(base, r.rejected), created };
     created = r.created;
+    // Said before anything below can fail (a new topic's configs may not be readable yet): the
+    // caller must remember the topic is ours even when this call throws.
+    if (created) onCreated?.();
     if (created) {
       base.changes.push(`created with ${spec.numPartitions} partitions`);
       current = { partitions: spec.numPartitions, replicas: spec.replicationFactor };
@@ -303,12 +310,21 @@ export async function ensureTopicBatched(
   // A receiver packs up to the topic's limit: when the spec leaves it to the broker default, the
   // new topic's configs are read (batched) so IngestReady can judge packing.maxBytes at once.
   const limitUnknown = readLimit && !spec.configEntries.some((e) => e.name === MAX_MESSAGE_BYTES);
+  const read = () => call(`describing configs of ${spec.topic}`, () => batch.configs.get(spec.topic));
+  // The broker may not describe a topic it created a moment ago ("does not host this
+  // topic-partition"): not a failure, the limit is read at the next reconcile.
+  let limitPending = false;
   const out = await finishTopic(withAdmin, spec, current, base, () =>
-    created && !limitUnknown
-      ? undefined
-      : call(`describing configs of ${spec.topic}`, () => batch.configs.get(spec.topic)),
+    !created
+      ? read()
+      : !limitUnknown
+        ? undefined
+        : read().catch(() => {
+            limitPending = true;
+            return undefined;
+          }),
   );
-  return { ...out, created };
+  return { ...out, created, ...(limitPending ? { limitPending } : {}) };
 }
 
 /**

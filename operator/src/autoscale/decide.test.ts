@@ -156,6 +156,21 @@ describe('decide', () => {
     expect(out[5]).toMatchObject({ replicas: 0, reason: 'BelowActivation' });
   });
 
+  it('states the settled condition at once when no pod has to start or stop (a new pipeline)', () => {
+    const zero = { ...settings, minReplicas: 0, scaleDownStabilizationMs: 0 };
+    const input = { settings: zero, offsets: offsets(0), current: 1, running: 0, ready: 0, now: 0 };
+    const first = decide({ history: [] }, input);
+    // The scale is the Event (reason and message); the condition is what the next poll says.
+    expect(first.decision).toMatchObject({ replicas: 0, direction: 'down', reason: 'ScaledDown' });
+    expect(first.decision.settled).toMatchObject({ reason: 'BelowActivation', status: 'True' });
+    const next = decide(first.state, { ...input, current: 0, now: 1000 });
+    expect(next.decision).toMatchObject({ direction: 'none', reason: 'BelowActivation' });
+    expect(next.decision.message).toBe(first.decision.settled!.message);
+    // Pods to stop: ScaledDown stays the condition until they are gone.
+    const running = decide({ history: [] }, { ...input, running: 1, ready: 1 });
+    expect(running.decision.settled).toBeUndefined();
+  });
+
   it('keeps ScaledUp (True) while the new pods are not all running', () => {
     const five = { ...settings, maxReplicas: 5 };
     const first = decide(

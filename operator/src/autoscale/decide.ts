@@ -76,6 +76,13 @@ export interface Decision {
   message: string;
   lag: LagNumbers;
   recommendation: Recommendation;
+  /**
+   * A scale with no pods to start or stop (e.g. a new pipeline's Deployment, defaulted to 1 and
+   * never running, scaled to 0): the Scaling condition as the next poll will state it, so the
+   * status is written once instead of "ScaledDown" now and the steady wording one poll later.
+   * The scale itself is still the Event (reason and message above) and status.lag.lastScale*.
+   */
+  settled?: { reason: string; status: 'True' | 'False'; message: string };
 }
 
 /** Runs one poll; returns the decision and the state to keep. */
@@ -124,6 +131,10 @@ export function decide(prev: ScalerState, input: DecideInput): { decision: Decis
     const summary = scaleSummary(ctx);
     state.lastScale = { at: input.now, direction, from: input.current, to: replicas, summary };
     const reason = direction === 'up' ? 'ScaledUp' : 'ScaledDown';
+    const settled =
+      input.running === replicas
+        ? steadyCondition({ ...ctx, input: { ...input, current: replicas } }, state.lastScale)
+        : undefined;
     return {
       decision: {
         replicas,
@@ -134,6 +145,7 @@ export function decide(prev: ScalerState, input: DecideInput): { decision: Decis
         message: summary,
         lag,
         recommendation: rec,
+        ...(settled ? { settled } : {}),
       },
       state,
     };

@@ -85,3 +85,48 @@ describe('ChildApplier applied-hash annotation', () => {
     expect(again.writes).toBe(1);
   });
 });
+
+describe('ChildApplier and writes that are not edits (issue 18)', () => {
+  const deploymentPath = (server: ReturnType<typeof fakeServer>) =>
+    [...server.stored.keys()].find((p) => p.includes('/deployments/'))!;
+  type Stored = {
+    metadata: { resourceVersion: string; annotations?: Record<string, string> };
+    spec: { replicas?: number };
+  };
+  const change = (server: ReturnType<typeof fakeServer>, edit: (d: Stored) => void) => {
+    const path = deploymentPath(server);
+    const d = structuredClone(server.stored.get(path)!) as unknown as Stored;
+    edit(d);
+    d.metadata.resourceVersion = `${d.metadata.resourceVersion}0`;
+    server.stored.set(path, d as unknown as Record<string, unknown>);
+  };
+
+  it("sends nothing after the autoscaler's scale or the Deployment controller's revision annotation", async () => {
+    const auto = resolveSpec({
+      ...lp,
+      spec: { ...lp.spec, workers: { autoscaling: { enabled: true, minReplicas: 0, maxReplicas: 2 } } },
+    });
+    const server = fakeServer();
+    const applier = new ChildApplier(server.client, server.caches);
+    await applier.apply(auto, config);
+    change(server, (d) => {
+      d.spec.replicas = 0;
+      d.metadata.annotations = { ...d.metadata.annotations, 'deployment.kubernetes.io/revision': '1' };
+    });
+    const again = await applier.apply(auto, config);
+    expect(again).toMatchObject({ writes: 0, repaired: [] });
+  });
+
+  it('repairs a scale by someone else when our manager sets the replicas', async () => {
+    const fixed = resolveSpec({ ...lp, spec: { ...lp.spec, workers: { replicas: 2 } } });
+    const server = fakeServer();
+    const applier = new ChildApplier(server.client, server.caches);
+    await applier.apply(fixed, config);
+    change(server, (d) => {
+      d.spec.replicas = 5;
+    });
+    const again = await applier.apply(fixed, config);
+    expect(again).toMatchObject({ writes: 1, repaired: ['Deployment/fw-worker'] });
+    expect((server.stored.get(deploymentPath(server))!.spec as { replicas: number }).replicas).toBe(2);
+  });
+});

@@ -146,7 +146,15 @@ export class ChildApplier {
         clampReplicas(live.replicas, auto.minReplicas, auto.maxReplicas),
       );
     }
-    const r = await this.ensure(buildDeployment(spec, config, secretsVersion), live, toDeploymentView);
+    // Without autoscaling our manager sets spec.replicas: a scale by someone else (not in the
+    // fingerprint, views.ts) is drift to repair.
+    const scaledByOthers = !auto.enabled && live !== undefined && live.replicas !== spec.workers.replicas;
+    const r = await this.ensure(
+      buildDeployment(spec, config, secretsVersion),
+      scaledByOthers ? undefined : live,
+      toDeploymentView,
+      live,
+    );
     if (auto.enabled) {
       const target = clampReplicas(r.view.replicas, auto.minReplicas, auto.maxReplicas);
       if (target !== r.view.replicas) {
@@ -171,6 +179,7 @@ export class ChildApplier {
     desired: Applicable,
     live: V | undefined,
     toView: (raw: Record<string, unknown>) => V,
+    stored: V | undefined = live,
   ) {
     const key = `${desired.kind}/${desired.metadata.namespace}/${desired.metadata.name}`;
     const desiredHash = createHash('sha1').update(stableJson(desired)).digest('hex');
@@ -192,7 +201,7 @@ export class ChildApplier {
       !!memo &&
       memo.desiredHash === desiredHash &&
       rv !== memo.resourceVersion &&
-      rv !== live?.metadata.resourceVersion;
+      rv !== stored?.metadata.resourceVersion;
     this.memo.set(key, { desiredHash, fingerprint: view.fingerprint, resourceVersion: rv });
     return { view, wrote: true, repaired };
   }

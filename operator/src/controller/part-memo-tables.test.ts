@@ -112,4 +112,26 @@ describe('PartMemo and the catalogue (PLAN 18 2b)', () => {
     await cat.snapshot(['logs']);
     expect(seen).toEqual([['logs.t1', 'logs.t3', 'logs.t2']]);
   });
+
+  it('does not report tables our own statements touched since the last round', async () => {
+    let t = 1000;
+    let tables = ['t1'];
+    const seen: string[][] = [];
+    const run = async <T>(query: string): Promise<T[]> => {
+      if (query.includes('system.tables'))
+        return tables.map((name) => ({ database: 'logs', name, engine: 'MergeTree', comment: '' })) as T[];
+      if (query.includes('system.databases')) return [{ name: 'logs' }] as T[];
+      return [] as T[];
+    };
+    const cat = new ClickHouseCatalogue(run, { gatherMs: 0, now: () => t, onChange: (c) => seen.push(c) });
+    await cat.snapshot(['logs']);
+    // Our CREATE of t2 (touched), someone else's t3 (not).
+    t += 10;
+    cat.markStale('logs', ['t2']);
+    tables = ['t1', 't2', 't3'];
+    t += 10;
+    cat.markDirty();
+    await cat.snapshot(['logs']);
+    expect(seen).toEqual([['logs.t3']]);
+  });
 });

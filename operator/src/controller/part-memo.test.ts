@@ -72,7 +72,7 @@ describe('PartMemo', () => {
         status: 'True',
         reason: 'X',
         message: '',
-        events: [{ type: 'Normal', reason: 'TopicChanged', message: '' }],
+        events: [{ type: 'Warning', reason: 'TopicDrift', message: '' }],
       },
     ] as PartOutcome[]) {
       const f = fixture(o);
@@ -80,6 +80,21 @@ describe('PartMemo', () => {
       await f.memo.ensure(f.part, f.spec, f.ctx, undefined);
       expect(f.calls).toHaveLength(2);
     }
+  });
+
+  it('keeps an outcome that changed something, without its Events (said once)', async () => {
+    const f = fixture({
+      status: 'True',
+      reason: 'TopicReady',
+      message: '',
+      events: [{ type: 'Normal', reason: 'TopicChanged', message: 'topic t: created with 3 partitions' }],
+    });
+    const first = await f.memo.ensure(f.part, f.spec, f.ctx, undefined);
+    const second = await f.memo.ensure(f.part, f.spec, f.ctx, undefined);
+    expect(f.calls).toHaveLength(1);
+    expect(first.events).toHaveLength(1);
+    expect(second.events).toBeUndefined();
+    expect(second).toMatchObject({ status: 'True', reason: 'TopicReady' });
   });
 
   it('invalidate forces the next check', async () => {

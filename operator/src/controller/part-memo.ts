@@ -10,10 +10,10 @@
  * memos of the pipelines managing it and queues them (`tablesChanged`), so drift someone else
  * made is judged at the next round on that server, not only at the recheck.
  *
- * Only clean outcomes are kept: status True, no retry, no conflict, no events, no requeue. The
- * memo is per process (a restarted operator checks every pipeline once: read-only when nothing
- * drifted). Invalidate it whenever this process changes the thing itself (our own DDL/topic
- * change always happens inside a non-memoized ensure, so a follow-up check runs anyway).
+ * Only clean outcomes are kept: status True, no retry, no conflict, no Warning Events, no
+ * requeue; an outcome that changed something (Normal Events) is kept without its Events, since the
+ * ensure that made the change checked its result. The memo is per process (a restarted operator
+ * checks every pipeline once: read-only when nothing drifted).
  */
 import { createHash } from 'node:crypto';
 import type { ResolvedSpec } from '../api/defaults';
@@ -146,7 +146,7 @@ export class PartMemo {
     const outcome = await part.ensure(spec, ctx);
     if (clean(outcome)) {
       const dueAt = t + this.recheckMs * (1 - this.jitter * this.random());
-      this.memos.set(key, { fingerprint, outcome, dueAt });
+      this.memos.set(key, { fingerprint, outcome: reusable(outcome), dueAt });
     } else this.memos.delete(key);
     return outcome;
   }
@@ -227,6 +227,20 @@ function removeFrom(index: Map<string, Set<string>>, key: string, uid: string): 
   if (set.size === 0) index.delete(key);
 }
 
+/**
+ * Ready with nothing pending. Normal Events (what this very ensure changed: "created table ...")
+ * do not stop it: the ensure that made a change verified it (recheckCreated, the topic's owner
+ * record), and re-running it at the next reconcile only read everything again (issue 18: once per
+ * new pipeline). A Warning (drift, refusal, users not created) keeps it out.
+ */
 function clean(o: PartOutcome): boolean {
-  return o.status === 'True' && !o.retry && !o.conflict && !o.requeueAfterMs && (o.events?.length ?? 0) === 0;
+  const quiet = (o.events ?? []).every((e) => e.type === 'Normal');
+  return o.status === 'True' && !o.retry && !o.conflict && !o.requeueAfterMs && quiet;
+}
+
+/** What a later reconcile reuses: the outcome without the Events, which were said once. */
+function reusable(o: PartOutcome): PartOutcome {
+  if (!o.events) return o;
+  const { events: _said, ...rest } = o;
+  return rest;
 }

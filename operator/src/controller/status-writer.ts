@@ -41,8 +41,24 @@ function owned(
   return out;
 }
 
+/** How long the status we wrote stands in for a cache that has not caught up with it. */
+const WRITTEN_TTL_MS = 60_000;
+
+/** The status we last wrote and the version of the object we wrote it over. */
+interface Written {
+  uid?: string;
+  baseVersion?: string;
+  status: LogPipelineStatus;
+  at: number;
+}
+
+function withoutNulls(status: LogPipelineStatus): LogPipelineStatus {
+  return Object.fromEntries(Object.entries(status).filter(([, v]) => v !== null)) as LogPipelineStatus;
+}
+
 /** Status and Event writer for LogPipelines. */
 export class StatusWriter {
+  private readonly written = new Map<string, Written>();
   /** Deduplicating, rate-limited Event writer shared by everything that reports on pipelines. */
   readonly events: EventRecorder;
 
@@ -61,11 +77,12 @@ export class StatusWriter {
    * of the stored one, writes it if it differs, and emits Events for flipped conditions.
    */
   async write(
-    lp: LogPipeline,
+    cached: LogPipeline,
     inputs: ConditionInput[],
     extra: LogPipelineStatus,
     removeTypes: readonly string[] = [],
   ): Promise<boolean> {
+    const lp = this.latest(cached);
     const generation = lp.metadata.generation ?? 0;
     // Conditions of a part that no longer exists (e.g. IngestReady once spec.ingest is removed).
     const prev = lp.status?.conditions?.filter((c) => !removeTypes.includes(c.type));
@@ -88,7 +105,8 @@ export class StatusWriter {
     const keys = OWNED.filter((k) => next[k] !== undefined || lp.status?.[k] !== undefined);
     this.observer?.conditions(lp.metadata.namespace, lp.metadata.name, conditions);
     if (stableJson(owned(lp.status, keys)) === stableJson(owned(next, keys))) return false;
-    await patchPipelineStatus(this.client, lp, next);
+    const stored = await patchPipelineStatus(this.client, lp, next);
+    this.remember(cached, stored, next);
     for (const f of conditionFlips(prev, conditions)) {
       const type = isWarning(f.type, f.to) ? 'Warning' : 'Normal';
       await this.event(lp, {
@@ -98,6 +116,39 @@ export class StatusWriter {
       });
     }
     return true;
+  }
+
+  /**
+   * The pipeline with the status we last wrote when the cache has not seen that write yet (its
+   * object is still the one we patched): judging the stale status would write the same status
+   * and say the same flips again (issue 18: ~1 extra status write per new pipeline under load).
+   */
+  private latest(cached: LogPipeline): LogPipeline {
+    const key = `${cached.metadata.namespace}/${cached.metadata.name}`;
+    const w = this.written.get(key);
+    if (!w) return cached;
+    const { uid, resourceVersion } = cached.metadata;
+    if (w.uid === uid && w.baseVersion === resourceVersion) return { ...cached, status: w.status };
+    this.written.delete(key);
+    return cached;
+  }
+
+  private remember(cached: LogPipeline, stored: LogPipeline | undefined, next: LogPipelineStatus): void {
+    const key = `${cached.metadata.namespace}/${cached.metadata.name}`;
+    const t = this.now().getTime();
+    this.written.delete(key);
+    this.written.set(key, {
+      uid: cached.metadata.uid,
+      baseVersion: cached.metadata.resourceVersion,
+      // What the merge patch left stored (nulls delete), whatever the answer carried.
+      status: withoutNulls({ ...stored?.status, ...next }),
+      at: t,
+    });
+    // The cache catches up within seconds: older entries are only memory (kept in write order).
+    for (const [k, w] of this.written) {
+      if (t - w.at < WRITTEN_TTL_MS) break;
+      this.written.delete(k);
+    }
   }
 
   /** Records an Event on the pipeline; a failure is logged, never thrown. */
@@ -115,6 +166,7 @@ export class StatusWriter {
 
   /** Forgets a deleted pipeline (drops its metrics series). */
   forget(namespace: string, name: string): void {
+    this.written.delete(`${namespace}/${name}`);
     this.observer?.forget(namespace, name);
     this.events.forget(namespace, name);
   }

@@ -75,6 +75,43 @@ describe('mergeConditions', () => {
   });
 });
 
+describe('conditionFlips on the way to Ready (issue 18)', () => {
+  const part = (type: 'TopicReady' | 'WorkersReady', status: 'True' | 'False' | 'Unknown') => ({
+    type,
+    status,
+    reason: `${type}${status}`,
+    message: 'm',
+  });
+  const ready = (status: 'True' | 'False' | 'Unknown') => ({
+    type: 'Ready' as const,
+    status,
+    reason: 'R',
+    message: 'r',
+  });
+  it('says one Ready Event when parts turn True with Ready, and every part flip otherwise', () => {
+    const t0 = mergeConditions(undefined, [ready('Unknown'), part('WorkersReady', 'Unknown')], 1, 'a');
+    const t1 = mergeConditions(t0, [ready('True'), part('WorkersReady', 'True')], 1, 'b');
+    expect(conditionFlips(t0, t1).map((f) => [f.type, f.to])).toEqual([['Ready', 'True']]);
+    // A part going bad while Ready stays or falls is always said.
+    const t2 = mergeConditions(t1, [ready('False'), part('WorkersReady', 'False')], 1, 'c');
+    expect(conditionFlips(t1, t2).map((f) => [f.type, f.to])).toEqual([
+      ['Ready', 'False'],
+      ['WorkersReady', 'False'],
+    ]);
+    // A part turning True while Ready does not flip (another part still pending) is said too.
+    const t3 = mergeConditions(
+      t2,
+      [ready('False'), part('WorkersReady', 'True'), part('TopicReady', 'False')],
+      1,
+      'd',
+    );
+    expect(conditionFlips(t2, t3).map((f) => [f.type, f.to])).toEqual([
+      ['WorkersReady', 'True'],
+      ['TopicReady', 'False'],
+    ]);
+  });
+});
+
 describe('workersCondition', () => {
   it('distinguishes missing, unobserved, rolling, unavailable, ready and zero', () => {
     expect(workersCondition(undefined, 3, 'fw-worker')).toMatchObject({

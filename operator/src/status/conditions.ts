@@ -87,7 +87,15 @@ export function isWarning(type: string, status: Condition['status']): boolean {
 /** Scaling reasons the autoscaler turns into its own Event when it decides the scale. */
 const SCALE_REASONS = new Set(['ScaledUp', 'ScaledDown']);
 
-/** The flips between two condition lists, for Events. */
+/** The part conditions Ready is made of (readyCondition's inputs). */
+const READY_PARTS = new Set<string>(['TopicReady', 'TableReady', 'WorkersReady', 'IngestReady']);
+
+/**
+ * The flips between two condition lists, for Events. A part turning True in the same write as
+ * Ready turning True says nothing the Ready Event ("all parts of the pipeline are ready") does not:
+ * it is left out, so a new pipeline's way to Ready is one Event, not one per part (issue 18).
+ * Flips to False or Unknown, and part flips while Ready stays, are always reported.
+ */
 export function conditionFlips(prev: Condition[] | undefined, next: Condition[]): ConditionFlip[] {
   const byType = new Map((prev ?? []).map((c) => [c.type, c]));
   const flips: ConditionFlip[] = [];
@@ -100,7 +108,8 @@ export function conditionFlips(prev: Condition[] | undefined, next: Condition[])
     if (old ? old.status !== c.status : c.status === bad)
       flips.push({ type: c.type, from: old?.status, to: c.status, reason: c.reason, message: c.message });
   }
-  return flips;
+  const readyNowTrue = flips.some((f) => f.type === 'Ready' && f.to === 'True');
+  return readyNowTrue ? flips.filter((f) => !(READY_PARTS.has(f.type) && f.to === 'True')) : flips;
 }
 
 /**
@@ -148,11 +157,14 @@ export function workersCondition(
   });
   if (!dep) return c('False', 'DeploymentNotFound', `worker Deployment ${name} does not exist yet`);
   const st = dep.status;
+  // No generation number in the message: a new pipeline's Deployment goes through generations 1
+  // and 2 (created, then scaled) before the controller answers, and a message naming each would
+  // cost one more status write per pipeline for no news.
   if ((st.observedGeneration ?? 0) < dep.generation)
     return c(
       'Unknown',
       'RolloutPending',
-      `Deployment ${name} generation ${dep.generation} not yet observed by the Deployment controller`,
+      `Deployment ${name}: latest change not yet observed by the Deployment controller`,
     );
   const progressing = st.conditions?.find((x) => x.type === 'Progressing');
   if (progressing?.status === 'False')

@@ -75,11 +75,7 @@ export function ingestCondition(o: IngestObservation): { condition: ConditionInp
     };
   if ((dep.status.observedGeneration ?? 0) < dep.generation)
     return {
-      condition: c(
-        'Unknown',
-        'RolloutPending',
-        `Deployment ${o.name} generation ${dep.generation} not yet observed`,
-      ),
+      condition: c('Unknown', 'RolloutPending', `Deployment ${o.name}: latest change not yet observed`),
     };
   const progressing = dep.status.conditions?.find((x) => x.type === 'Progressing');
   if (progressing?.status === 'False') {

@@ -104,8 +104,19 @@ type RawMeta = {
   managedFields?: Array<{ manager?: string; operation?: string; subresource?: string; fieldsV1?: Raw }>;
 };
 
+/** Annotations the Deployment controller keeps on every Deployment: its bookkeeping, not an edit. */
+const CONTROLLER_ANNOTATION = /^deployment\.kubernetes\.io\//;
+
+function ownAnnotations(annotations: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!annotations) return annotations;
+  const keys = Object.keys(annotations).filter((k) => !CONTROLLER_ANNOTATION.test(k));
+  if (keys.length === Object.keys(annotations).length) return annotations;
+  return Object.fromEntries(keys.map((k) => [k, annotations[k]]));
+}
+
 function fingerprint(meta: RawMeta, body: unknown): string {
-  const basis = stableJson({ l: meta.labels, a: meta.annotations, o: meta.ownerReferences, b: body });
+  const a = ownAnnotations(meta.annotations);
+  const basis = stableJson({ l: meta.labels, a, o: meta.ownerReferences, b: body });
   return createHash('sha1').update(basis).digest('hex');
 }
 
@@ -180,7 +191,10 @@ export function toDeploymentView(raw: Raw): DeploymentView {
   const st = (raw.status ?? {}) as DeploymentView['status'] & Raw;
   return {
     metadata: childMeta(meta),
-    ...childBase(meta, spec),
+    // spec.replicas is left out of the fingerprint: the autoscaler's scale writes change it, and
+    // each would otherwise look like an edit and cost a re-apply; it is compared on its own
+    // (`replicas`, controller/children.ts) where our manager sets it.
+    ...childBase(meta, { ...spec, replicas: undefined }),
     generation: meta.generation ?? 0,
     replicas: typeof spec.replicas === 'number' ? spec.replicas : 1,
     ownsReplicas: managerOwnsReplicas(meta),

@@ -354,11 +354,12 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       ...decision.lag,
       ...(scaled ? { lastScaleTime: scaled.lastScaleTime, lastScaleReason: scaled.lastScaleReason } : {}),
     };
+    const condition = decision.settled ?? decision;
     return {
       replicas: decision.replicas,
-      status: decision.status,
-      reason: decision.reason,
-      message: decision.message,
+      status: condition.status,
+      reason: condition.reason,
+      message: condition.message,
       lag,
       requeueAfterMs: requeueMs(pollMs),
       stall: partitionStall,

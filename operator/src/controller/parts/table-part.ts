@@ -18,6 +18,7 @@ import { ownerOf, wantsAdoption } from '../../desired/ownership';
 import { sanitizeMessage } from '../../status/sanitize';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
 import { olderTableClaimant } from './claims';
+import { changeEvents, describeStatement } from './change-events';
 
 /**
  * Shared ClickHouse clients keyed by URL and user (passwords are compared, never logged), and one
@@ -251,12 +252,8 @@ export function createTablePart(pool: ClickHousePool, access = new AccessApplier
           // Record nothing that a later deletion could mistake for ours.
           return { status: 'False', reason: 'Conflict', message: out.message, conflict: true };
         }
-        const events: PipelineEvent[] = out.applied.map((s) => ({
-          type: 'Normal',
-          reason: 'TableChanged',
-          // One line: Event messages keep their first line only (status/sanitize.ts).
-          message: s.replace(/\s*\n\s*/g, ' ').slice(0, 500),
-        }));
+        // One Event for every statement of this reconcile (one line: sanitize keeps the first).
+        const events: PipelineEvent[] = changeEvents('TableChanged', out.applied.map(describeStatement));
         const usersProblem = out.ready
           ? await ensureUsers(access, await pool.client(spec, ctx), spec, ctx)
           : undefined;

@@ -35,6 +35,7 @@ import {
 import { CONFLICT } from '../../status/conditions';
 import { sanitizeMessage } from '../../status/sanitize';
 import { olderTopicClaimant } from './claims';
+import { changeEvents } from './change-events';
 
 /** Reads the Kafka credentials a spec references; missing keys stay undefined. */
 export async function kafkaConnectionFor(spec: ResolvedSpec, ctx: PartContext): Promise<KafkaConnection> {
@@ -139,13 +140,19 @@ async function ensureOne(
   check: TopicCheck,
   clusterId: string,
   ctx: PartContext,
+  main: boolean,
 ): Promise<{ outcome: TopicOutcome } | { conflict: string }> {
   const me = ownerOf(ctx.pipeline);
-  const ingest = ctx.pipeline.spec.ingest?.syslog !== undefined;
-  const outcome = await ensureTopicBatched(batch, withAdmin, check.spec, check.found, clusterId, ingest);
+  // The main topic's max.message.bytes is in status.topic (and judges spec.ingest's packing): read
+  // it at creation too, so the creating outcome is the steady one — the part memo keeps it, and a
+  // later recheck or restart finds nothing new to write.
+  // Remembered as ours the moment it is created: a failure after that (e.g. reading the new
+  // topic's configs) must not leave a topic the next reconcile judges "exists with no owner record".
+  const outcome = await ensureTopicBatched(batch, withAdmin, check.spec, check.found, clusterId, main, () =>
+    batch.noteCreated(check.spec.topic, me.uid),
+  );
   let stamp = check.stamp;
-  if (outcome.created) batch.noteCreated(check.spec.topic, me.uid);
-  else if (!check.found && outcome.exists) {
+  if (!outcome.created && !check.found && outcome.exists) {
     // Created concurrently, by a pipeline of another operator or another of ours.
     const now = await call(() => batch.owners.get(check.spec.topic));
     const v = judgeClaim(now, me, `topic ${check.spec.topic}`, { adopt: false, legacy: true });
@@ -156,6 +163,9 @@ async function ensureOne(
     await call(() => batch.commitOwner(check.spec.topic, ownerRecord(me, new Date())));
   return { outcome };
 }
+
+/** How soon a new topic's configs are asked for again when the broker could not describe them yet. */
+const LIMIT_RETRY_MS = 2_000;
 
 /**
  * Creates the Topic part; `pipelines` lists every cached LogPipeline (for claim conflicts); `use`
@@ -192,7 +202,7 @@ export function createTopicPart(
         if ('conflict' in claims) return conflict(claims.conflict);
         const withAdmin: AdminRunner = (fn) => pool.withAdmin(conn, fn);
         const done = await Promise.all(
-          claims.checks.map((c) => ensureOne(batch, withAdmin, c, claims.clusterId, ctx)),
+          claims.checks.map((c, i) => ensureOne(batch, withAdmin, c, claims.clusterId, ctx, i === 0)),
         );
         const lost = done.find((d) => 'conflict' in d);
         if (lost && 'conflict' in lost) return conflict(lost.conflict);
@@ -200,13 +210,15 @@ export function createTopicPart(
           TopicOutcome,
           TopicOutcome | undefined,
         ];
-        const events: PipelineEvent[] = [...main.changes, ...(dead?.changes ?? [])].map((c) => ({
-          type: 'Normal',
-          reason: 'TopicChanged',
-          message: c,
-        }));
+        // One Event naming each topic's changes (main and dead-letter topic).
+        const named = (t: TopicOutcome | undefined, i: number) =>
+          (t?.changes ?? []).map((c) => `topic ${specs[i].topic}: ${c}`);
+        const events: PipelineEvent[] = changeEvents('TopicChanged', [...named(main, 0), ...named(dead, 1)]);
         for (const w of main.warnings) events.push({ type: 'Warning', reason: 'TopicDrift', message: w });
         const notReady = !main.ready ? main : dead && !dead.ready ? dead : undefined;
+        // A new topic whose limit the broker could not describe yet: looked at again shortly (an
+        // outcome with a requeue is not memoized), without calling it a failure.
+        const soon = main.limitPending ? { requeueAfterMs: LIMIT_RETRY_MS } : {};
         return {
           status: notReady ? 'False' : 'True',
           reason: notReady ? notReady.reason : 'TopicReady',
@@ -220,6 +232,7 @@ export function createTopicPart(
             ...(main.maxMessageBytes ? { maxMessageBytes: main.maxMessageBytes } : {}),
           },
           events,
+          ...soon,
         };
       } catch (err) {
         if (err instanceof KafkaApplyError)

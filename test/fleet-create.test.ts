@@ -1,0 +1,159 @@
+/**
+ * What creating a pipeline costs the apiserver (issue 18, the creation storm): new autoscaled
+ * pipelines on real Kafka and ClickHouse, made Ready, and every write the operator sent for them
+ * counted where it lands (the apiserver's audit log) — per pipeline, by verb and resource — plus
+ * the Events they carry. Counters, not timings: the budget is what a storm of 1000 multiplies.
+ */
+import type { Manager } from '../operator/src/controller/manager';
+import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
+import { readTestBed } from './env/testbed';
+import { auditMark, writesSince } from './fleet-support';
+import {
+  apis,
+  condition,
+  createNamespace,
+  createPipeline,
+  createSecret,
+  deleteNamespace,
+  getPipeline,
+  pipeline,
+  setDeploymentStatus,
+  startManager,
+  waitFor,
+} from './operator-harness';
+
+jest.setTimeout(300_000);
+
+const bed = readTestBed();
+const PIPELINES = 4;
+let namespace: string;
+let manager: Manager;
+let external: ExternalClients;
+
+beforeAll(async () => {
+  namespace = await createNamespace('fleet-create');
+  manager = startManager(namespace);
+  external = registerExternalParts(manager);
+});
+
+afterAll(async () => {
+  await manager.stop();
+  await external.close();
+  await deleteNamespace(namespace);
+});
+
+/** Plays the Deployment controller for scaled-to-zero workers until `stop` (the bed runs none). */
+function zeroReplicaStatus(ns: string): { stop(): Promise<void> } {
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const list = await apis().apps.listNamespacedDeployment({ namespace: ns });
+      for (const d of list.items) {
+        if (d.spec?.replicas !== 0 || d.status?.observedGeneration === d.metadata?.generation) continue;
+        await setDeploymentStatus(ns, d.metadata!.name!, {
+          observedGeneration: d.metadata!.generation,
+          replicas: 0,
+          readyReplicas: 0,
+          updatedReplicas: 0,
+          availableReplicas: 0,
+        }).catch(() => undefined);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+it('creates autoscaled pipelines with a bounded number of writes each', async () => {
+  await createSecret(namespace, 'ch', {
+    username: bed.clickhouse!.username,
+    password: bed.clickhouse!.password,
+  });
+  const mark = auditMark();
+  const names = Array.from({ length: PIPELINES }, (_, i) => `cr-${i}`);
+  const writer = zeroReplicaStatus(namespace);
+  try {
+    for (const name of names) {
+      await createPipeline({
+        ...pipeline(namespace, name),
+        spec: {
+          kafka: {
+            bootstrapServers: [bed.kafka!.bootstrap],
+            topic: { name: `${namespace}.${name}`, partitions: 1 },
+          },
+          clickhouse: {
+            url: bed.clickhouse!.url,
+            credentialsSecretRef: { name: 'ch' },
+            database: namespace.replace(/-/g, '_'),
+            table: name.replace(/-/g, '_'),
+          },
+          workers: {
+            batch: { maxDelay: '300ms' },
+            autoscaling: {
+              enabled: true,
+              minReplicas: 0,
+              maxReplicas: 1,
+              lagPerReplica: 10_000,
+              scaleDownStabilization: '0s',
+            },
+          },
+          deadLetter: { enabled: false },
+        } as never,
+      });
+    }
+    for (const name of names)
+      await waitFor(
+        `${name} Ready`,
+        async () => condition(await getPipeline(namespace, name), 'Ready')?.status === 'True',
+        90_000,
+      ).catch(async (err) => {
+        const lp = await getPipeline(namespace, name);
+        const deps = await apis().apps.listNamespacedDeployment({ namespace });
+        console.log(
+          JSON.stringify({ status: lp?.status, deps: deps.items.map((d) => [d.spec, d.status]) }, null, 1),
+        );
+        throw err;
+      });
+  } finally {
+    await writer.stop();
+  }
+  const writes = writesSince(mark, namespace);
+  const count = (verb: string, resource: string) =>
+    writes.filter(
+      (w) => `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ''}` === `${verb} ${resource}`,
+    ).length;
+  // One server-side apply per child and one scale (1 -> 0 workers): no re-apply after the
+  // autoscaler's own scale write, nothing sent twice for a cache that lags behind.
+  expect(count('patch', 'configmaps')).toBe(PIPELINES);
+  expect(count('patch', 'deployments')).toBe(PIPELINES);
+  expect(count('patch', 'poddisruptionbudgets')).toBe(PIPELINES);
+  expect(count('patch', 'deployments/scale')).toBe(PIPELINES);
+  // The finalizer, then at most two status writes: pending, then Ready.
+  expect(count('patch', 'logpipelines')).toBe(PIPELINES);
+  expect(count('patch', 'logpipelines/status')).toBeLessThanOrEqual(2 * PIPELINES);
+  // Events that say something new, each once: what the topic and table parts created, the
+  // scale, and Ready (the parts turning True are in Ready's Event).
+  const events = (await apis().core.listNamespacedEvent({ namespace })).items;
+  for (const name of names) {
+    const mine = events.filter((e) => e.involvedObject.name === name);
+    expect(mine.map((e) => `${e.type} ${e.reason} x${e.count}`).sort()).toEqual([
+      'Normal PipelineReady x1',
+      'Normal ScaledDown x1',
+      'Normal TableChanged x1',
+      'Normal TopicChanged x1',
+    ]);
+    const table = mine.find((e) => e.reason === 'TableChanged')!.message;
+    expect(table).toContain(
+      `created table \`${namespace.replace(/-/g, '_')}\`.\`${name.replace(/-/g, '_')}\``,
+    );
+    expect(mine.find((e) => e.reason === 'TopicChanged')!.message).toContain(
+      `topic ${namespace}.${name}: created`,
+    );
+  }
+  expect(count('create', 'events')).toBe(4 * PIPELINES);
+});
