@@ -12,6 +12,7 @@ import { WorkerMetrics } from './observability/metrics';
 import { reasonLabel } from './sink/dead-letter';
 import { rowSources } from './sink/row-lines';
 import { DECODE_SUMMARY_EVERY_MS, ValueIntake } from './worker-values';
+import { BATCH_NOT_DECODABLE, type BatchNotDecodable } from '../../common/src/kafka/record-decoder';
 
 const BOUND = 16 << 20;
 const zstd = zlib as unknown as { zstdCompressSync(b: Buffer): Buffer };
@@ -135,5 +136,31 @@ describe('undecodable message values (content-encoding)', () => {
       messages: 10,
       last: { partition: 0, offset: '10', reason: 'value not decodable: unknown content-encoding "br"' },
     });
+  });
+
+  it('the stand-in of an undecodable record batch is one dead letter with the offset range, counted and summarised', async () => {
+    const metrics = new WorkerMetrics(false);
+    const warn = jest.fn();
+    const intake = new ValueIntake(BOUND, metrics, { warn } as never, () => 0);
+    const compressed = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3]);
+    const cause: BatchNotDecodable = {
+      kind: 'too_large',
+      message: 'zstd: exceeds 1048576 bytes',
+      firstOffset: '7',
+      lastOffset: '9',
+    };
+    for (let i = 0; i < 3; i++) {
+      const m = { value: compressed, headers: {}, offset: '9', [BATCH_NOT_DECODABLE]: cause };
+      expect(intake.plain(m, 2)).toBe(compressed);
+      expect(intake.failure).toBe('record batch not decodable: zstd: exceeds 1048576 bytes (offsets 7-9)');
+    }
+    expect(reasonLabel(intake.failure!)).toBe('record_batch_not_decodable');
+    const counted = (await metrics.batchDecodeFailures.get()).values.map((v) => [v.labels.reason, v.value]);
+    expect(counted).toEqual([['too_large', 3]]);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0][0]).toBe('record batches not decodable: dead-lettered whole');
+    // The next ordinary message is not marked.
+    intake.plain({ value: Buffer.from(LINE), headers: {}, offset: '10' }, 2);
+    expect(intake.failure).toBeUndefined();
   });
 });

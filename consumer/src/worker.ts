@@ -15,6 +15,7 @@ import type { WorkerConfig } from '../../common/src/worker-config';
 import { ByteBudget, Slots } from './delivery/flow-control';
 import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
 import { installFastRecordDecoder } from '../../common/src/kafka/record-decoder';
+import { recordBatchLimitFor, setRecordBatchOutputLimit } from '../../common/src/kafka/batch-bound';
 import { installFastFetchBatch } from '../../common/src/kafka/fetch-batch';
 import { OffsetCommitter } from './delivery/offset-committer';
 import { generationCommitSender } from './delivery/group-generation';
@@ -77,6 +78,8 @@ export class Worker {
     private readonly log: Logger,
   ) {
     registerKafkaCodecs();
+    // No record batch decompresses past this (an inflating batch is dead-lettered whole: worker-values.ts).
+    setRecordBatchOutputLimit(recordBatchLimitFor(cfg.kafka.maxValueBytes));
     // Before the consumer's first fetch loads kafkajs's own decoder (false inside jest's registry).
     const fastDecoder = installFastRecordDecoder();
     const fastBatch = installFastFetchBatch(); // in place only when main.ts loaded it before kafkajs

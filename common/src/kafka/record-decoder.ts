@@ -11,8 +11,15 @@
  * only works while the fetch response decoder that captures it is not loaded yet; otherwise the
  * original stays and install reports false. kafkajs is pinned in package.json: its internal paths
  * are not a public API, so a test compares this decoder with the original on real batches.
+ *
+ * A compressed batch that does not decompress (corrupt, or inflating past batch-bound.ts's bound)
+ * must not throw: kafkajs would fail the whole fetch response (every partition of that broker) and
+ * fetch the same batch again forever. It becomes ONE stand-in record instead, at the batch's last
+ * offset, with the compressed bytes as its value and BATCH_NOT_DECODABLE naming the cause, which
+ * the worker dead-letters whole and commits past like any message.
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
+import { RecordBatchDecodeError, type RecordBatchDecodeFailure } from './batch-bound';
 
 type KafkaDecoder = {
   buffer: Buffer;
@@ -35,6 +42,17 @@ const TRANSACTIONAL_FLAG_MASK = 0x10;
 const CONTROL_FLAG_MASK = 0x20;
 const LOG_APPEND_TIME = 1;
 const CREATE_TIME = 0;
+
+/** Set on the stand-in record of an undecodable batch (a symbol: no producer can forge it). */
+export const BATCH_NOT_DECODABLE = Symbol('logpipeline.batchNotDecodable');
+
+/** What BATCH_NOT_DECODABLE carries: the cause and the batch's offset range. */
+export interface BatchNotDecodable {
+  kind: RecordBatchDecodeFailure;
+  message: string;
+  firstOffset: string;
+  lastOffset: string;
+}
 
 let useFast = true;
 let installed: boolean | undefined;
@@ -109,10 +127,42 @@ export async function decodeRecordBatch(
     records = count === -1 ? [] : decodeRecords(decoder.buffer, decoder.offset, count, batchContext);
   } else {
     const count = decoder.readInt32();
+    const compressed = decoder.readAll();
     if (count <= 0) records = [];
-    else records = decodeRecords(await codec.decompress(decoder.readAll()), 0, count, batchContext);
+    else {
+      let plain: Buffer | undefined;
+      try {
+        plain = await codec.decompress(compressed);
+      } catch (err) {
+        records = [standIn(compressed, err, batchContext)];
+      }
+      if (plain) records = decodeRecords(plain, 0, count, batchContext);
+    }
   }
-  return { ...recordContext, records };
+  return { ...recordContext, records: records! };
+}
+
+/** The one record that stands for a batch whose records could not be decompressed. */
+function standIn(compressed: Buffer, err: unknown, ctx: BatchContext): Record<string | symbol, unknown> {
+  const lastOffset = (BigInt(ctx.firstOffset) + BigInt(Math.max(0, ctx.lastOffsetDelta))).toString();
+  const cause: BatchNotDecodable = {
+    kind: err instanceof RecordBatchDecodeError ? err.kind : 'corrupt',
+    message: (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').slice(0, 200),
+    firstOffset: ctx.firstOffset,
+    lastOffset,
+  };
+  return {
+    magicByte: ctx.magicByte,
+    attributes: 0,
+    timestamp: ctx.firstTimestamp,
+    offset: lastOffset,
+    key: null,
+    value: compressed,
+    headers: NO_HEADERS,
+    isControlRecord: false,
+    batchContext: ctx,
+    [BATCH_NOT_DECODABLE]: cause,
+  };
 }
 
 /** The fields of a batch every record refers to (kafkajs's `batchContext`). */

@@ -15,6 +15,7 @@ export class WorkerMetrics {
   readonly rowsInserted: Counter;
   readonly deadLetters: Counter<'reason'>;
   readonly valueDecodeFailures: Counter<'reason'>;
+  readonly batchDecodeFailures: Counter<'reason'>;
   readonly batches: Counter<'outcome'>;
   readonly batchRows: Histogram;
   readonly insertDuration: Histogram<'target'>;
@@ -74,6 +75,12 @@ export class WorkerMetrics {
     this.valueDecodeFailures = new Counter({
       name: `${p}value_decode_failures_total`,
       help: 'Messages whose content-encoding header named a value they could not be decoded with (dead-lettered whole), by reason (too_large, corrupt, unknown_encoding).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.batchDecodeFailures = new Counter({
+      name: `${p}record_batch_decode_failures_total`,
+      help: 'Kafka record batches that could not be decompressed (dead-lettered whole, committed past), by reason (too_large: past the batch bound, corrupt).',
       labelNames: ['reason'],
       registers,
     });

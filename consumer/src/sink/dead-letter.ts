@@ -128,9 +128,11 @@ export function chunkDeadLetterMessages(
 
 /**
  * Metrics label for a reason: parser codes as they are, ClickHouse messages as
- * `clickhouse_rejected`, codec errors of undecodable values as `value_not_decodable`.
+ * `clickhouse_rejected`, codec errors of undecodable values as `value_not_decodable` (of whole
+ * record batches as `record_batch_not_decodable`).
  */
 export function reasonLabel(reason: string): string {
   if (reason.startsWith('clickhouse:')) return 'clickhouse_rejected';
+  if (reason.startsWith('record batch not decodable:')) return 'record_batch_not_decodable';
   return reason.startsWith('value not decodable:') ? 'value_not_decodable' : reason;
 }
