@@ -1,9 +1,10 @@
 /**
  * One partition never blocks another. A small HTTP proxy in front of ClickHouse (the worker talks
  * to it as to ClickHouse) answers 503 to every INSERT whose rows belong to Kafka partition 1 for
- * at least three minutes — what a sink unavailable for that partition's data looks like — and
- * forwards everything else. Meanwhile partition 0 keeps storing and committing; partition 1's committed
- * offset stays put and recovers after. After a worker restart, count() equals the distinct lines.
+ * about three minutes (until the test releases it) — what a sink unavailable for that partition's
+ * data looks like — and forwards everything else. Meanwhile partition 0 keeps storing and
+ * committing; partition 1's committed offset stays put and recovers after. After a worker restart,
+ * count() equals the distinct lines.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -125,13 +126,14 @@ test('partition 0 keeps committing while partition 1 is held for 3 minutes; exac
   const producer = await testProducer(bed);
   let sent = 0;
   const produce = async (n: number) => {
+    if (sent + n > traffic.length) throw new Error(`only ${traffic.length} test lines, ${sent} sent`);
     await produceLines(producer, p.topic, 2, traffic.slice(sent, sent + n), 10);
     sent += n;
   };
   const cfg = workerConfig(bed, p, { batch: { maxRows: 500, maxBytes: 4 * 1024 * 1024, maxDelayMs: 200 } });
   cfg.clickhouse.url = url;
   await produce(5_000);
-  // The hold lasts at least HOLD_MS and ends only after the last wave was read: a clock-driven
+  // The hold lasts about HOLD_MS and ends only after the last wave was read: a clock-driven
   // release could let partition 1 advance before a slow wave's read on a loaded machine.
   holding = true;
   const holdEnd = Date.now() + HOLD_MS;
@@ -142,7 +144,8 @@ test('partition 0 keeps committing while partition 1 is held for 3 minutes; exac
   expect(early[0]).toBe(250);
   const heldAt = early[1];
   const waves: number[][] = [];
-  while (waves.length < 4 || Date.now() < holdEnd) {
+  // Each wave takes 2 000 lines; 2 000 more are kept for the restart.
+  while (waves.length < 4 || (Date.now() < holdEnd - 20_000 && sent + 4_000 <= traffic.length)) {
     await produce(2_000);
     const target = (sent / 10 / 2) | 0;
     const wave = await pollUntil(committed, (c) => c[0] >= target, 60_000);
