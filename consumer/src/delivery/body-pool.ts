@@ -36,27 +36,7 @@ export class BodyPool {
   /** A pooled buffer of exactly `length` bytes (contents undefined); release() returns it. */
   alloc(length: number): PooledBytes {
     if (length < this.minPooledBytes) return { bytes: Buffer.allocUnsafe(length), release: () => undefined };
-    const size = 2 ** Math.ceil(Math.log2(length));
-    let buf = this.free.get(size)?.pop();
-    if (buf) {
-      this.pooled--;
-      this.pooledBytes -= size;
-    } else buf = Buffer.allocUnsafeSlow(size);
-    const owned = buf;
-    let released = false;
-    return {
-      bytes: buf.subarray(0, length),
-      release: () => {
-        if (released) return;
-        released = true;
-        if (this.pooledBytes + size > this.maxPooledBytes) return;
-        const l = this.free.get(size) ?? [];
-        l.push(owned);
-        this.free.set(size, l);
-        this.pooled++;
-        this.pooledBytes += size;
-      },
-    };
+    return this.adopt(this.takeWhole(2 ** Math.ceil(Math.log2(length))), length);
   }
 
   /**
@@ -64,21 +44,13 @@ export class BodyPool {
    * the whole buffer into the free list, so a body can be handed over instead of copied.
    */
   adopt(whole: Buffer, length: number): PooledBytes {
-    const size = whole.length;
     let released = false;
     return {
       bytes: whole.subarray(0, length),
       release: () => {
         if (released) return;
         released = true;
-        // Only power-of-two buffers fit the free list's size classes; others go to the GC.
-        if (size < this.minPooledBytes || (size & (size - 1)) !== 0) return;
-        if (this.pooledBytes + size > this.maxPooledBytes) return;
-        const l = this.free.get(size) ?? [];
-        l.push(whole);
-        this.free.set(size, l);
-        this.pooled++;
-        this.pooledBytes += size;
+        this.recycle(whole);
       },
     };
   }
@@ -98,6 +70,7 @@ export class BodyPool {
    */
   recycle(whole: Buffer): void {
     const size = whole.length;
+    // Only power-of-two buffers fit the free list's size classes; others go to the GC.
     if (size < this.minPooledBytes || (size & (size - 1)) !== 0) return;
     if (this.pooledBytes + size > this.maxPooledBytes) return;
     const l = this.free.get(size) ?? [];
