@@ -8,13 +8,11 @@
  * `record batch not decodable: <codec>: exceeds 1048576 bytes (offsets a-b)`, the compressed bytes
  * as they came), commit past it, count it, and log one summary line. Judged on committed offsets.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { generateSampleLines } from './fixtures/samples';
 import { freePort } from './env/process';
+import { KcatTopic } from './kcat-topic';
 import { readTestBed } from './env/testbed';
 import {
   chClient,
@@ -34,55 +32,32 @@ jest.setTimeout(300_000);
 
 const bed = readTestBed();
 const p = newPipeline('batchdecode', 2);
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-batch-decode-'));
 const BOMB_BYTES = 8 << 20;
 const CODECS = ['zstd', 'gzip', 'lz4', 'snappy'];
+const kcat = new KcatTopic(bed.kafka!.bootstrap, p.topic, 2);
 let ch: ClickHouseClient;
 let worker: WorkerProcess | undefined;
-
-const next = [0, 0];
-const expectedRows: string[] = [];
 const bombOffsets: Array<{ offset: number; codec: string }> = [];
-
-/** Produces each value as one message with kcat (one invocation: its own batches), compressed with `codec`. */
-function kcatProduce(partition: number, values: Buffer[], codec = 'none'): number {
-  const files = values.map((v, i) => {
-    const f = path.join(dir, `${partition}-${next[partition]}-${i}`);
-    fs.writeFileSync(f, v);
-    return f;
-  });
-  const args = ['-P', '-b', bed.kafka!.bootstrap, '-t', p.topic, '-p', String(partition), '-z', codec];
-  // librdkafka refuses a message larger than its own message.max.bytes (1 MB) before compressing.
-  args.push('-X', 'message.max.bytes=20000000');
-  execFileSync('kcat', [...args, ...files], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-  const first = next[partition];
-  next[partition] += values.length;
-  return first;
-}
-
-function good(partition: number, count: number, seed: number): void {
-  const lines = generateSampleLines('mix', count, { seed });
-  const first = kcatProduce(partition, lines);
-  lines.forEach((l, i) => expectedRows.push(`${partition}:${first + i}:${l.toString('latin1')}`));
-}
 
 beforeAll(async () => {
   expect(spawnSync('kcat', ['-V']).status).toBe(0);
   ch = chClient(bed);
   await createPipeline(bed, p, undefined, 'producer');
-  good(0, 20, 1);
+  kcat.good(0, 20, 1);
   CODECS.forEach((codec, i) => {
-    bombOffsets.push({ offset: kcatProduce(0, [Buffer.alloc(BOMB_BYTES, 0x41)], codec), codec });
-    good(0, 10, 2 + i);
+    // librdkafka refuses a message larger than its own message.max.bytes (1 MB) before compressing.
+    const options = { codec, properties: ['message.max.bytes=20000000'] };
+    bombOffsets.push({ offset: kcat.produce(0, [Buffer.alloc(BOMB_BYTES, 0x41)], options), codec });
+    kcat.good(0, 10, 2 + i);
   });
-  good(1, 40, 9);
+  kcat.good(1, 40, 9);
 });
 
 afterAll(async () => {
   if (worker) await stopWorker(worker, 5_000);
   await dropPipeline(bed, p);
   await ch.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  kcat.close();
 });
 
 test('record batches inflating past the bound are dead-lettered whole; good lines stored once; offsets move past', async () => {
@@ -94,8 +69,8 @@ test('record batches inflating past the bound are dead-lettered whole; good line
   expect(worker.child.exitCode).toBeNull();
 
   const rows = await storedKeys(ch, p);
-  expect(rows.length).toBe(expectedRows.length);
-  expect(rows.sort()).toEqual([...expectedRows].sort());
+  expect(rows.length).toBe(kcat.expectedRows.length);
+  expect(rows.sort()).toEqual([...kcat.expectedRows].sort());
 
   const dead = await (
     await ch.query({

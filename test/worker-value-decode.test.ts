@@ -8,15 +8,14 @@
  * them, count them in logpipeline_worker_value_decode_failures_total and log one summary line, not
  * one per message. Everything is judged on conditions (committed offsets), never on time.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import zlib from 'node:zlib';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { encodeValue } from '../common/src/kafka/value-codec';
 import { generateSampleLines } from './fixtures/samples';
 import { freePort } from './env/process';
+import { KcatTopic } from './kcat-topic';
 import { readTestBed } from './env/testbed';
 import {
   chClient,
@@ -36,55 +35,27 @@ jest.setTimeout(300_000);
 
 const bed = readTestBed();
 const p = newPipeline('valuedecode', 2);
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-value-decode-'));
+const kcat = new KcatTopic(bed.kafka!.bootstrap, p.topic, 2);
 const zstd = zlib as unknown as { zstdCompressSync(b: Buffer): Buffer };
 let ch: ClickHouseClient;
 let worker: WorkerProcess | undefined;
 
-/** Next offset of each partition (the topic is fresh and only this test produces to it). */
-const next = [0, 0];
-/** `partition:offset:line` of every good line, as storedKeys() reports rows. */
-const expectedRows: string[] = [];
 /** What each forged message must become in the dead-letter queue. */
 const expectedDead: Array<{ partition: number; offset: number; raw: Buffer; reason: string | RegExp }> = [];
-
-/** Produces each value as one message (one file per value) with kcat, with `headers`, in order. */
-function kcatProduce(partition: number, values: Buffer[], headers: string[] = []): number {
-  const files = values.map((v, i) => {
-    const f = path.join(dir, `${partition}-${next[partition]}-${i}`);
-    fs.writeFileSync(f, v);
-    return f;
-  });
-  const args = ['-P', '-b', bed.kafka!.bootstrap, '-t', p.topic, '-p', String(partition)];
-  for (const h of headers) args.push('-H', h);
-  execFileSync('kcat', [...args, ...files], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-  const first = next[partition];
-  next[partition] += values.length;
-  return first;
-}
-
-/** Good plain lines, one message each. */
-function good(partition: number, count: number, seed: number): void {
-  const lines = generateSampleLines('mix', count, { seed });
-  const first = kcatProduce(partition, lines);
-  lines.forEach((l, i) => expectedRows.push(`${partition}:${first + i}:${l.toString('latin1')}`));
-}
 
 /** One good packed message of `count` lines, compressed as the syslog receiver does. */
 function goodPacked(partition: number, codec: 'zstd' | 'lz4', count: number, seed: number): void {
   const lines = generateSampleLines('mix', count, { seed });
   const wire = encodeValue(Buffer.concat(lines.flatMap((l, i) => (i ? [Buffer.from('\n'), l] : [l]))), codec);
-  const offset = kcatProduce(
-    partition,
-    [wire],
-    [`content-encoding=${codec === 'lz4' ? 'lz4-block' : 'zstd'}`],
-  );
-  for (const l of lines) expectedRows.push(`${partition}:${offset}:${l.toString('latin1')}`);
+  const offset = kcat.produce(partition, [wire], {
+    headers: [`content-encoding=${codec === 'lz4' ? 'lz4-block' : 'zstd'}`],
+  });
+  for (const l of lines) kcat.expectRow(partition, offset, l);
 }
 
 /** One forged message that must be dead-lettered whole with `reason`. */
 function forged(raw: Buffer, encoding: string, reason: string | RegExp): void {
-  const offset = kcatProduce(0, [raw], [`content-encoding=${encoding}`]);
+  const offset = kcat.produce(0, [raw], { headers: [`content-encoding=${encoding}`] });
   expectedDead.push({ partition: 0, offset, raw, reason });
 }
 
@@ -92,7 +63,7 @@ beforeAll(async () => {
   expect(spawnSync('kcat', ['-V']).status).toBe(0);
   ch = chClient(bed);
   await createPipeline(bed, p, undefined, 'producer');
-  good(0, 20, 1);
+  kcat.good(0, 20, 1);
   forged(
     Buffer.from('\x28\xb5\x2f\xfd not a zstd frame at all', 'latin1'),
     'zstd',
@@ -103,7 +74,7 @@ beforeAll(async () => {
   const bomb = zstd.zstdCompressSync(Buffer.alloc(24 << 20, 0x41));
   expect(bomb.length).toBeLessThan(4096);
   forged(bomb, 'zstd', 'value not decodable: zstd: exceeds 16777216 bytes');
-  good(0, 10, 3);
+  kcat.good(0, 10, 3);
   const lz4 = encodeValue(Buffer.concat(generateSampleLines('mix', 50, { seed: 4 })), 'lz4');
   forged(lz4.subarray(0, lz4.length - 9), 'lz4-block', /^value not decodable: lz4-block: /);
   const claim = Buffer.from(lz4);
@@ -115,15 +86,15 @@ beforeAll(async () => {
     'gzip',
     'value not decodable: unknown content-encoding "gzip"',
   );
-  good(0, 20, 6);
-  good(1, 40, 7);
+  kcat.good(0, 20, 6);
+  kcat.good(1, 40, 7);
 });
 
 afterAll(async () => {
   if (worker) await stopWorker(worker, 5_000);
   await dropPipeline(bed, p);
   await ch.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  kcat.close();
 });
 
 test('forged content-encoding values are dead-lettered whole; good lines stored once; offsets move past', async () => {
@@ -134,8 +105,8 @@ test('forged content-encoding values are dead-lettered whole; good lines stored 
   expect(worker.child.exitCode).toBeNull();
 
   const rows = await storedKeys(ch, p);
-  expect(rows.length).toBe(expectedRows.length);
-  expect(rows.sort()).toEqual([...expectedRows].sort());
+  expect(rows.length).toBe(kcat.expectedRows.length);
+  expect(rows.sort()).toEqual([...kcat.expectedRows].sort());
 
   const dead = await (
     await ch.query({
