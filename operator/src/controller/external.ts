@@ -81,6 +81,8 @@ export interface ScalingOutcome {
   requeueAfterMs?: number;
   /** A partition with lag stopped moving for the progress deadline: the Stalled condition's cause. */
   stall?: { reason: string; message: string };
+  /** Records were deleted by retention before the workers consumed them (WorkersReady names it). */
+  retentionLoss?: string;
   /** The cluster did not answer the last poll: the broker error (conditions name it as the cause). */
   kafkaUnreachable?: string;
 }

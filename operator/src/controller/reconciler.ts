@@ -245,6 +245,7 @@ export class Reconciler {
         pods: this.opts.children.pods?.forPipeline(spec.namespace, spec.name),
         partitionStall: scaling.outcome?.stall,
         kafkaUnreachable: scaling.outcome?.kafkaUnreachable,
+        retentionLoss: scaling.outcome?.retentionLoss,
         ingest,
       },
     );

@@ -91,4 +91,30 @@ describe('computeStatus', () => {
     );
     expect(crash.get('WorkersReady')).toMatchObject({ reason: 'WorkerCrashLoop' });
   });
+
+  test('records lost to retention are named in WorkersReady; Ready stays True and nothing is Stalled', () => {
+    const loss = 'topic logs.fw: 900 offsets deleted by retention before the pipeline consumed them (...)';
+    const ready = byType(
+      computeStatus(spec, workerDeployment(1), ok('TopicReady'), ok('TableReady'), undefined, undefined, {
+        retentionLoss: loss,
+      }).conditions,
+    );
+    expect(ready.get('WorkersReady')).toMatchObject({
+      status: 'True',
+      reason: 'RecordsExpiredUnconsumed',
+      message: loss,
+    });
+    expect(ready.get('Ready')).toMatchObject({ status: 'True' });
+    expect(ready.get('Stalled')).toMatchObject({ status: 'False' });
+    // Workers not ready: their own reason explains why they fell behind; the loss is added.
+    const down = byType(
+      computeStatus(spec, dep, ok('TopicReady'), ok('TableReady'), undefined, undefined, {
+        retentionLoss: loss,
+      }).conditions,
+    );
+    expect(down.get('WorkersReady')).toMatchObject({ status: 'False', reason: 'WorkersUnavailable' });
+    expect((down.get('WorkersReady') as unknown as { message: string }).message).toMatch(
+      /; topic logs\.fw: 900 offsets/,
+    );
+  });
 });

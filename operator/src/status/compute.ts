@@ -40,6 +40,8 @@ export interface ProgressObservation {
   partitionStall?: StallCause;
   /** The broker error when the operator's last Kafka observation found the cluster unreachable. */
   kafkaUnreachable?: string;
+  /** Records deleted by retention before they were consumed (scaling part's observation). */
+  retentionLoss?: string;
   /** The syslog receiver (spec.ingest): its condition, a stalled rollout, its status fields. */
   ingest?: { condition: ConditionInput; stall?: StallCause; status: LogPipelineStatus['ingest'] };
 }
@@ -62,7 +64,10 @@ export function computeStatus(
   const desired = auto ? deployment.replicas : spec.workers.replicas;
   const crash = desired > 0 ? crashLoopCondition(progress.pods ?? []) : undefined;
   const outage = progress.kafkaUnreachable;
-  const workers = crash ?? blameKafka(workersCondition(deployment, desired, workerName(spec.name)), outage);
+  const workers = withRetentionLoss(
+    crash ?? blameKafka(workersCondition(deployment, desired, workerName(spec.name)), outage),
+    progress.retentionLoss,
+  );
   const topicCond = blameKafka(topic.condition, outage);
   const ingest = progress.ingest && {
     ...progress.ingest,
@@ -137,4 +142,15 @@ export function conflictConditions(
     scalingCondition(deployment, false, 0),
     ...progressConditions(ready, stall),
   ];
+}
+
+/**
+ * WorkersReady naming records lost to retention: a True condition takes the reason
+ * RecordsExpiredUnconsumed (progress continues, so neither Ready nor Stalled changes); a False one
+ * keeps its own reason, which explains why the workers fell behind, and adds the loss.
+ */
+export function withRetentionLoss(workers: ConditionInput, loss: string | undefined): ConditionInput {
+  if (!loss) return workers;
+  if (workers.status === 'True') return { ...workers, reason: 'RecordsExpiredUnconsumed', message: loss };
+  return { ...workers, message: `${workers.message}; ${loss}` };
 }

@@ -31,6 +31,12 @@ import type { AutoscalerMetrics } from '../../autoscale/metrics';
 import type { KafkaConnectionUse } from '../../apply/kafka-connection-use';
 import { KafkaObservers } from '../../autoscale/kafka-observer';
 import { trackPartitions, type PartitionMarks } from '../../autoscale/partition-stall';
+import {
+  describeRetentionLoss,
+  expiredUnconsumed,
+  trackRetentionLoss,
+  type ReportedLoss,
+} from '../../autoscale/retention-loss';
 import { sinkProblem, stallAfterMs, trackJournalStall, type StallMark } from '../../autoscale/sink-health';
 import type { PartContext, ScalingOutcome, ScalingPart } from '../external';
 import type { DeploymentView } from '../../status/views';
@@ -82,6 +88,9 @@ interface Entry {
   stall?: StallMark;
   /** Per-partition progress clocks (Stalled condition). */
   marks?: PartitionMarks;
+  /** Retention losses already recorded as an Event, and the condition message describing them. */
+  lossReported?: ReportedLoss;
+  lossMessage?: string;
   lastPollAt: number;
   last?: ScalingOutcome;
   /** Inputs of the background samples, from the last reconcile (spec, Secret access, log). */
@@ -298,6 +307,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
     const stall = trackJournalStall(e.stall, group.commits, t);
     e.stall = stall.mark;
     e.marks = trackPartitions(e.marks, group.offsets, t);
+    const retentionLoss = await watchRetention(spec, ctx, e, group.offsets);
     const stored = ctx.pipeline.status?.conditions?.find((c) => c.type === 'TableReady');
     // The stored condition is one reconcile old: when it only said "unreachable", our fresh ping wins.
     const table = stored?.reason === 'ClickHouseUnreachable' && !pingError ? undefined : stored;
@@ -329,7 +339,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
           consumedPosition: computeLag(group.offsets).consumedPosition,
         },
       };
-      return { ...WATCH_ONLY, stall: partitionStall, requeueAfterMs: requeueMs(pollMs) };
+      return { ...WATCH_ONLY, stall: partitionStall, retentionLoss, requeueAfterMs: requeueMs(pollMs) };
     }
     const { decision, state } = decide(e.scaler, {
       settings: spec.workers.autoscaling,
@@ -363,7 +373,40 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       lag,
       requeueAfterMs: requeueMs(pollMs),
       stall: partitionStall,
+      retentionLoss,
     };
+  }
+
+  /**
+   * Records lost to retention before they were consumed: a Warning Event once per occurrence, and
+   * the message for WorkersReady while the committed offset stays below the log start (computed
+   * when the occurrences change, so a steady loss does not rewrite the status per poll).
+   */
+  async function watchRetention(
+    spec: ResolvedSpec,
+    ctx: PartContext,
+    e: Entry,
+    offsets: readonly PartitionOffsets[],
+  ): Promise<string | undefined> {
+    const expired = expiredUnconsumed(offsets);
+    const { reported, fresh } = trackRetentionLoss(e.lossReported, expired);
+    if (reported !== e.lossReported)
+      e.lossMessage = reported ? describeRetentionLoss(spec.kafka.topic.name, expired) : undefined;
+    e.lossReported = reported;
+    if (fresh.length > 0 && entries.get(e.uid) === e) {
+      const message = describeRetentionLoss(spec.kafka.topic.name, fresh);
+      await emit(ctx, { type: 'Warning', reason: 'RecordsExpiredUnconsumed', message });
+    }
+    return e.lossMessage;
+  }
+
+  /** Through the reconciler's deduplicating recorder when it gives one (apply/event-recorder.ts). */
+  async function emit(
+    ctx: PartContext,
+    ev: { type: 'Normal' | 'Warning'; reason: string; message: string },
+  ): Promise<void> {
+    const err = ctx.event ? await ctx.event(ev) : await recordEvent(deps.client, ctx.pipeline, ev, identity);
+    if (err) ctx.log.warn('event not recorded', { reason: ev.reason, err: err.message });
   }
 
   /** Events and metrics of one decision. */
@@ -381,12 +424,7 @@ export function createScalingPart(deps: ScalingPartDeps): LagScaler {
       // Every scale is recorded exactly once, here, when it is decided: the status writer leaves
       // Scaling flips with a scale reason to us (status/conditions.ts conditionFlips). Deciding from
       // the stored condition instead raced with status writes still on their way to the cache.
-      const ev = { type: 'Normal' as const, reason: d.reason, message: d.message };
-      // Through the reconciler's deduplicating recorder when it gives one (apply/event-recorder.ts).
-      const err = ctx.event
-        ? await ctx.event(ev)
-        : await recordEvent(deps.client, ctx.pipeline, ev, identity);
-      if (err) ctx.log.warn('event not recorded', { reason: d.reason, err: err.message });
+      await emit(ctx, { type: 'Normal', reason: d.reason, message: d.message });
     }
     if (sink) deps.metrics?.held(e.namespace, e.name, sink.kind);
     deps.metrics?.observe(e.namespace, e.name, {

@@ -67,6 +67,7 @@ export function outcomeChanged(
     prev.reason !== next.reason ||
     prev.message !== next.message ||
     prev.kafkaUnreachable !== next.kafkaUnreachable ||
+    prev.retentionLoss !== next.retentionLoss ||
     !samePlain(prev.lag, next.lag) ||
     !samePlain(prev.stall, next.stall)
   );
