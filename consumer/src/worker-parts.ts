@@ -44,11 +44,12 @@ export function createKafkaParts(
   secrets: WorkerSecrets,
   t: WorkerTuning,
   log: Logger,
+  onOffsetReset?: (partition: number) => void,
 ): KafkaParts {
   const kafka = new Kafka({
     ...kafkaClientConfig(cfg, secrets, t.requestTimeoutMs),
     logLevel: logLevel.ERROR,
-    logCreator: kafkaLogCreator(log),
+    logCreator: kafkaLogCreator(log, onOffsetReset),
   });
   const { consumer, generations } = consumerWithGenerations(kafka, cfg.kafka.groupId, () =>
     kafka.consumer({
@@ -183,10 +184,25 @@ export async function loadJournals(
   }
 }
 
-/** Routes kafkajs's own log lines (errors only) into the worker's JSON logger. */
-function kafkaLogCreator(log: Logger) {
+/** kafkajs's words when a fetch found its position deleted and it jumps to the default offset. */
+const OFFSET_RESET = 'Offset out of range, resetting to default offset';
+
+/**
+ * Routes kafkajs's own log lines (errors only) into the worker's JSON logger, and reports each
+ * offset reset: kafkajs commits its default offset for it with no metadata, outside our
+ * generation-bound committer, and says so only in this log line.
+ */
+export function kafkaLogCreator(log: Logger, onOffsetReset?: (partition: number) => void) {
   return () =>
-    ({ namespace, log: entry }: { namespace: string; log: { message: string; error?: string } }) => {
+    ({
+      namespace,
+      log: entry,
+    }: {
+      namespace: string;
+      log: { message: string; error?: string; partition?: unknown };
+    }) => {
       log.warn('kafkajs', { component: namespace, detail: entry.message, err: entry.error });
+      if (onOffsetReset && entry.message === OFFSET_RESET && typeof entry.partition === 'number')
+        onOffsetReset(entry.partition);
     };
 }

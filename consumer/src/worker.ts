@@ -104,7 +104,9 @@ export class Worker {
       },
       log,
     );
-    const kafka = createKafkaParts(cfg, secrets, t, log);
+    const kafka = createKafkaParts(cfg, secrets, t, log, (partition) =>
+      metrics.offsetResets.inc({ partition: String(partition) }),
+    );
     this.consumer = kafka.consumer;
     this.admin = kafka.admin;
     this.producer = kafka.producer;

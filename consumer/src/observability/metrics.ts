@@ -29,6 +29,7 @@ export class WorkerMetrics {
   readonly rowsByVendor: Counter<'vendor'>;
   readonly rowsMissingIdentity: Counter<'field'>;
   readonly blankLines: Counter;
+  readonly offsetResets: Counter<'partition'>;
 
   /** Registers all metrics; `defaults` adds prom-client's process metrics (CPU, memory, event loop). */
   constructor(defaults = true) {
@@ -139,6 +140,12 @@ export class WorkerMetrics {
     this.blankLines = new Counter({
       name: `${p}blank_lines_total`,
       help: 'Blank lines (empty or only spaces/tabs) in stored batches: skipped, neither stored nor dead-lettered.',
+      registers,
+    });
+    this.offsetResets = new Counter({
+      name: `${p}offset_resets_total`,
+      help: 'Fetches that found the position deleted by retention (OFFSET_OUT_OF_RANGE): the consumer jumped to the log start, the lines in between were lost.',
+      labelNames: ['partition'],
       registers,
     });
     this.cpuSeconds = new Gauge({
