@@ -89,8 +89,28 @@ test('records deleted before they were consumed: WorkersReady names them, a Warn
       const c = condition(lp, 'WorkersReady');
       return c?.reason === 'ScaledToZero' && c.status === 'True';
     });
-    const events = (await scaleEvents(l, name)).filter((e) => e.reason === 'RecordsExpiredUnconsumed');
-    expect(events).toHaveLength(1);
+    expect((await scaleEvents(l, name)).filter((e) => e.reason === 'RecordsExpiredUnconsumed')).toHaveLength(
+      1,
+    );
+
+    // What kafkajs commits when a running worker's fetch finds its position deleted: -2 without
+    // metadata (test/worker-offset-reset.test.ts shows the real worker doing it). A new occurrence.
+    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '-2' }] });
+    const reset = await until(l, name, 'WorkersReady names the reset', (lp) =>
+      /jumped to the log start/.test(condition(lp, 'WorkersReady')?.message ?? ''),
+    );
+    expect(condition(reset, 'WorkersReady')).toMatchObject({
+      status: 'True',
+      reason: 'RecordsExpiredUnconsumed',
+    });
+    expect(condition(reset, 'WorkersReady')!.message).toContain(
+      `topic ${topic}: an unknown number of offsets deleted by retention before the pipeline consumed them (partition 0: a worker found its position deleted and jumped to the log start ${end})`,
+    );
+    const events = await waitFor('second RecordsExpiredUnconsumed Event', async () => {
+      const list = (await scaleEvents(l, name)).filter((e) => e.reason === 'RecordsExpiredUnconsumed');
+      return list.length === 2 ? list : undefined;
+    });
+    expect(events[1].type).toBe('Warning');
   } finally {
     await admin.disconnect();
   }

@@ -51,4 +51,19 @@ describe('records expired before they were consumed', () => {
     expect(describeRetentionLoss('t', many)).toContain('70 offsets');
     expect(describeRetentionLoss('t', many)).toContain('; and 2 more partitions)');
   });
+
+  test("kafkajs's reset commit (-2) is a loss of unknown size; a group that never committed (-1) is not", () => {
+    const expired = expiredUnconsumed([off(0, -2, 800), off(1, -1, 800), off(2, 10, 50)]);
+    expect(expired).toEqual([
+      { partition: 0, committed: -2, start: 800, lost: 0 },
+      { partition: 2, committed: 10, start: 50, lost: 40 },
+    ]);
+    expect(describeRetentionLoss('t', expired)).toBe(
+      "topic t: at least 40 offsets deleted by retention before the pipeline consumed them (partition 0: a worker found its position deleted and jumped to the log start 800; partition 2: committed 10, log start 50, 40 lost); raise the topic's retention or the workers' throughput",
+    );
+    expect(describeRetentionLoss('t', expired.slice(0, 1))).toMatch(/^topic t: an unknown number of offsets/);
+    const first = trackRetentionLoss(undefined, expired);
+    expect(first.fresh).toHaveLength(2);
+    expect(trackRetentionLoss(first.reported, expired).fresh).toEqual([]);
+  });
 });

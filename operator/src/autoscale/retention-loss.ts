@@ -8,19 +8,27 @@
  */
 import type { PartitionOffsets } from './lag';
 
-/** A partition whose committed offset lies below the log start. */
+/** A partition whose committed offset lies below the log start, or that kafkajs reset to it. */
 export interface ExpiredPartition {
   partition: number;
+  /** Committed offset; RESET_COMMIT when a worker's consumer reset it (the count is then unknown). */
   committed: number;
   start: number;
-  /** Offsets deleted before they were consumed (log start minus committed). */
+  /** Offsets deleted before they were consumed (log start minus committed); 0 when unknown. */
   lost: number;
 }
+
+/**
+ * What kafkajs commits when a fetch finds its position deleted (OFFSET_OUT_OF_RANGE): its default
+ * offset, EARLIEST (-2), without metadata. The workers never commit it themselves and a group that
+ * never committed reads -1, so a committed -2 is a reset (test/worker-offset-reset.test.ts).
+ */
+export const RESET_COMMIT = -2;
 
 /** Committed offsets already reported, by partition (carried between polls). */
 export type ReportedLoss = ReadonlyMap<number, number>;
 
-/** Partitions with a committed offset (>= 0) below their log start, by partition id. */
+/** Partitions with a committed offset (>= 0) below their log start or reset by kafkajs, by partition id. */
 export function expiredUnconsumed(offsets: readonly PartitionOffsets[]): ExpiredPartition[] {
   const out: ExpiredPartition[] = [];
   for (const p of offsets)
@@ -31,6 +39,8 @@ export function expiredUnconsumed(offsets: readonly PartitionOffsets[]): Expired
         start: p.start,
         lost: p.start - p.committed,
       });
+    else if (p.committed === RESET_COMMIT)
+      out.push({ partition: p.partition, committed: p.committed, start: p.start, lost: 0 });
   return out;
 }
 
@@ -56,9 +66,15 @@ export function trackRetentionLoss(
  */
 export function describeRetentionLoss(topic: string, expired: readonly ExpiredPartition[]): string {
   const total = expired.reduce((n, x) => n + x.lost, 0);
-  const named = expired
-    .slice(0, 5)
-    .map((x) => `partition ${x.partition}: committed ${x.committed}, log start ${x.start}, ${x.lost} lost`);
+  const reset = expired.some((x) => x.committed === RESET_COMMIT);
+  const counted = !reset ? `${total}` : total > 0 ? `at least ${total}` : 'an unknown number of';
+  const named = expired.slice(0, 5).map((x) => describePartition(x));
   const more = expired.length > 5 ? `; and ${expired.length - 5} more partitions` : '';
-  return `topic ${topic}: ${total} offsets deleted by retention before the pipeline consumed them (${named.join('; ')}${more}); raise the topic's retention or the workers' throughput`;
+  return `topic ${topic}: ${counted} offsets deleted by retention before the pipeline consumed them (${named.join('; ')}${more}); raise the topic's retention or the workers' throughput`;
+}
+
+function describePartition(x: ExpiredPartition): string {
+  if (x.committed === RESET_COMMIT)
+    return `partition ${x.partition}: a worker found its position deleted and jumped to the log start ${x.start}`;
+  return `partition ${x.partition}: committed ${x.committed}, log start ${x.start}, ${x.lost} lost`;
 }
