@@ -58,6 +58,9 @@ describe('outcomeChanged', () => {
     expect(outcomeChanged(base, { ...base, lag: { total: 0, smoothed: 1 } }, 2)).toBe(true);
     expect(outcomeChanged(base, { ...base, lag: undefined }, 2)).toBe(true);
     expect(outcomeChanged(base, { ...base, kafkaUnreachable: 'connect ECONNREFUSED' }, 2)).toBe(true);
+    const lost = { ...base, retentionLoss: 'topic t: 9 offsets deleted by retention' };
+    expect(outcomeChanged(base, lost, 2)).toBe(true);
+    expect(outcomeChanged(lost, { ...lost }, 2)).toBe(false);
     expect(outcomeChanged(base, { ...base, stall: { reason: 'PartitionStalled', message: 'p0' } }, 2)).toBe(
       true,
     );
