@@ -6,7 +6,8 @@
  * otherwise; a clock column without a value gets the batch's ingest time.
  *
  * The plan is compiled once (column-sources.ts) into one writer per column, built here for exactly
- * that column's type: a row is a loop over small functions, no per-row switch over source or type.
+ * that column's type; rowbinary-codegen.ts then generates one straight-line row writer for the plan
+ * that inlines the common columns and calls those writers for the rest.
  *
  * RowBinary per type (LowCardinality is transparent in RowBinary):
  *   Nullable(T)   1 byte 0 + T, or 1 byte 1 for NULL
@@ -26,6 +27,7 @@ import { ipv4Value, writeIpv6Bytes } from '../../../common/src/integrity/canonic
 import { BinaryOutput } from './binary-output';
 import { ColumnPlan, PlannedColumn, S_STATIC } from './column-plan';
 import { ColumnEmitter, ColumnWrite, compileColumnWriters, RowContext } from './column-sources';
+import { compileRowWriter, GeneratedRowWrite } from './rowbinary-codegen';
 import {
   T_DATETIME,
   T_DATETIME64,
@@ -316,6 +318,22 @@ function intText(out: BinaryOutput, col: PlannedColumn, b: Buffer, s: number, e:
   return true;
 }
 
+/** The generated writer, or null where the host forbids code generation (the loop is used then). */
+function generatedWriter(
+  plan: ColumnPlan,
+  out: BinaryOutput,
+  row: RowContext,
+  writers: readonly ColumnWrite[],
+): GeneratedRowWrite | null {
+  if (plan.columns.length === 0) return null;
+  try {
+    return compileRowWriter(plan, out, row, writers);
+  } catch (err) {
+    if (err instanceof EvalError) return null;
+    throw err;
+  }
+}
+
 /** Appends RowBinary rows for one column plan into a reused BinaryOutput. */
 export class RowBinaryRowWriter {
   readonly out: BinaryOutput;
@@ -325,8 +343,11 @@ export class RowBinaryRowWriter {
   private readonly emitter: RowBinaryEmitter;
   private readonly writers: ColumnWrite[];
   private readonly badValues: string[];
+  /** The plan's generated row writer (rowbinary-codegen.ts); null: the closure loop writes rows. */
+  private readonly generated: GeneratedRowWrite | null;
 
-  constructor(plan: ColumnPlan, tz: TimeZone, initialBytes = 1 << 20) {
+  /** `generate`: false keeps the closure loop (tests compare both; hosts that forbid code generation). */
+  constructor(plan: ColumnPlan, tz: TimeZone, initialBytes = 1 << 20, generate = true) {
     this.out = new BinaryOutput(initialBytes);
     this.ctx = { tz, refMs: 0 };
     this.emitter = new RowBinaryEmitter(this.out, this.row, this.ctx);
@@ -336,14 +357,24 @@ export class RowBinaryRowWriter {
       return col.type.nullable && col.source !== S_STATIC ? em.nullable(w) : w;
     });
     this.badValues = plan.columns.map((c) => c.badValue);
+    this.generated = generate ? generatedWriter(plan, this.out, this.row, this.writers) : null;
   }
 
   /** Appends one row; returns null, or `bad_value:<column>` after rolling the row back. */
   writeRow(rec: ParsedRecord): string | null {
     const out = this.out;
     const start = out.pos;
-    const writers = this.writers;
     this.ctx.refMs = this.row.ingestTimeMs;
+    if (this.generated !== null) {
+      const bad = this.generated(rec);
+      if (bad >= 0) {
+        out.pos = start;
+        return this.badValues[bad];
+      }
+      out.commitRow(start);
+      return null;
+    }
+    const writers = this.writers;
     for (let i = 0; i < writers.length; i++) {
       if (!writers[i](rec)) {
         out.pos = start;
