@@ -1,4 +1,6 @@
-import { ms, parseLine } from '../../../test/fixtures/parse-support';
+import { ms, parseLine, TEST_REF_MS } from '../../../test/fixtures/parse-support';
+import { LineParser } from './parser';
+import { recordToObject } from './to-json';
 
 const TRAFFIC =
   'date=2024-01-15 time=10:23:45 devname="FG100F-HQ" devid="FG100FTK19000000" eventtime=1705303425123456789 ' +
@@ -146,5 +148,33 @@ describe('fortigate', () => {
       deadLetter: 'missing_field:src_ip',
     });
     expect(parseLine('fortigate', TRAFFIC, { required: ['src_ip', 'dst_ip'] }).src_ip).toBe('192.168.10.25');
+  });
+
+  it('parses each line the same whatever key order the previous line had (KeyLayout)', () => {
+    const lines = [
+      TRAFFIC,
+      TRAFFIC.replace('srcip=', 'srcipx=').replace('dstport=', 'dstport2='),
+      'srcip=10.0.0.9 srcport=1 dstip=10.0.0.8',
+      'srcport=2 srcip=10.0.0.7 dstip=10.0.0.6 srcip=10.0.0.5',
+      'srcip10.0.0.1 dstip=10.0.0.2',
+      'srcip= dstip=10.0.0.2',
+      'srcip=10.0.0.1 src=x dstip=10.0.0.2',
+      `${'k'.repeat(40)}=1 srcip=10.0.0.3`,
+      TRAFFIC.replace(' proto=6', ' proto=17 level="warning"'),
+      'srcip=10.0.0.1 dstip',
+    ].map((l) => Buffer.from(l));
+    const parser = new LineParser({ format: 'fortigate', timezone: 'UTC', collectFields: true });
+    parser.setReferenceTime(TEST_REF_MS);
+    const parseAll = (order: Buffer[]): string[] =>
+      order.map((b) => {
+        const reason = parser.parse(b, 0, b.length);
+        return JSON.stringify(reason === null ? recordToObject(parser.record) : { deadLetter: reason });
+      });
+    const alone = lines.map((b) => JSON.stringify(parseLine('fortigate', b)));
+    const forward = parseAll([...lines, ...lines]);
+    const backward = parseAll([...lines].reverse()).reverse();
+    expect(forward).toEqual([...alone, ...alone]);
+    expect(backward).toEqual(alone);
+    expect(alone[4]).toBe(JSON.stringify({ deadLetter: 'bad_kv' }));
   });
 });

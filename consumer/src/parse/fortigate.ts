@@ -2,11 +2,13 @@
  * FortiGate (FortiOS) key=value logs: `date=2024-01-15 time=10:23:45 devname="FG100F" … srcip=…`.
  * Values are bare tokens or double-quoted with backslash escapes. The clock is `eventtime` (epoch in
  * s/ms/µs/ns, UTC) when present, else `date` + `time` read in `tz` (e.g. "+0300") or the configured
- * zone. One pass over the bytes; known keys dispatch through a KeywordTable. Source NAT is
+ * zone. One pass over the bytes; each key is first compared with the key at the same position on
+ * the previous line (KeyLayout), else looked up in a KeywordTable. Source NAT is
  * `transip`/`transport`, destination NAT (VIP) `tranip`/`tranport`.
  */
 import type { ParseContext } from './context';
 import { fixedDigits } from './bytes';
+import { KeyLayout } from './key-layout';
 import { KeywordTable } from './keywords';
 import { setStandardField, T, targetTable } from './kv-apply';
 import { BAD_KV, BAD_TIMESTAMP } from './reasons';
@@ -39,6 +41,8 @@ const K = {
   tranport: 22,
 } as const;
 const KEYS = new KeywordTable(Object.entries(K));
+/** The previous line's keys: the next line's keys are compared with them before any lookup. */
+const LAYOUT = new KeyLayout();
 
 /** Clock parts seen on the line, kept as spans until the whole line is read. */
 const clock = {
@@ -92,8 +96,16 @@ export function parseFortigate(
     while (p < e && buf[p] === 32) p++;
     if (p >= e) break;
     const ks = p;
-    while (p < e && buf[p] !== 61 && buf[p] !== 32) p++;
-    if (p >= e || buf[p] !== 61 || p === ks) return BAD_KV;
+    let key = LAYOUT.match(pairs, buf, ks, e, 61);
+    if (key >= 0) {
+      p = key;
+      key = LAYOUT.id;
+    } else {
+      while (p < e && buf[p] !== 61 && buf[p] !== 32) p++;
+      if (p >= e || buf[p] !== 61 || p === ks) return BAD_KV;
+      key = KEYS.lookup(buf, ks, p);
+      LAYOUT.remember(pairs, buf, ks, p, key);
+    }
     const ke = p++;
     let vs = p;
     let ve: number;
@@ -116,7 +128,6 @@ export function parseFortigate(
     }
     pairs++;
     if (collect) rec.addField(ks, ke, vs, ve, inScratch ? VAL_SCRATCH : 0);
-    const key = KEYS.lookup(buf, ks, ke);
     if (key < 0) continue;
     const reason = applyKey(key, rec, vBuf, vs, ve, inScratch);
     if (reason !== null) return reason;

@@ -1,0 +1,51 @@
+/**
+ * The key order of the previous line, for key=value formats whose producers write the same keys
+ * in the same order line after line (a FortiGate's traffic logs, one device's event type). The
+ * n-th key of a line is first compared with the n-th key of the previous one: when the bytes and
+ * the separator after them match, the key's end and its keyword id are known without scanning for
+ * the separator or looking the key up. A mismatch scans and looks up as before and remembers the
+ * new key for the next line, so the result never depends on what was remembered — only the speed.
+ */
+
+/** Keys longer than this are never remembered (they are looked up every time). */
+const SLOT = 32;
+/** Key positions remembered per line. */
+const POSITIONS = 96;
+
+/** Remembered keys of one parser: bytes, length and keyword id per key position. */
+export class KeyLayout {
+  private readonly bytes = new Uint8Array(POSITIONS * SLOT);
+  /** Length of the key at each position; 0 = nothing remembered there. */
+  private readonly lengths = new Int32Array(POSITIONS);
+  private readonly ids = new Int32Array(POSITIONS);
+  /** Keyword id of the last successful match(). */
+  id = -1;
+
+  /**
+   * End of the key at position `n` starting at `s` when it is the remembered one followed by `sep`
+   * (its id is then in `this.id`), else -1. The remembered key holds neither `sep` nor a space,
+   * so a match ends exactly where a scan for the separator would.
+   */
+  match(n: number, buf: Uint8Array, s: number, e: number, sep: number): number {
+    if (n >= POSITIONS) return -1;
+    const len = this.lengths[n];
+    const end = s + len;
+    if (len === 0 || end >= e || buf[end] !== sep) return -1;
+    const bytes = this.bytes;
+    const at = n * SLOT;
+    for (let i = 0; i < len; i++) if (buf[s + i] !== bytes[at + i]) return -1;
+    this.id = this.ids[n];
+    return end;
+  }
+
+  /** Remembers [s, e) (a key already scanned: no separator, no space) with id `id` at position `n`. */
+  remember(n: number, buf: Uint8Array, s: number, e: number, id: number): void {
+    const len = e - s;
+    if (n >= POSITIONS || len > SLOT) return;
+    const bytes = this.bytes;
+    const at = n * SLOT;
+    for (let i = 0; i < len; i++) bytes[at + i] = buf[s + i];
+    this.lengths[n] = len;
+    this.ids[n] = id;
+  }
+}
