@@ -4,17 +4,16 @@
  * has no row delimiter). Little-endian fixed-width integers, LEB128 lengths, raw string bytes.
  */
 
-/** Spans at least this long are copied natively; shorter ones with a JS loop (cheaper than the call). */
-const NATIVE_COPY_MIN = 96;
-
-const TWO_32 = 4294967296;
-
-/** "00".."99" as bytes (decimal text of numbers written into String columns). */
-const DIGIT_PAIRS = new Uint8Array(200);
-for (let i = 0; i < 100; i++) {
-  DIGIT_PAIRS[i * 2] = 48 + ((i / 10) | 0);
-  DIGIT_PAIRS[i * 2 + 1] = 48 + (i % 10);
-}
+import {
+  DECIMAL_MAX,
+  putDecimal,
+  putI64,
+  putIpv4Mapped,
+  putLatin1,
+  putScaledI64,
+  putString,
+  STRING_HEAD_MAX,
+} from './binary-put';
 
 /** Growable byte buffer with RowBinary writers and a row-start index. */
 export class BinaryOutput {
@@ -94,35 +93,13 @@ export class BinaryOutput {
   /** Any integer |v| < 2^53 as 64-bit two's complement (negative values included). */
   i64(v: number): void {
     this.ensure(8);
-    const b = this.buf;
-    const o = this.pos;
-    // ToUint32 is v mod 2^32 for every integer, so the low word needs no division.
-    const lo = v >>> 0;
-    const hi = ((v - lo) / TWO_32) | 0;
-    b[o] = lo;
-    b[o + 1] = lo >>> 8;
-    b[o + 2] = lo >>> 16;
-    b[o + 3] = lo >>> 24;
-    b[o + 4] = hi;
-    b[o + 5] = hi >>> 8;
-    b[o + 6] = hi >>> 16;
-    b[o + 7] = hi >>> 24;
-    this.pos = o + 8;
+    this.pos = putI64(this.buf, this.pos, v);
   }
 
   /** The IPv6 column value of IPv4 address `v4` (a 32-bit value): ::ffff:a.b.c.d, 16 bytes. */
   ipv4Mapped(v4: number): void {
     this.ensure(16);
-    const b = this.buf;
-    const o = this.pos;
-    for (let i = o; i < o + 10; i++) b[i] = 0;
-    b[o + 10] = 0xff;
-    b[o + 11] = 0xff;
-    b[o + 12] = v4 >>> 24;
-    b[o + 13] = v4 >>> 16;
-    b[o + 14] = v4 >>> 8;
-    b[o + 15] = v4;
-    this.pos = o + 16;
+    this.pos = putIpv4Mapped(this.buf, this.pos, v4);
   }
 
   /** An integer of `bits` width (8/16/32/64), two's complement for negatives. */
@@ -142,12 +119,8 @@ export class BinaryOutput {
 
   /** ms * 10^scale as Int64, exact beyond 2^53 (DateTime64 with more than millisecond precision). */
   scaledI64(ms: number, scale: number): void {
-    const hiMs = Math.floor(ms / TWO_32);
-    const loMs = ms - hiMs * TWO_32;
-    const low = loMs * scale; // < 2^52
-    const carry = Math.floor(low / TWO_32);
-    this.u32(low - carry * TWO_32);
-    this.u32((hiMs * scale + carry) | 0);
+    this.ensure(8);
+    this.pos = putScaledI64(this.buf, this.pos, ms, scale);
   }
 
   /** LEB128 unsigned length. */
@@ -163,64 +136,20 @@ export class BinaryOutput {
 
   /** A String value: length, then the bytes [s, e) of `src` as they are. */
   string(src: Uint8Array, s: number, e: number): void {
-    const n = e - s;
-    this.ensure(n + 5);
-    const b = this.buf;
-    let o = this.pos;
-    if (n < 0x80) b[o++] = n;
-    else {
-      let m = n;
-      while (m >= 0x80) {
-        b[o++] = (m & 0x7f) | 0x80;
-        m >>>= 7;
-      }
-      b[o++] = m;
-    }
-    if (n >= NATIVE_COPY_MIN) {
-      // Buffer.copy: no view object per value (subarray + set allocates one).
-      Buffer.prototype.copy.call(src, b, o, s, e);
-      this.pos = o + n;
-      return;
-    }
-    for (let i = s; i < e; i++) b[o++] = src[i];
-    this.pos = o;
+    this.ensure(e - s + STRING_HEAD_MAX);
+    this.pos = putString(this.buf, this.pos, src, s, e);
   }
 
   /** A String value holding a short Latin-1 text (protocol names). */
   latin1String(text: string): void {
     this.ensure(text.length + 1);
-    const b = this.buf;
-    b[this.pos++] = text.length;
-    for (let i = 0; i < text.length; i++) b[this.pos++] = text.charCodeAt(i) & 0xff;
+    this.pos = putLatin1(this.buf, this.pos, text);
   }
 
   /** A String value holding the decimal text of 0 <= n < 2^53 (numbers in String columns). */
   decimalString(n: number): void {
-    this.ensure(18);
-    const lenAt = this.pos++;
-    const start = this.pos;
-    if (n >= 1e9) {
-      const high = Math.floor(n / 1e9);
-      this.digits(high);
-      this.padded(n - high * 1e9, 9);
-    } else this.digits(n);
-    this.buf[lenAt] = this.pos - start;
-  }
-
-  private digits(n: number): void {
-    let len = 1;
-    for (let x = n; x >= 10; x = Math.floor(x / 10)) len++;
-    this.padded(n, len);
-  }
-
-  private padded(n: number, width: number): void {
-    const b = this.buf;
-    for (let o = this.pos + width - 1; o >= this.pos; o--) {
-      const q = Math.floor(n / 10);
-      b[o] = 48 + (n - q * 10);
-      n = q;
-    }
-    this.pos += width;
+    this.ensure(DECIMAL_MAX);
+    this.pos = putDecimal(this.buf, this.pos, n);
   }
 
   /** `n` zero bytes (type defaults: 0, 0.0.0.0, ::). */
