@@ -27,8 +27,27 @@ import {
 } from '../../../common/src/columns/column-type';
 import type { ParsedRecord } from '../parse/record';
 import type { BinaryOutput } from './binary-output';
+import {
+  DECIMAL_MAX,
+  putDecimal,
+  putI64,
+  putIpv4Mapped,
+  putLatin1,
+  putScaledI64,
+  putString,
+  putU32,
+  STRING_HEAD_MAX,
+} from './binary-put';
 import { ColumnPlan, PlannedColumn, S } from './column-plan';
 import { ACTION_BYTES, ColumnWrite, RowContext, SEVERITY_BYTES, VENDOR_BYTES } from './column-sources';
+
+/** The (buffer, position) writers the generated code calls. */
+const PUT = { putU32, putI64, putScaledI64, putIpv4Mapped, putString, putLatin1, putDecimal };
+
+/** A run of zero bytes (type defaults). */
+function zeros(n: number): string {
+  return `for (let z = 0; z < ${num(n)}; z++) buf[pos++] = 0;`;
+}
 
 /** Writes one row; returns -1, or the position of the first column whose value does not fit. */
 export type GeneratedRowWrite = (rec: ParsedRecord) => number;
@@ -73,12 +92,51 @@ function num(n: number): string {
   return text;
 }
 
-const INT_WRITE: Record<number, string> = { 8: 'u8', 16: 'u16', 32: 'u32', 64: 'i64' };
+/** Little-endian integer writes by width; the position lives in the local `pos`. */
+const INT_WRITE: Record<number, (v: string) => string> = {
+  8: (v) => `buf[pos++] = ${v};`,
+  16: (v) => `{ const w = ${v}; buf[pos] = w; buf[pos + 1] = w >>> 8; pos += 2; }`,
+  32: (v) => `pos = putU32(buf, pos, ${v});`,
+  64: (v) => `pos = putI64(buf, pos, ${v});`,
+};
 
 function intWrite(bits: number, value: string): string {
-  const m = INT_WRITE[bits];
-  if (m === undefined) throw new RangeError(`no integer width ${bits}`);
-  return `out.${m}(${value});`;
+  const write = INT_WRITE[bits];
+  if (write === undefined) throw new RangeError(`no integer width ${bits}`);
+  return write(value);
+}
+
+/**
+ * Makes room for `n` (an expression) bytes plus ROOM (every fixed-width value of the row) before a
+ * variable-length value; fixed-width values then need no check of their own.
+ */
+function roomFor(n: string): string {
+  return `if (pos + ${n} + ROOM > buf.length) { out.pos = pos; out.ensure(${n} + ROOM); buf = out.buf; }`;
+}
+
+/** A String value of bytes [s, e) of `b` (expressions evaluated once). */
+function stringCode(b: string, s: string, e: string): string {
+  return `{ const sb = ${b}, ss = ${s}, se = ${e}; ${roomFor('(se - ss)')} pos = putString(buf, pos, sb, ss, se); }`;
+}
+
+/** Most bytes a column's value takes outside the variable part of a String (nullable marker included). */
+function fixedBytes(col: PlannedColumn): number {
+  const marker = col.type.nullable ? 1 : 0;
+  switch (col.type.kind) {
+    case T_INT:
+      return marker + col.type.bits / 8;
+    case T_ENUM:
+      return marker + 2;
+    case T_DATETIME:
+    case T_IPV4:
+      return marker + 4;
+    case T_DATETIME64:
+      return marker + 8;
+    case T_IPV6:
+      return marker + 16;
+    default:
+      return marker + DECIMAL_MAX;
+  }
 }
 
 function enumBits(col: PlannedColumn): number {
@@ -95,65 +153,65 @@ function timeCode(col: PlannedColumn, ms: string): string {
   const p = col.type.precision;
   switch (col.type.kind) {
     case T_DATETIME64:
-      if (p === 3) return `out.i64(${ms});`;
-      if (p > 3) return `out.scaledI64((${ms}), ${num(10 ** (p - 3))});`;
-      return `out.i64(Math.floor((${ms}) / ${num(10 ** (3 - p))}));`;
+      if (p === 3) return `pos = putI64(buf, pos, ${ms});`;
+      if (p > 3) return `pos = putScaledI64(buf, pos, (${ms}), ${num(10 ** (p - 3))});`;
+      return `pos = putI64(buf, pos, Math.floor((${ms}) / ${num(10 ** (3 - p))}));`;
     case T_DATETIME:
-      return `out.u32(Math.floor((${ms}) / 1000));`;
+      return `pos = putU32(buf, pos, Math.floor((${ms}) / 1000));`;
     case T_INT:
-      return `out.i64(${ms});`;
+      return `pos = putI64(buf, pos, ${ms});`;
     default:
-      return `out.decimalString(${ms});`;
+      return `pos = putDecimal(buf, pos, ${ms});`;
   }
 }
 
 /** A non-negative number `n` (a local name) range-checked into an integer or String column. */
 function numberCode(col: PlannedColumn, i: number, n: string): string {
-  if (col.type.kind === T_STRING) return `out.decimalString(${n});`;
+  if (col.type.kind === T_STRING) return `pos = putDecimal(buf, pos, ${n});`;
   if (col.type.kind !== T_INT) throw new RangeError('numbers need an integer or String column');
   return `if (${n} > ${num(col.intMax)} || ${n} < ${num(col.intMin)}) return ${i}; ${intWrite(col.type.bits, n)}`;
 }
 
 /** The value of a column without one: NULL, else the type's default (ingest time for clocks). */
 function absentCode(col: PlannedColumn): string {
-  if (col.type.nullable) return 'out.u8(1);';
+  if (col.type.nullable) return 'buf[pos++] = 1;';
   switch (col.type.kind) {
     case T_STRING:
-      return 'out.u8(0);';
+      return 'buf[pos++] = 0;';
     case T_ENUM:
       return intWrite(enumBits(col), num(enumValueOf(col, col.enumDefault.toString('utf8'))));
     case T_DATETIME:
     case T_DATETIME64:
       return timeCode(col, 'row.ingestTimeMs');
     case T_INT:
-      return `out.zeros(${num(col.type.bits / 8)});`;
+      return zeros(col.type.bits / 8);
     case T_IPV4:
-      return 'out.zeros(4);';
+      return zeros(4);
     default:
-      return 'out.zeros(16);';
+      return zeros(16);
   }
 }
 
 /** `present` when `absentIf` is false (nullable columns get their 0 marker first), else the absent value. */
 function optional(col: PlannedColumn, absentIf: string | null, present: string): string {
-  const marked = col.type.nullable ? `out.u8(0); ${present}` : present;
+  const marked = col.type.nullable ? `buf[pos++] = 0; ${present}` : present;
   return absentIf === null ? marked : `if (${absentIf}) { ${absentCode(col)} } else { ${marked} }`;
 }
 
 /** A validated address span `sp` of version `v` into an IPv4, IPv6 or String column. */
 function addressCode(col: PlannedColumn, i: number): string {
   const b = 'const b = sp.scratch ? rec.scratch : rec.src;';
-  if (col.type.kind === T_STRING) return `${b} out.string(b, sp.start, sp.end);`;
+  if (col.type.kind === T_STRING) return `${b} ${stringCode('b', 'sp.start', 'sp.end')}`;
   if (col.type.kind === T_IPV4)
     return (
       `if (v === 6) return ${i}; ${b} ` +
-      `const x = sp.ipv4 >= 0 ? sp.ipv4 : ipv4Value(b, sp.start, sp.end); if (x < 0) return ${i}; out.u32(x);`
+      `const x = sp.ipv4 >= 0 ? sp.ipv4 : ipv4Value(b, sp.start, sp.end); if (x < 0) return ${i}; pos = putU32(buf, pos, x);`
     );
   if (col.type.kind !== T_IPV6) throw new RangeError('addresses need IPv4, IPv6 or String');
   return (
     `${b} const x = v !== 4 ? -1 : sp.ipv4 >= 0 ? sp.ipv4 : ipv4Value(b, sp.start, sp.end); ` +
-    `if (x >= 0) out.ipv4Mapped(x); else { out.ensure(16); ` +
-    `if (!writeIpv6Bytes(b, sp.start, sp.end, out.buf, out.pos)) return ${i}; out.pos += 16; }`
+    `if (x >= 0) pos = putIpv4Mapped(buf, pos, x); ` +
+    `else { if (!writeIpv6Bytes(b, sp.start, sp.end, buf, pos)) return ${i}; pos += 16; }`
   );
 }
 
@@ -162,7 +220,7 @@ function namedCode(col: PlannedColumn, i: number, idx: string, numeric: boolean)
   if (col.type.kind === T_ENUM) return intWrite(enumBits(col), `T${i}[${idx}]`);
   if (col.type.kind === T_INT && numeric) return numberCode(col, i, idx);
   if (col.type.kind !== T_STRING) throw new RangeError('names need an Enum, integer or String column');
-  return `{ const nb = T${i}[${idx}]; out.string(nb, 0, nb.length); }`;
+  return `{ const nb = T${i}[${idx}]; ${stringCode('nb', '0', 'nb.length')} }`;
 }
 
 /** The block writing column `i`, or null when the column keeps its closure writer. */
@@ -183,11 +241,15 @@ function columnCode(col: PlannedColumn, i: number, tables: unknown[]): string | 
     return `{ const k = ${idx}; ${optional(col, src === S.severity ? 'k < 0' : null, code)} }`;
   }
   if (src === S.proto && kind === T_STRING)
-    return optional(col, "rec.protoName === ''", 'out.latin1String(rec.protoName);');
+    return optional(
+      col,
+      "rec.protoName === ''",
+      `{ const t = rec.protoName; ${roomFor('t.length')} pos = putLatin1(buf, pos, t); }`,
+    );
   if (src === S.proto && kind === T_INT)
     return `{ const n = rec.protoNumber; ${optional(col, "rec.protoName === '' || n < 0", numberCode(col, i, 'n'))} }`;
   if (SPANS[src] !== undefined && kind === T_STRING) {
-    const write = 'out.string(sp.scratch ? rec.scratch : rec.src, sp.start, sp.end);';
+    const write = stringCode('sp.scratch ? rec.scratch : rec.src', 'sp.start', 'sp.end');
     return `{ const sp = rec.${SPANS[src]}; ${optional(col, 'sp.start < 0', write)} }`;
   }
   if (ADDRESSES[src] !== undefined) {
@@ -197,9 +259,9 @@ function columnCode(col: PlannedColumn, i: number, tables: unknown[]): string | 
   if (NUMBERS[src] !== undefined)
     return `{ const n = ${NUMBERS[src]}; ${optional(col, 'n < 0', numberCode(col, i, 'n'))} }`;
   if (src === S.raw && kind === T_STRING)
-    return optional(col, null, 'out.string(rec.src, rec.lineStart, rec.lineEnd);');
+    return optional(col, null, stringCode('rec.src', 'rec.lineStart', 'rec.lineEnd'));
   if (src === S.kafka_topic && kind === T_STRING)
-    return optional(col, null, 'out.string(row.topic, 0, row.topic.length);');
+    return optional(col, null, stringCode('row.topic', '0', 'row.topic.length'));
   return null;
 }
 
@@ -220,7 +282,10 @@ export function buildRowWriterSource(plan: ColumnPlan): RowWriterSource {
       tables[i] = null;
       fallbacks.push(i);
       head.push(`const F${i} = fallbacks[${i}];`);
-      body.push(`if (!F${i}(rec)) return ${i};`);
+      body.push(
+        `out.pos = pos; if (!F${i}(rec)) return ${i}; buf = out.buf; pos = out.pos; ` +
+          `if (pos + ROOM > buf.length) { out.ensure(ROOM); buf = out.buf; }`,
+      );
       return;
     }
     const t = tables[i] as { names?: unknown } | null;
@@ -229,11 +294,18 @@ export function buildRowWriterSource(plan: ColumnPlan): RowWriterSource {
     } else if (t !== null) head.push(`const T${i} = tables[${i}];`);
     body.push(code);
   });
+  const room = plan.columns.reduce((n, col) => n + fixedBytes(col), STRING_HEAD_MAX);
   const source = [
     "'use strict';",
+    `const ROOM = ${num(room)};`,
+    'const { putU32, putI64, putScaledI64, putIpv4Mapped, putString, putLatin1, putDecimal } = put;',
     ...head,
     'return function writeRow(rec) {',
+    '  let buf = out.buf;',
+    '  let pos = out.pos;',
+    '  if (pos + ROOM > buf.length) { out.ensure(ROOM); buf = out.buf; }',
     ...body.map((line) => `  ${line}`),
+    '  out.pos = pos;',
     '  return -1;',
     '};',
   ].join('\n');
@@ -259,7 +331,8 @@ export function compileRowWriter(
     'fallbacks',
     'ipv4Value',
     'writeIpv6Bytes',
+    'put',
     source,
   ) as (...args: unknown[]) => GeneratedRowWrite;
-  return factory(out, row, tables, fallbacks, ipv4Value, writeIpv6Bytes);
+  return factory(out, row, tables, fallbacks, ipv4Value, writeIpv6Bytes, PUT);
 }
