@@ -2,33 +2,37 @@
  * One RowBinary row writer generated per column plan: the plan is fixed for the life of a
  * pipeline (which columns, which types, in which order), so a row is written by straight-line
  * code — one block per column, each read of the record and each byte write specialised for that
- * column's source and type — instead of a loop over per-column closures. The closures share one
- * feedback slot per call site across all columns, so V8 could inline none of them; the generated
- * function has its own call sites, and the BinaryOutput methods it calls are inlined.
+ * column's source and type, the output position in a local, room checked once per row and once
+ * per String — instead of a loop over per-column closures. Those closures share their call sites'
+ * feedback across all columns, so V8 inlined none of them; the generated function has its own.
  *
- * Safety: the source text is assembled only from the fixed templates in this file, column
- * positions, and numbers computed from parsed types (byte widths, integer bounds, time scales),
- * each checked to be a finite number (printed as a numeric literal) before it is written. Nothing from a LogPipeline — column
- * names, type strings, sources, static values, `field:` keys — ever reaches the source; values a
- * column needs at run time (enum value tables, name tables, vendor allow-lists) are passed in as
- * arrays indexed by column position. Columns the generator has no template for (sender header,
- * `static:`, `field:`, text into typed columns, protocol enums) call the column's compiled closure
- * writer (column-sources.ts), so every plan that compiles is written exactly as before.
+ * Safety: the source text is assembled only from fixed templates (this file and
+ * rowbinary-templates.ts), column positions, and numbers computed from parsed types (byte widths,
+ * integer bounds, time scales), each checked to be a finite number printed as a numeric literal.
+ * Nothing from a LogPipeline — column names, type strings, sources, static values, `field:` keys —
+ * ever reaches the source; values a column needs at run time (enum value tables, name tables,
+ * vendor allow-lists) are passed in as arrays indexed by column position. Columns without a
+ * template (sender header, `static:`, `field:`, text into typed columns, protocol enums) call the
+ * column's compiled closure writer (column-sources.ts), so every plan that compiles is written
+ * exactly as before.
  */
 import { ipv4Value, writeIpv6Bytes } from '../../../common/src/integrity/canonical-ip';
-import {
-  T_DATETIME,
-  T_DATETIME64,
-  T_ENUM,
-  T_INT,
-  T_IPV4,
-  T_IPV6,
-  T_STRING,
-} from '../../../common/src/columns/column-type';
+import { T_ENUM, T_INT, T_STRING } from '../../../common/src/columns/column-type';
 import type { ParsedRecord } from '../parse/record';
 import type { BinaryOutput } from './binary-output';
 import {
-  DECIMAL_MAX,
+  addressCode,
+  enumValueOf,
+  fixedBytes,
+  namedCode,
+  num,
+  numberCode,
+  optional,
+  roomFor,
+  stringCode,
+  timeCode,
+} from './rowbinary-templates';
+import {
   putDecimal,
   putI64,
   putIpv4Mapped,
@@ -43,11 +47,6 @@ import { ACTION_BYTES, ColumnWrite, RowContext, SEVERITY_BYTES, VENDOR_BYTES } f
 
 /** The (buffer, position) writers the generated code calls. */
 const PUT = { putU32, putI64, putScaledI64, putIpv4Mapped, putString, putLatin1, putDecimal };
-
-/** A run of zero bytes (type defaults). */
-function zeros(n: number): string {
-  return `for (let z = 0; z < ${num(n)}; z++) buf[pos++] = 0;`;
-}
 
 /** Writes one row; returns -1, or the position of the first column whose value does not fit. */
 export type GeneratedRowWrite = (rec: ParsedRecord) => number;
@@ -83,145 +82,6 @@ const NAMED: Record<number, [string, readonly Buffer[], boolean]> = {
   [S.action]: ['rec.action', ACTION_BYTES, true],
   [S.severity]: ['rec.severity', SEVERITY_BYTES, true],
 };
-
-/** A number for the source text: only finite numbers pass, printed as a plain numeric literal. */
-function num(n: number): string {
-  const text = String(n);
-  if (typeof n !== 'number' || !Number.isFinite(n) || !/^-?[0-9][0-9.e+-]*$/.test(text))
-    throw new RangeError(`not a finite number: ${text}`);
-  return text;
-}
-
-/** Little-endian integer writes by width; the position lives in the local `pos`. */
-const INT_WRITE: Record<number, (v: string) => string> = {
-  8: (v) => `buf[pos++] = ${v};`,
-  16: (v) => `{ const w = ${v}; buf[pos] = w; buf[pos + 1] = w >>> 8; pos += 2; }`,
-  32: (v) => `pos = putU32(buf, pos, ${v});`,
-  64: (v) => `pos = putI64(buf, pos, ${v});`,
-};
-
-function intWrite(bits: number, value: string): string {
-  const write = INT_WRITE[bits];
-  if (write === undefined) throw new RangeError(`no integer width ${bits}`);
-  return write(value);
-}
-
-/**
- * Makes room for `n` (an expression) bytes plus ROOM (every fixed-width value of the row) before a
- * variable-length value; fixed-width values then need no check of their own.
- */
-function roomFor(n: string): string {
-  return `if (pos + ${n} + ROOM > buf.length) { out.pos = pos; out.ensure(${n} + ROOM); buf = out.buf; }`;
-}
-
-/** A String value of bytes [s, e) of `b` (expressions evaluated once). */
-function stringCode(b: string, s: string, e: string): string {
-  return `{ const sb = ${b}, ss = ${s}, se = ${e}; ${roomFor('(se - ss)')} pos = putString(buf, pos, sb, ss, se); }`;
-}
-
-/** Most bytes a column's value takes outside the variable part of a String (nullable marker included). */
-function fixedBytes(col: PlannedColumn): number {
-  const marker = col.type.nullable ? 1 : 0;
-  switch (col.type.kind) {
-    case T_INT:
-      return marker + col.type.bits / 8;
-    case T_ENUM:
-      return marker + 2;
-    case T_DATETIME:
-    case T_IPV4:
-      return marker + 4;
-    case T_DATETIME64:
-      return marker + 8;
-    case T_IPV6:
-      return marker + 16;
-    default:
-      return marker + DECIMAL_MAX;
-  }
-}
-
-function enumBits(col: PlannedColumn): number {
-  return col.type.text.includes('Enum16') ? 16 : 8;
-}
-
-function enumValueOf(col: PlannedColumn, name: string): number {
-  const i = col.type.enumNames.indexOf(name);
-  return i < 0 ? NaN : col.type.enumValues[i];
-}
-
-/** Epoch milliseconds `ms` (an expression) in the column's time type. */
-function timeCode(col: PlannedColumn, ms: string): string {
-  const p = col.type.precision;
-  switch (col.type.kind) {
-    case T_DATETIME64:
-      if (p === 3) return `pos = putI64(buf, pos, ${ms});`;
-      if (p > 3) return `pos = putScaledI64(buf, pos, (${ms}), ${num(10 ** (p - 3))});`;
-      return `pos = putI64(buf, pos, Math.floor((${ms}) / ${num(10 ** (3 - p))}));`;
-    case T_DATETIME:
-      return `pos = putU32(buf, pos, Math.floor((${ms}) / 1000));`;
-    case T_INT:
-      return `pos = putI64(buf, pos, ${ms});`;
-    default:
-      return `pos = putDecimal(buf, pos, ${ms});`;
-  }
-}
-
-/** A non-negative number `n` (a local name) range-checked into an integer or String column. */
-function numberCode(col: PlannedColumn, i: number, n: string): string {
-  if (col.type.kind === T_STRING) return `pos = putDecimal(buf, pos, ${n});`;
-  if (col.type.kind !== T_INT) throw new RangeError('numbers need an integer or String column');
-  return `if (${n} > ${num(col.intMax)} || ${n} < ${num(col.intMin)}) return ${i}; ${intWrite(col.type.bits, n)}`;
-}
-
-/** The value of a column without one: NULL, else the type's default (ingest time for clocks). */
-function absentCode(col: PlannedColumn): string {
-  if (col.type.nullable) return 'buf[pos++] = 1;';
-  switch (col.type.kind) {
-    case T_STRING:
-      return 'buf[pos++] = 0;';
-    case T_ENUM:
-      return intWrite(enumBits(col), num(enumValueOf(col, col.enumDefault.toString('utf8'))));
-    case T_DATETIME:
-    case T_DATETIME64:
-      return timeCode(col, 'row.ingestTimeMs');
-    case T_INT:
-      return zeros(col.type.bits / 8);
-    case T_IPV4:
-      return zeros(4);
-    default:
-      return zeros(16);
-  }
-}
-
-/** `present` when `absentIf` is false (nullable columns get their 0 marker first), else the absent value. */
-function optional(col: PlannedColumn, absentIf: string | null, present: string): string {
-  const marked = col.type.nullable ? `buf[pos++] = 0; ${present}` : present;
-  return absentIf === null ? marked : `if (${absentIf}) { ${absentCode(col)} } else { ${marked} }`;
-}
-
-/** A validated address span `sp` of version `v` into an IPv4, IPv6 or String column. */
-function addressCode(col: PlannedColumn, i: number): string {
-  const b = 'const b = sp.scratch ? rec.scratch : rec.src;';
-  if (col.type.kind === T_STRING) return `${b} ${stringCode('b', 'sp.start', 'sp.end')}`;
-  if (col.type.kind === T_IPV4)
-    return (
-      `if (v === 6) return ${i}; ${b} ` +
-      `const x = sp.ipv4 >= 0 ? sp.ipv4 : ipv4Value(b, sp.start, sp.end); if (x < 0) return ${i}; pos = putU32(buf, pos, x);`
-    );
-  if (col.type.kind !== T_IPV6) throw new RangeError('addresses need IPv4, IPv6 or String');
-  return (
-    `${b} const x = v !== 4 ? -1 : sp.ipv4 >= 0 ? sp.ipv4 : ipv4Value(b, sp.start, sp.end); ` +
-    `if (x >= 0) pos = putIpv4Mapped(buf, pos, x); ` +
-    `else { if (!writeIpv6Bytes(b, sp.start, sp.end, buf, pos)) return ${i}; pos += 16; }`
-  );
-}
-
-/** Index `idx` into a name table (vendor/action/severity) as Enum value, number or name. */
-function namedCode(col: PlannedColumn, i: number, idx: string, numeric: boolean): string {
-  if (col.type.kind === T_ENUM) return intWrite(enumBits(col), `T${i}[${idx}]`);
-  if (col.type.kind === T_INT && numeric) return numberCode(col, i, idx);
-  if (col.type.kind !== T_STRING) throw new RangeError('names need an Enum, integer or String column');
-  return `{ const nb = T${i}[${idx}]; ${stringCode('nb', '0', 'nb.length')} }`;
-}
 
 /** The block writing column `i`, or null when the column keeps its closure writer. */
 function columnCode(col: PlannedColumn, i: number, tables: unknown[]): string | null {
