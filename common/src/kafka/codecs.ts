@@ -138,7 +138,7 @@ export const SUPPORTED_COMPRESSION = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] a
  */
 export function registerKafkaCodecs(): void {
   fixKafkaRequestQueueTimer();
-  assembleKafkaResponses(process.env.LP_KAFKA_RESPONSE_ASSEMBLY !== 'kafkajs');
+  assembleKafkaResponses();
   CompressionCodecs[CompressionTypes.GZIP] = () => gzipCodec;
   CompressionCodecs[CompressionTypes.Snappy] = () => snappyCodec;
   CompressionCodecs[CompressionTypes.LZ4] = () => lz4Codec;
