@@ -8,7 +8,9 @@
  * `+napiLz4` to read LZ4 batches as the worker did before (lz4-napi's frame reader, large batches on
  * the threadpool), `+napiSyncLz4` with the same reader on the event loop, `+kafkajsTimer` to keep
  * kafkajs's perpetual 1 ms request-queue timer (common/src/kafka/request-queue-timer.ts), `+fastBatch`
- * to build fetched batches with common/src/kafka/fetch-batch.ts instead of kafkajs's Batch, e.g.
+ * to build fetched batches with common/src/kafka/fetch-batch.ts instead of kafkajs's Batch,
+ * `+kafkajsAssembly` to put responses together with kafkajs's own concat
+ * (common/src/kafka/response-assembly.ts), e.g.
  * `--variants worker+fastDecode,worker+fastDecode+napiLz4`; variants run alternating in
  * one process, each with its own group, CPU (process.cpuUsage) counted from the group join to the
  * last message handed to eachBatch. Reuses a running bed (LP_TESTBED_FILE) or starts Kafka alone.
@@ -24,6 +26,7 @@ import { LZ4_ASYNC_THRESHOLD_BYTES, lz4Codec } from '../common/src/kafka/lz4-cod
 import { fixKafkaRequestQueueTimer } from '../common/src/kafka/request-queue-timer';
 import { installFastRecordDecoder } from '../common/src/kafka/record-decoder';
 import { installFastFetchBatch } from '../common/src/kafka/fetch-batch';
+import { assembleKafkaResponses } from '../common/src/kafka/response-assembly';
 import { median } from './e2e';
 import { benchMachine, runBenchMain, withKafkaBed } from './clickhouse-bench';
 
@@ -131,6 +134,7 @@ async function bench(bed: TestBed, o: Options) {
         installFastRecordDecoder(hooks.includes('fastDecode'));
         fixKafkaRequestQueueTimer(!hooks.includes('kafkajsTimer'));
         installFastFetchBatch(hooks.includes('fastBatch'));
+        assembleKafkaResponses(!hooks.includes('kafkajsAssembly'));
         const lz4 = hooks.includes('napiLz4')
           ? napiLz4
           : hooks.includes('napiSyncLz4')

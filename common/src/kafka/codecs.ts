@@ -23,6 +23,7 @@ import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressS
 import { lz4Codec, type KafkaJsCodec } from './lz4-codec';
 import { RecordBatchDecodeError, recordBatchOutputLimit } from './batch-bound';
 import { fixKafkaRequestQueueTimer } from './request-queue-timer';
+import { assembleKafkaResponses } from './response-assembly';
 
 /**
  * Java clients (xerial snappy-java) frame snappy as a 16-byte header then length-prefixed blocks;
@@ -132,10 +133,12 @@ export const SUPPORTED_COMPRESSION = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] a
 
 /**
  * Registers gzip, snappy, lz4 and zstd in kafkajs process-wide, and (every kafkajs user calls this
- * first) replaces kafkajs's perpetual 1 ms request-queue timer (request-queue-timer.ts). Idempotent.
+ * first) replaces kafkajs's perpetual 1 ms request-queue timer (request-queue-timer.ts) and its
+ * doubling response assembly (response-assembly.ts). Idempotent.
  */
 export function registerKafkaCodecs(): void {
   fixKafkaRequestQueueTimer();
+  assembleKafkaResponses();
   CompressionCodecs[CompressionTypes.GZIP] = () => gzipCodec;
   CompressionCodecs[CompressionTypes.Snappy] = () => snappyCodec;
   CompressionCodecs[CompressionTypes.LZ4] = () => lz4Codec;

@@ -171,11 +171,31 @@ describe('decompressLz4Frame (block by block)', () => {
     expect(() => decompressLz4Frame(badChecksum)).toThrow(/Checksum/);
   });
 
+  it('leaves the compressed bytes as they were, decoded or refused (they may become a dead letter)', () => {
+    const f = frame(logLines(300_000), { stored: (i: number) => i === 1 });
+    const before = Buffer.from(f);
+    decompressLz4Frame(f);
+    expect(f.equals(before)).toBe(true);
+    const corrupt = Buffer.from(f);
+    corrupt[40] ^= 0xff;
+    corrupt[41] ^= 0xff;
+    const corruptBefore = Buffer.from(corrupt);
+    try {
+      decompressLz4Frame(corrupt);
+    } catch {
+      /* refused or not: the bytes must be unchanged either way */
+    }
+    expect(corrupt.equals(corruptBefore)).toBe(true);
+  });
+
   it('throws on every truncation and on a block larger than the frame allows', () => {
     const f = frame(logLines(150_000));
     // Cut inside the blocks (a cut end mark is the frame reader's call, as before this codec).
-    for (let cut = 1; cut < f.length - 4; cut += 97)
-      expect(() => decompressLz4Frame(f.subarray(0, cut))).toThrow();
+    for (let cut = 1; cut < f.length - 4; cut += 97) {
+      const cutFrame = Buffer.from(f.subarray(0, cut));
+      expect(() => decompressLz4Frame(cutFrame)).toThrow();
+      expect(cutFrame.equals(f.subarray(0, cut))).toBe(true);
+    }
     // A 64 KiB frame whose block inflates past 64 KiB: refused, never a larger buffer.
     const big = Buffer.alloc(200_000, 0x61);
     const oversized = Buffer.concat([

@@ -84,12 +84,13 @@ function decodeBlocks(
     } else {
       if (room <= 0) throw new RecordBatchDecodeError('too_large', `lz4: exceeds ${max} bytes`);
       // lz4-napi's block format is the block preceded by its size bound (little-endian u32); the
-      // reader allocates that bound and fails a block that would decode past it.
-      const sized = Buffer.allocUnsafe(end - start + 4);
-      sized.writeUInt32LE(room, 0);
-      src.copy(sized, 4, start, end);
+      // reader allocates that bound and fails a block that would decode past it. The frame's own
+      // 4-byte block size sits right before the block: it is overwritten with the bound for the
+      // (synchronous) call and put back, rather than copying every block behind a new prefix.
+      const word = src.readUInt32LE(start - 4);
+      src.writeUInt32LE(room, start - 4);
       try {
-        part = uncompressSync(sized) as Buffer;
+        part = uncompressSync(src.subarray(start - 4, end)) as Buffer;
       } catch (err) {
         if (room < blocks.maxBytes)
           throw new RecordBatchDecodeError('too_large', `lz4: exceeds ${max} bytes`);
@@ -97,6 +98,8 @@ function decodeBlocks(
           'corrupt',
           `lz4: ${err instanceof Error ? err.message : String(err)}`,
         );
+      } finally {
+        src.writeUInt32LE(word, start - 4);
       }
     }
     out.push(part);
