@@ -45,20 +45,52 @@ function watchClose(client: ClickHouseClient): { closed: () => boolean } {
   return { closed: () => closed };
 }
 
+const GRACE = 300_000;
+
 describe('ClickHousePool clients of rotated credentials', () => {
-  it('keeps the client of the old user after a rotation to a new user (the leak)', async () => {
-    const pool = new ClickHousePool();
-    const lp = pipeline('u1', 'ch');
-    const spec: ResolvedSpec = resolveSpec(lp);
-    const old = watchClose(
-      await pool.client(spec, ctx(lp, { ch: { username: 'writer-1', password: 'p1' } })),
-    );
+  it('closes the client of the old user once no pipeline used it for the grace period', async () => {
+    let t = 0;
+    const pool = new ClickHousePool({}, () => t);
+    const a = pipeline('a', 'ch');
+    const b = pipeline('b', 'ch');
+    const live = new Set(['a', 'b']);
+    const v1 = { ch: { username: 'writer-1', password: 'p1' } };
+    const v2 = { ch: { username: 'writer-2', password: 'p2' } };
+    const old = watchClose(await pool.client(resolveSpec(a), ctx(a, v1)));
+    await pool.client(resolveSpec(b), ctx(b, v1));
+    await pool.catalogue(resolveSpec(a), ctx(a, v1));
+    t = 1000;
     // The Secret now names another user: a second client, keyed by the new user.
-    await pool.client(spec, ctx(lp, { ch: { username: 'writer-2', password: 'p2' } }));
-    expect(old.closed()).toBe(false);
-    // Nothing ever closes it: the only closer is the operator's shutdown, so both stay open.
+    const fresh = watchClose(await pool.client(resolveSpec(a), ctx(a, v2)));
+    expect(await pool.closeUnused(live, GRACE)).toEqual([]); // b is still on the old user
+    await pool.client(resolveSpec(b), ctx(b, v2));
+    expect(await pool.closeUnused(live, GRACE)).toEqual([]); // used a moment ago
+    t = 1000 + GRACE;
+    expect(await pool.closeUnused(live, GRACE)).toEqual(['http://ch:8123|writer-1']);
+    expect(old.closed()).toBe(true);
+    expect(fresh.closed()).toBe(false);
     const clients = (pool as unknown as { clients: Map<string, unknown> }).clients;
-    expect([...clients.keys()]).toEqual(['http://ch:8123|writer-1', 'http://ch:8123|writer-2']);
+    expect([...clients.keys()]).toEqual(['http://ch:8123|writer-2']);
+    // A later user of the old key gets a new client, and a catalogue reading through it.
+    expect(await pool.client(resolveSpec(a), ctx(a, v1))).not.toBe(undefined);
+    await pool.close();
+  });
+
+  it('closes the clients of deleted pipelines and keeps those shared with a live one', async () => {
+    let t = 0;
+    const pool = new ClickHousePool({}, () => t);
+    const a = pipeline('a', 'ch');
+    const gone = pipeline('gone', 'other');
+    const secrets = {
+      ch: { username: 'writer', password: 'p' },
+      other: { username: 'other-writer', password: 'q' },
+    };
+    const shared = watchClose(await pool.client(resolveSpec(a), ctx(a, secrets)));
+    const onlyGone = watchClose(await pool.client(resolveSpec(gone), ctx(gone, secrets)));
+    t = GRACE;
+    expect(await pool.closeUnused(new Set(['a']), GRACE)).toEqual(['http://ch:8123|other-writer']);
+    expect(onlyGone.closed()).toBe(true);
+    expect(shared.closed()).toBe(false);
     await pool.close();
   });
 });

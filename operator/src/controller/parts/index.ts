@@ -70,11 +70,12 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
   });
   manager.reconciler.setAutoscaler(autoscaler);
   manager.reconciler.setSealer(new SealScheduler(opts.seal));
-  // Clients of credentials no pipeline uses any more (a rotated Secret) are closed.
+  // Kafka and ClickHouse clients of credentials no pipeline uses any more (a rotated Secret) are closed.
   const sweep = setInterval(() => {
     const live = new Set<string>();
     for (const lp of pipelines()) if (lp.metadata.uid) live.add(lp.metadata.uid);
     void closeUnusedKafkaClients(connections, live, CLIENT_GRACE_MS, [kafka, topics, observers]);
+    void clickhouse.closeUnused(live, CLIENT_GRACE_MS);
   }, CLIENT_SWEEP_MS);
   sweep.unref();
   return {
