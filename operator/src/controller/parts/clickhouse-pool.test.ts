@@ -1,10 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { resolveSpec, type ResolvedSpec } from '../../api/defaults';
+import { resolveSpec } from '../../api/defaults';
 import type { LogPipeline } from '../../api/types';
 import { silentLogger } from '../../../../common/src/log';
 import { UNGUARDED } from '../../apply/guard';
 import type { PartContext } from '../external';
-import { ClickHousePool } from './table-part';
+import { ClickHousePool } from './clickhouse-pool';
 
 function pipeline(uid: string, secret: string): LogPipeline {
   return {
