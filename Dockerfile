@@ -73,6 +73,7 @@ LABEL org.opencontainers.image.title="logpipeline-operator" \
 COPY --from=build /src/dist/operator/src ./dist/operator/src
 EXPOSE 8080
 # Memory at fleet scale (scripts/operator-runtime.ts, docs/operations.md "Operator memory"): small
-# V8 semi-spaces and two malloc arenas keep RSS near the live heap; NODE_OPTIONS can add more.
+# V8 semi-spaces, a bounded old-generation growth and two malloc arenas keep RSS near the live
+# heap; NODE_OPTIONS can add more.
 ENV MALLOC_ARENA_MAX=2
-ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=2", "dist/operator/src/main.js"]
+ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=2", "--heap-growing-percent=50", "dist/operator/src/main.js"]

@@ -15,6 +15,57 @@ export interface MemoryBreakdown {
   external: number;
   /** Used bytes per V8 space (new_space, old_space, code_space, large_object_space, …). */
   spaces: Record<string, number>;
+  /** Resident memory by kind of mapping (/proc/PID/smaps), so RSS beyond the heap is named. */
+  resident: ResidentBreakdown;
+}
+
+/** Resident MiB by kind of mapping. */
+export interface ResidentBreakdown {
+  /** The node binary's file pages. */
+  nodeBinary: number;
+  /** Other file-backed pages (shared libraries, native addons). */
+  otherFiles: number;
+  /** The brk heap (glibc's main malloc arena). */
+  brkHeap: number;
+  /** Anonymous mappings: V8 heap pages, malloc's mmapped chunks and other arenas, stacks. */
+  anonymous: number;
+  /** Anonymous mappings starting on a 64 MiB boundary (glibc's per-thread malloc arenas). */
+  mallocArenas: number;
+}
+
+/** Sums resident kB of /proc/PID/smaps by kind of mapping (MiB). */
+export function residentBreakdown(pid: number): ResidentBreakdown {
+  const out: ResidentBreakdown = { nodeBinary: 0, otherFiles: 0, brkHeap: 0, anonymous: 0, mallocArenas: 0 };
+  let text = '';
+  try {
+    text = fs.readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  } catch {
+    return out;
+  }
+  let kind: keyof ResidentBreakdown = 'anonymous';
+  for (const line of text.split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (head) {
+      const file = head[3];
+      const start = parseInt(head[1], 16);
+      const size = parseInt(head[2], 16) - start;
+      kind =
+        file === '[heap]'
+          ? 'brkHeap'
+          : file.endsWith('/node')
+            ? 'nodeBinary'
+            : file.startsWith('/')
+              ? 'otherFiles'
+              : start % (64 * 1048576) === 0 && size <= 64 * 1048576
+                ? 'mallocArenas'
+                : 'anonymous';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) out[kind] += Number(rss[1]) / 1024;
+  }
+  for (const k of Object.keys(out) as Array<keyof ResidentBreakdown>) out[k] = Math.round(out[k] * 10) / 10;
+  return out;
 }
 
 const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
@@ -33,6 +84,7 @@ export function memoryBreakdown(pid: number, metricsText: string): MemoryBreakdo
     heapTotal: mib(metric(metricsText, 'logpipeline_operator_nodejs_heap_size_total_bytes').sum),
     external: mib(metric(metricsText, 'logpipeline_operator_nodejs_external_memory_bytes').sum),
     spaces,
+    resident: residentBreakdown(pid),
   };
 }
 

@@ -13,6 +13,7 @@ import {
   type OperatorProcess,
 } from './autoscale-support';
 import { fleetPhase, type FleetPhase } from './autoscale-histograms';
+import { memoryBreakdown } from './autoscale-memory';
 
 /** A snapshot taken at a phase boundary. */
 export interface Mark {
@@ -137,5 +138,7 @@ export async function coldStart(op: OperatorProcess, n: number): Promise<Record<
     clickhouseStatements: all('logpipeline_operator_clickhouse_statements_total'),
     kafka: all('logpipeline_operator_kafka_requests_total'),
     fleet: fleetPhase('', text),
+    /** The fresh operator's memory 5 s after its queue drained (no creation storm behind it). */
+    memory: memoryBreakdown(op.child.pid!, text),
   };
 }

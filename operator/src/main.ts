@@ -12,7 +12,7 @@
  * how long a clean topic/table check is reused before the next drift check).
  */
 import os from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from './apply/kube-lib';
 import { configureDefaults } from './api/defaults';
 import { configureBackendLimits, DEFAULT_BACKEND_LIMITS } from './apply/in-flight';
 import { Manager } from './controller/manager';

@@ -20,6 +20,7 @@ import { CountMap } from './request-counts';
  */
 export const catalogueCounts = new CountMap();
 import { Coalescer } from './coalesce';
+import { CatalogueInterner } from './catalogue-interner';
 
 /** Runs one read-only query with parameters and returns its rows (a fake in unit tests). */
 export type CatalogueExecutor = <T>(query: string, params: Record<string, unknown>) => Promise<T[]>;
@@ -142,6 +143,8 @@ export class ClickHouseCatalogue {
   private readonly probes: Coalescer<string, CatalogueTable | undefined>;
   /** Probes of the table rows only (comments, engine): what a claim check needs. */
   private readonly lightProbes: Coalescer<string, CatalogueTable | undefined>;
+  /** Shared copies of the current round's repeated text and column lists (probes use it too). */
+  private interner = new CatalogueInterner();
   private readonly maxAgeMs: number;
   private readonly gatherMs: number;
   private readonly now: () => number;
@@ -242,6 +245,7 @@ export class ClickHouseCatalogue {
         found.get(tableKey(c.database, c.table))?.columns.push({ name: c.name, type: c.type });
       for (const i of indexes) found.get(tableKey(i.database, i.table))?.skipIndexes.push(i.name);
     }
+    for (const [k, t] of found) found.set(k, this.interner.table(t));
     const out = new Map<string, CatalogueTable | undefined>();
     for (const k of keys) {
       out.set(k, found.get(k));
@@ -350,6 +354,10 @@ export class ClickHouseCatalogue {
     for (const c of columns)
       tables.get(tableKey(c.database, c.table))?.columns.push({ name: c.name, type: c.type });
     for (const i of indexes) tables.get(tableKey(i.database, i.table))?.skipIndexes.push(i.name);
+    // A new round, new canonical copies: nothing of the tables this round no longer sees is kept.
+    const interner = new CatalogueInterner();
+    for (const [k, t] of tables) tables.set(k, interner.table(t));
+    this.interner = interner;
     return {
       version: server?.version ?? 'unknown',
       host: server?.host ?? 'unknown',

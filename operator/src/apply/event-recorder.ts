@@ -13,7 +13,7 @@
  *    is still bounded (6 per minute) without silencing the others.
  * Events are best effort: failures are returned, never thrown.
  */
-import { PatchStrategy } from '@kubernetes/client-node';
+import { PatchStrategy } from './kube-lib';
 import type { LogPipeline } from '../api/types';
 import { collectionPath, eventBody, objectPath, type PipelineEvent } from './kube';
 import { isStatus, type KubeClient } from './kube-rest';

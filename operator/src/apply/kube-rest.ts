@@ -6,13 +6,7 @@
  * and timestamps kept as the server's strings so hashes of list and watch results agree.
  */
 import { countKubeRequest } from './request-counts';
-import {
-  HttpMethod,
-  IsomorphicFetchHttpLibrary,
-  KubeConfig,
-  RequestContext,
-  Watch,
-} from '@kubernetes/client-node';
+import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, RequestContext, Watch } from './kube-lib';
 
 /** Accept header of a list that returns PartialObjectMetadata items (no spec, data or status). */
 export const METADATA_LIST_ACCEPT =

@@ -5,7 +5,7 @@
  * autoscaler's field manager, and Events. Reads of Secret values for external parts happen here
  * too, on demand and never cached.
  */
-import { PatchStrategy } from '@kubernetes/client-node';
+import { PatchStrategy } from './kube-lib';
 import { GROUP, PLURAL, VERSION, type LogPipeline, type LogPipelineStatus } from '../api/types';
 import { FIELD_MANAGER } from '../desired/labels';
 import { isStatus, type KubeClient } from './kube-rest';

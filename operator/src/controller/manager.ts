@@ -4,7 +4,7 @@
  * instance (a standby has warm caches); only the leader runs workers. Losing leadership drains
  * the workers; `stop` releases the lease, drains, and stops the informers.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../apply/kube-lib';
 import type { LogPipeline } from '../api/types';
 import { leaderGuard } from '../apply/guard';
 import { createKubeClient, type KubeClient } from '../apply/kube-rest';

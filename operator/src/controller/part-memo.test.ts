@@ -165,4 +165,29 @@ describe('PartMemo claim index', () => {
     await memo.ensure(part, specOf('b', 'b', 'shared'), ctxOf('b', 'b'), 'sv');
     expect(requeued).toEqual([]);
   });
+
+  it('keeps a key shared by three pipelines through deletions (one uid stored alone, more in a set)', async () => {
+    const requeued: string[] = [];
+    const memo = new PartMemo({
+      recheckMs: 60_000,
+      jitter: 0,
+      now: () => 0,
+      onPeerChanged: (k) => requeued.push(k),
+    });
+    await memo.ensure(part, specOf('a', 'a', 'shared'), ctxOf('a', 'a'), 'sv');
+    await memo.ensure(part, specOf('b', 'b', 'shared'), ctxOf('b', 'b'), 'sv');
+    await memo.ensure(part, specOf('c', 'c', 'shared'), ctxOf('c', 'c'), 'sv');
+    expect(requeued).toEqual(['ns/a', 'ns/a', 'ns/b']);
+    memo.forget('b');
+    memo.forget('c');
+    requeued.length = 0;
+    // a still claims the topic: a newcomer naming it requeues a, and only a.
+    await memo.ensure(part, specOf('d', 'd', 'shared'), ctxOf('d', 'd'), 'sv');
+    expect(requeued).toEqual(['ns/a']);
+    memo.forget('a');
+    memo.forget('d');
+    requeued.length = 0;
+    await memo.ensure(part, specOf('e', 'e', 'shared'), ctxOf('e', 'e'), 'sv');
+    expect(requeued).toEqual([]);
+  });
 });

@@ -106,13 +106,13 @@ export class PartMemo {
   private readonly now: () => number;
   private readonly random: () => number;
   /** Pipelines (uid) by claim key, and each pipeline's keys, name and last seen fingerprint. */
-  private readonly claimants = new Map<string, Set<string>>();
+  private readonly claimants: UidIndex = new Map();
   private readonly claimsOf = new Map<
     string,
     { keys: string[]; tables: string[]; key: string; fingerprint: string }
   >();
   /** Pipelines (uid) by managed table identity (tableIdentities). */
-  private readonly byTable = new Map<string, Set<string>>();
+  private readonly byTable: UidIndex = new Map();
   /** ensure calls answered from the memo / passed to the part (tests, metrics). */
   hits = 0;
   misses = 0;
@@ -172,7 +172,7 @@ export class PartMemo {
     const keys = claimKeys(spec);
     const peers = new Set<string>();
     for (const k of new Set([...(prev?.keys ?? []), ...keys]))
-      for (const uid of this.claimants.get(k) ?? []) if (uid !== spec.uid) peers.add(uid);
+      for (const uid of membersOf(this.claimants, k)) if (uid !== spec.uid) peers.add(uid);
     for (const k of prev?.keys ?? []) removeFrom(this.claimants, k, spec.uid);
     for (const k of keys) addTo(this.claimants, k, spec.uid);
     const tables = tableIdentities(spec);
@@ -194,7 +194,7 @@ export class PartMemo {
    */
   tablesChanged(url: string, tables: readonly string[]): void {
     const due = new Set<string>();
-    for (const t of tables) for (const uid of this.byTable.get(`${url} ${t}`) ?? []) due.add(uid);
+    for (const t of tables) for (const uid of membersOf(this.byTable, `${url} ${t}`)) due.add(uid);
     for (const uid of due) {
       if (!this.memos.delete(`Table/${uid}`)) continue;
       this.invalidations++;
@@ -213,18 +213,37 @@ export class PartMemo {
   }
 }
 
-function addTo(index: Map<string, Set<string>>, key: string, uid: string): void {
-  let set = index.get(key);
-  if (!set) index.set(key, (set = new Set()));
-  set.add(uid);
+/**
+ * uids by key. Nearly every key has one pipeline (its own tables, its own topic), so a single uid
+ * is stored as itself and a Set only once a second one shares the key: ~14 keys per pipeline,
+ * and a one-element Set costs about 230 bytes more than the string (issue 18, memory at 1000).
+ */
+type UidIndex = Map<string, string | Set<string>>;
+
+function membersOf(index: UidIndex, key: string): Iterable<string> {
+  const v = index.get(key);
+  return v === undefined ? [] : typeof v === 'string' ? [v] : v;
+}
+
+function addTo(index: UidIndex, key: string, uid: string): void {
+  const v = index.get(key);
+  if (v === undefined) index.set(key, uid);
+  else if (typeof v === 'string') {
+    if (v !== uid) index.set(key, new Set([v, uid]));
+  } else v.add(uid);
 }
 
 /** Removes `uid` and the key once empty (a deleted pipeline leaves nothing behind). */
-function removeFrom(index: Map<string, Set<string>>, key: string, uid: string): void {
-  const set = index.get(key);
-  if (!set) return;
-  set.delete(uid);
-  if (set.size === 0) index.delete(key);
+function removeFrom(index: UidIndex, key: string, uid: string): void {
+  const v = index.get(key);
+  if (v === undefined) return;
+  if (typeof v === 'string') {
+    if (v === uid) index.delete(key);
+    return;
+  }
+  v.delete(uid);
+  if (v.size === 1) index.set(key, v.values().next().value as string);
+  else if (v.size === 0) index.delete(key);
 }
 
 /**

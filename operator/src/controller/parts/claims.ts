@@ -28,23 +28,55 @@ export function normalizedBrokers(brokers: readonly string[]): string {
   return [...new Set(norm)].sort().join(',');
 }
 
+/** What a pipeline claims, resolved from its spec: the topics (data and dead letter) and the table. */
+interface ClaimView {
+  topics: string[];
+  brokers: string;
+  database: string;
+  table: string;
+  url: string;
+}
+
+/**
+ * Claim views by cached object. Every reconcile compares its pipeline with all others; resolving
+ * every other spec each time made a fleet's reconciles quadratic (1000 pipelines: two million
+ * spec resolutions after an operator restart). An informer replaces an object on every change,
+ * so a view keyed by the object itself is never stale.
+ */
+const views = new WeakMap<LogPipeline, ClaimView | null>();
+
+function claimView(lp: LogPipeline): ClaimView | undefined {
+  let view = views.get(lp);
+  if (view === undefined) {
+    try {
+      const o = resolveSpec(lp);
+      view = {
+        topics: [o.kafka.topic.name, ...(o.deadLetter.enabled ? [o.deadLetter.topic] : [])],
+        brokers: normalizedBrokers(o.kafka.bootstrapServers),
+        database: o.clickhouse.database,
+        table: o.clickhouse.table,
+        url: o.clickhouse.url,
+      };
+    } catch {
+      view = null; // an unresolvable spec fails elsewhere with its own condition
+    }
+    views.set(lp, view);
+  }
+  return view ?? undefined;
+}
+
 function oldest(
   lp: LogPipeline,
   all: Iterable<LogPipeline>,
-  same: (other: LogPipeline, spec: ResolvedSpec) => boolean,
+  same: (other: LogPipeline, view: ClaimView) => boolean,
 ): LogPipeline | undefined {
   let winner: LogPipeline | undefined;
   for (const other of all) {
     if (other.metadata.uid === lp.metadata.uid || other.metadata.deletionTimestamp) continue;
     if (other.metadata.namespace === lp.metadata.namespace && other.metadata.name === lp.metadata.name)
       continue;
-    let spec: ResolvedSpec;
-    try {
-      spec = resolveSpec(other);
-    } catch {
-      continue; // an unresolvable spec fails elsewhere with its own condition
-    }
-    if (!same(other, spec)) continue;
+    const view = claimView(other);
+    if (!view || !same(other, view)) continue;
     if (older(other, lp) && (!winner || older(other, winner))) winner = other;
   }
   return winner;
@@ -66,10 +98,9 @@ export function olderTopicClaimant(
   ]);
   const brokers = normalizedBrokers(spec.kafka.bootstrapServers);
   return oldest(lp, all, (other, o) => {
-    const names = [o.kafka.topic.name, ...(o.deadLetter.enabled ? [o.deadLetter.topic] : [])];
-    if (!names.some((n) => topics.has(n))) return false;
+    if (!o.topics.some((n) => topics.has(n))) return false;
     const recorded = other.status?.topic?.clusterId;
-    return recorded ? recorded === clusterId : normalizedBrokers(o.kafka.bootstrapServers) === brokers;
+    return recorded ? recorded === clusterId : o.brokers === brokers;
   });
 }
 
@@ -85,10 +116,10 @@ export function olderTableClaimant(
 ): LogPipeline | undefined {
   const { database, table, url } = spec.clickhouse;
   return oldest(lp, all, (other, o) => {
-    if (o.clickhouse.database !== database || o.clickhouse.table !== table) return false;
+    if (o.database !== database || o.table !== table) return false;
     // A URL alone is ambiguous (a short service name resolves per namespace): it counts only for a
     // pipeline that has recorded no server yet.
     const recorded = other.status?.table?.serverIdentity;
-    return recorded ? recorded === identity : o.clickhouse.url === url;
+    return recorded ? recorded === identity : o.url === url;
   });
 }

@@ -7,7 +7,8 @@ import { workerName } from '../../desired/labels';
 import type { Manager } from '../manager';
 import { createScalingPart, type LagScaler } from './scaling-part';
 import { SealScheduler } from './seal-part';
-import { ClickHousePool, createTablePart } from './table-part';
+import { ClickHousePool } from './clickhouse-pool';
+import { createTablePart } from './table-part';
 import { createTopicPart } from './topic-part';
 import { TopicBatchers } from '../../apply/kafka-topic-batch';
 import { closeUnusedKafkaClients, KafkaConnectionUse } from '../../apply/kafka-connection-use';
@@ -70,11 +71,12 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
   });
   manager.reconciler.setAutoscaler(autoscaler);
   manager.reconciler.setSealer(new SealScheduler(opts.seal));
-  // Clients of credentials no pipeline uses any more (a rotated Secret) are closed.
+  // Kafka and ClickHouse clients of credentials no pipeline uses any more (a rotated Secret) are closed.
   const sweep = setInterval(() => {
     const live = new Set<string>();
     for (const lp of pipelines()) if (lp.metadata.uid) live.add(lp.metadata.uid);
     void closeUnusedKafkaClients(connections, live, CLIENT_GRACE_MS, [kafka, topics, observers]);
+    void clickhouse.closeUnused(live, CLIENT_GRACE_MS);
   }, CLIENT_SWEEP_MS);
   sweep.unref();
   return {

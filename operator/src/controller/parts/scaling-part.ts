@@ -41,7 +41,7 @@ import { sinkProblem, stallAfterMs, trackJournalStall, type StallMark } from '..
 import type { PartContext, ScalingOutcome, ScalingPart } from '../external';
 import type { DeploymentView } from '../../status/views';
 import { pollIntervalMs, stalledPartitionCause, WATCH_ONLY } from './progress-watch';
-import type { ClickHousePool } from './table-part';
+import type { ClickHousePool } from './clickhouse-pool';
 import { kafkaConnectionFor } from './topic-part';
 import { sanitizeMessage } from '../../status/sanitize';
 import { dueForSampling, outcomeChanged } from './scaling-schedule';

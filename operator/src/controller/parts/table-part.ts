@@ -2,116 +2,23 @@
  * The ClickHouse tables as an external part: ensures the data, dead-letter and integrity tables
  * (applying only real differences), warns when retention is below the legal minimum, and drops
  * them for deletionPolicy Delete only on the server recorded at creation. One HTTP client per
- * (URL, user) is shared by all pipelines.
+ * (URL, user) is shared by all pipelines (clickhouse-pool.ts).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { ResolvedSpec } from '../../api/defaults';
 import type { LogPipeline, LogPipelineStatus } from '../../api/types';
 import { dropTable, ensureTable, type TableClaim } from '../../apply/clickhouse';
-import { ClickHouseCatalogue, type CatalogueOptions } from '../../apply/clickhouse-catalogue';
-import { ClickHouseApplyError, createClickHouseClient, queryRows } from '../../apply/clickhouse-client';
+import { ClickHouseApplyError } from '../../apply/clickhouse-client';
 import { AccessApplier, pipelineRoles } from '../../compliance/access';
 import { checkRetention } from '../../compliance/retention';
-import { CoverageReader, coverageOf } from '../../apply/parser-coverage';
+import { coverageOf } from '../../apply/parser-coverage';
 import type { PipelineEvent } from '../../apply/kube';
 import { ownerOf, wantsAdoption } from '../../desired/ownership';
 import { sanitizeMessage } from '../../status/sanitize';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
+import type { ClickHousePool } from './clickhouse-pool';
 import { olderTableClaimant } from './claims';
 import { changeEvents, describeStatement } from './change-events';
-
-/**
- * Shared ClickHouse clients keyed by URL and user (passwords are compared, never logged), and one
- * catalogue per server and user, shared by every pipeline on it.
- */
-export class ClickHousePool {
-  private readonly clients = new Map<string, { password: string; client: ClickHouseClient }>();
-  private readonly catalogues = new Map<string, ClickHouseCatalogue>();
-  private readonly coverage = new Map<string, CoverageReader>();
-
-  constructor(
-    private readonly catalogueOptions: CatalogueOptions & {
-      /** A catalogue round of server `url` saw these `database.table` change (part-memo.ts tablesChanged). */
-      onTablesChanged?: (url: string, tables: string[]) => void;
-    } = {},
-  ) {}
-
-  /** The catalogue of a spec's server (reads go through the current client of the same key). */
-  async catalogue(spec: ResolvedSpec, ctx: PartContext): Promise<ClickHouseCatalogue> {
-    await this.client(spec, ctx);
-    const key = await this.keyOf(spec, ctx);
-    let cat = this.catalogues.get(key);
-    if (!cat) {
-      const { onTablesChanged, ...options } = this.catalogueOptions;
-      const url = spec.clickhouse.url;
-      cat = new ClickHouseCatalogue(
-        (query, params) => queryRows(this.clients.get(key)!.client, query, params),
-        {
-          ...options,
-          onChange: onTablesChanged && ((tables) => onTablesChanged(url, tables)),
-        },
-      );
-      this.catalogues.set(key, cat);
-    }
-    return cat;
-  }
-
-  /** The batched parser-coverage reader of a spec's server. */
-  async coverageReader(spec: ResolvedSpec, ctx: PartContext): Promise<CoverageReader> {
-    await this.client(spec, ctx);
-    const key = await this.keyOf(spec, ctx);
-    let reader = this.coverage.get(key);
-    if (!reader) {
-      const run = <T>(query: string, params: Record<string, unknown>) =>
-        queryRows<T>(this.clients.get(key)!.client, query, params);
-      reader = new CoverageReader(run, { maxAgeMs: this.catalogueOptions.maxAgeMs });
-      this.coverage.set(key, reader);
-    }
-    return reader;
-  }
-
-  /** Catalogue rounds read so far, over all servers (for tests and the bench). */
-  catalogueRounds(): number {
-    let n = 0;
-    for (const c of this.catalogues.values()) n += c.roundCount();
-    return n;
-  }
-
-  private async keyOf(spec: ResolvedSpec, ctx: PartContext): Promise<string> {
-    const creds = spec.clickhouse.adminCredentials ?? spec.clickhouse.credentials;
-    const username = creds
-      ? ((await ctx.readSecretKey(creds.secretName, creds.usernameKey)) ?? 'default')
-      : 'default';
-    return `${spec.clickhouse.url}|${username}`;
-  }
-
-  /**
-   * The client for a spec's server, created on first use: with the admin credentials when the spec
-   * gives them (DDL and user management), else with the workers' credentials.
-   */
-  async client(spec: ResolvedSpec, ctx: PartContext): Promise<ClickHouseClient> {
-    const creds = spec.clickhouse.adminCredentials ?? spec.clickhouse.credentials;
-    const username = creds
-      ? ((await ctx.readSecretKey(creds.secretName, creds.usernameKey)) ?? 'default')
-      : 'default';
-    const password = creds ? ((await ctx.readSecretKey(creds.secretName, creds.passwordKey)) ?? '') : '';
-    const key = `${spec.clickhouse.url}|${username}`;
-    const cached = this.clients.get(key);
-    if (cached && cached.password === password) return cached.client;
-    if (cached) void cached.client.close();
-    const client = createClickHouseClient({ url: spec.clickhouse.url, username, password });
-    this.clients.set(key, { password, client });
-    return client;
-  }
-
-  /** Closes every client (operator shutdown). */
-  async close(): Promise<void> {
-    await Promise.all([...this.clients.values()].map((c) => c.client.close()));
-    this.clients.clear();
-    this.catalogues.clear();
-    this.coverage.clear();
-  }
-}
 
 /**
  * With admin credentials, creates the least-privilege users: the insert-only writer from the
