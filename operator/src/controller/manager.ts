@@ -358,6 +358,8 @@ export class Manager {
     await old.shutDownWithDrain();
     await Promise.all(this.workers);
     this.workers = [];
+    // Events still queued by the last reconciles are sent, not lost with the process.
+    await this.reconciler.flushEvents();
   }
 
   private async runWorker(queue: WorkQueue): Promise<void> {

@@ -139,6 +139,11 @@ export class Reconciler {
     this.autoscaler = autoscaler;
   }
 
+  /** Resolves once every Event queued so far was sent (they go out in the background). */
+  flushEvents(): Promise<void> {
+    return this.status.flushEvents();
+  }
+
   /** Brings the pipeline `namespace/name` to its desired state; see the module comment. */
   async reconcile(key: string): Promise<ReconcileResult> {
     const slash = key.indexOf('/');
