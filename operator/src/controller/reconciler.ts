@@ -35,6 +35,7 @@ import type {
   SealingPart,
 } from './external';
 import { FINALIZER, finalizePipeline } from './finalize';
+import { foldChangeEvents } from './parts/change-events';
 import { referencedSecrets, secretsVersion } from './secrets';
 import { timed } from '../apply/request-counts';
 import { PartMemo } from './part-memo';
@@ -227,7 +228,7 @@ export class Reconciler {
     const topic = await timed('topic', () => this.runPart('Topic', spec, ctx, sv));
     const table = await timed('table', () => this.runPart('Table', spec, ctx, sv));
     // What the parts did or refused (TopicChanged, DestructiveChangeRefused, ...), deduplicated.
-    for (const ev of [...(topic.events ?? []), ...(table.events ?? [])]) await this.status.event(lp, ev);
+    for (const ev of foldChangeEvents(topic.events, table.events)) await this.status.event(lp, ev);
     if (topic.conflict || table.conflict) return this.reportConflict(lp, spec, config, topic, table);
     let deployment = await timed('children', () =>
       this.applyChildren(lp, spec, config, secretsVersion(spec, this.opts.secrets)),
