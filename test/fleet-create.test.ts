@@ -75,6 +75,7 @@ it('creates autoscaled pipelines with a bounded number of writes each', async ()
     password: bed.clickhouse!.password,
   });
   const mark = auditMark();
+  const reconcilesBefore = manager.reconcileCount;
   const names = Array.from({ length: PIPELINES }, (_, i) => `cr-${i}`);
   const writer = zeroReplicaStatus(namespace);
   try {
@@ -128,6 +129,8 @@ it('creates autoscaled pipelines with a bounded number of writes each', async ()
     return items.length >= 2 * PIPELINES;
   });
   const writes = writesSince(mark, namespace);
+  const reconciles = manager.reconcileCount - reconcilesBefore;
+  console.log(`reconciles per pipeline: ${reconciles / PIPELINES}`);
   const count = (verb: string, resource: string) =>
     writes.filter(
       (w) => `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ''}` === `${verb} ${resource}`,

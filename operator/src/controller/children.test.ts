@@ -166,4 +166,18 @@ describe('ChildApplier and writes that are not edits (issue 18)', () => {
     const applied = server.stored.get(deploymentPath(server))!.spec as { replicas?: number };
     expect(applied.replicas).toBeUndefined();
   });
+
+  it('knows the objects exactly as its own apply stored them (their watch events bring nothing new)', async () => {
+    const server = fakeServer();
+    const applier = new ChildApplier(server.client, server.caches);
+    await applier.apply(spec, config);
+    const live = server.caches.deployments.get('isp', 'fw-worker')!;
+    const rv = live.metadata.resourceVersion;
+    expect(applier.wrote('Deployment', 'isp', 'fw-worker', rv)).toBe(true);
+    // Anyone's later write (the Deployment controller's status, an edit) has another version.
+    expect(applier.wrote('Deployment', 'isp', 'fw-worker', `${rv}0`)).toBe(false);
+    expect(applier.wrote('ConfigMap', 'isp', 'fw-worker', rv)).toBe(false);
+    applier.forget('isp', 'fw');
+    expect(applier.wrote('Deployment', 'isp', 'fw-worker', rv)).toBe(false);
+  });
 });

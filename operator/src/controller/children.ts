@@ -122,6 +122,15 @@ export class ChildApplier {
     return { deployment, repaired, writes };
   }
 
+  /**
+   * True when `Kind/namespace/name` at `resourceVersion` is exactly what our last apply stored: its
+   * watch event tells the reconcile that sent it nothing new (issue 18: one reconcile fewer per new
+   * pipeline). Any later change by anyone has another resourceVersion.
+   */
+  wrote(kind: string, namespace: string, name: string, resourceVersion: string): boolean {
+    return this.memo.get(`${kind}/${namespace}/${name}`)?.resourceVersion === resourceVersion;
+  }
+
   /** Drops the memos of a deleted pipeline. */
   forget(namespace: string, name: string): void {
     for (const key of [

@@ -140,6 +140,19 @@ export class Reconciler {
     this.autoscaler = autoscaler;
   }
 
+  /** resourceVersion our finalizer patch left on each pipeline (its watch event brings nothing new). */
+  private readonly finalizerWrites = new Map<string, string>();
+
+  /**
+   * True when the watched object `kind` `namespace/name` at `resourceVersion` is what this
+   * reconciler's own last write stored (a child it applied, the finalizer it added): the reconcile
+   * that wrote it already acted on it, so its event need not queue another (issue 18).
+   */
+  ownWrite(kind: string, namespace: string, name: string, resourceVersion: string): boolean {
+    if (kind === 'LogPipeline') return this.finalizerWrites.get(`${namespace}/${name}`) === resourceVersion;
+    return this.childApplier.wrote(kind, namespace, name, resourceVersion);
+  }
+
   /** Resolves once every Event queued so far was sent (they go out in the background). */
   flushEvents(): Promise<void> {
     return this.status.flushEvents();
@@ -153,6 +166,7 @@ export class Reconciler {
     const lp = this.opts.pipelines.get(namespace, name);
     if (!lp) {
       // Gone: children go with their owner reference; only our memory needs cleaning.
+      this.finalizerWrites.delete(key);
       this.childApplier.forget(namespace, name);
       this.ingestApplier.forget(namespace, name);
       this.status.forget(namespace, name);
@@ -165,6 +179,7 @@ export class Reconciler {
     let current = lp;
     if (!(lp.metadata.finalizers ?? []).includes(FINALIZER)) {
       current = await patchFinalizers(this.opts.client, lp, [...(lp.metadata.finalizers ?? []), FINALIZER]);
+      this.finalizerWrites.set(key, current.metadata.resourceVersion ?? '');
     }
     return this.sync(current);
   }
