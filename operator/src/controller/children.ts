@@ -107,18 +107,20 @@ export class ChildApplier {
       ),
       `ConfigMap/${cmName}`,
     );
-    const deployment = track(
-      await this.ensureDeployment(spec, config, secretsVersion),
-      `Deployment/${workerName(name)}`,
-    );
-    track(
-      await this.ensure(
+    // The ConfigMap first (the workers mount it); the Deployment and its PDB do not depend on each
+    // other: applied at once, one round trip fewer on a new pipeline's path (issue 18).
+    const [dep, pdb] = await Promise.allSettled([
+      this.ensureDeployment(spec, config, secretsVersion),
+      this.ensure(
         buildPodDisruptionBudget(spec),
         this.caches.pdbs.get(namespace, workerName(name)),
         toPdbView,
       ),
-      `PodDisruptionBudget/${workerName(name)}`,
-    );
+    ]);
+    if (dep.status === 'rejected') throw dep.reason;
+    if (pdb.status === 'rejected') throw pdb.reason;
+    const deployment = track(dep.value, `Deployment/${workerName(name)}`);
+    track(pdb.value, `PodDisruptionBudget/${workerName(name)}`);
     return { deployment, repaired, writes };
   }
 
