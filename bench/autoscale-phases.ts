@@ -20,6 +20,8 @@ export interface Mark {
   at: number;
   op: number;
   api: number;
+  /** CPU seconds of the other bed services (etcd, kafka, clickhouse), when known. */
+  others?: Record<string, number>;
   text: string;
 }
 
@@ -28,6 +30,8 @@ export interface PhaseCounters {
   seconds: number;
   operatorCpuSeconds: number;
   apiserverCpuSeconds: number;
+  /** CPU seconds of the other bed services in the phase (etcd, kafka, clickhouse). */
+  otherCpuSeconds?: Record<string, number>;
   reconciles: number;
   reconcileSeconds: number;
   kube: Record<string, number>;
@@ -60,6 +64,9 @@ export function phase(a: Mark, b: Mark, pipelines?: number): PhaseCounters {
     seconds: (b.at - a.at) / 1000,
     operatorCpuSeconds: Math.round((b.op - a.op) * 100) / 100,
     apiserverCpuSeconds: Math.round((b.api - a.api) * 100) / 100,
+    otherCpuSeconds: Object.fromEntries(
+      Object.entries(b.others ?? {}).map(([k, v]) => [k, Math.round((v - (a.others?.[k] ?? 0)) * 100) / 100]),
+    ),
     reconciles,
     reconcileSeconds:
       Math.round(

@@ -206,6 +206,17 @@ export async function scaleBench(
       at: Date.now(),
       op: cpuSeconds(op.child.pid!),
       api: groupCpuSeconds(apiPgid),
+      others: Object.fromEntries(
+        (
+          [
+            ['etcd', bed.kubernetes?.etcd.pid],
+            ['kafka', bed.kafka?.process.pid],
+            ['clickhouse', bed.clickhouse?.process?.pid],
+          ] as Array<[string, number | undefined]>
+        )
+          .filter((e): e is [string, number] => e[1] !== undefined)
+          .map(([k, pid]) => [k, groupCpuSeconds(pid)]),
+      ),
       text: await scrape(op),
     });
     const m0 = await mark();

@@ -104,10 +104,17 @@ test('a burst scales up at once, drains exactly once, and scales down after the 
     expect(last.lag?.lastScaleReason).toMatch(/^scaled down \d -> 1 workers/);
 
     // One Event per scale: the autoscaler's own, or the Scaling condition's flip Event carrying the same text.
+    // Events are sent in the background: wait until the last scale's Event is in (or time out).
+    const scales = replicaChanges(rec.samples);
+    const scaleEventCount = async () =>
+      (await scaleEvents(l, 'burst')).filter((e) => e.reason === 'ScaledUp' || e.reason === 'ScaledDown')
+        .length;
+    await waitFor('every scale Event', async () => (await scaleEventCount()) >= scales.length, 30_000).catch(
+      () => undefined,
+    );
     const events = await scaleEvents(l, 'burst');
     const ups = events.filter((e) => e.reason === 'ScaledUp');
     const downs = events.filter((e) => e.reason === 'ScaledDown');
-    const scales = replicaChanges(rec.samples);
     expect(ups).toHaveLength(scales.filter((c) => c.to > c.from).length);
     expect(downs).toHaveLength(scales.filter((c) => c.to < c.from).length);
     // A burst may ask for more than maxReplicas at once: the Event then names the cap.

@@ -122,6 +122,35 @@ async function reconcileOne(
   return [];
 }
 
+/**
+ * Brings every table of `ddl` to the spec. The tables are independent (a Distributed front is
+ * created with its local table inside reconcileOne): a new pipeline's CREATE TABLEs overlap on the
+ * server instead of queueing (issue 18, the longest creation phase). Statements (into `applied`)
+ * and refusals keep the tables' order; a failure is thrown once every table's statements have
+ * finished (none left running unseen).
+ */
+async function reconcileTables(
+  src: ObserveSource,
+  ddl: TableDDL,
+  retention: { materializeOnChange: boolean; allowShortening: boolean },
+  runInto: (into: string[]) => Run,
+  applied: string[],
+): Promise<Refusal[]> {
+  const perTable = await Promise.allSettled(
+    ddl.tables.map(async (table) => {
+      const mine: string[] = [];
+      return { refusals: await reconcileOne(src, table, retention, runInto(mine)), mine };
+    }),
+  );
+  const refusals: Refusal[] = [];
+  for (const t of perTable) {
+    if (t.status === 'rejected') throw t.reason;
+    refusals.push(...t.value.refusals);
+    applied.push(...t.value.mine);
+  }
+  return refusals;
+}
+
 function physicalNames(ddl: TableDDL): string[] {
   return [...new Set(ddl.tables.flatMap((t) => [t.storageName, t.name]))];
 }
@@ -213,18 +242,21 @@ export async function ensureTable(
   if (missing) return outcome(missing.reason, missing.message, { identity, version });
   const applied: string[] = [];
   const guard = claim?.guard ?? UNGUARDED;
-  const run: Run = async (sql, settings, touched) => {
-    // ON CLUSTER DDL fans out to every node through the DDL queue: only a current leader sends it.
-    if (ddl.cluster !== undefined) await guard.confirm(sql.split('\n')[0]);
-    try {
-      await runStatement(client, sql, settings, guard.signal);
-    } finally {
-      // Even a failed statement may have changed something: look again before judging.
-      if (touched) markTablesChanged(src, ddl.database, touched);
-      else markChanged(src);
-    }
-    applied.push(sql);
-  };
+  const runInto =
+    (into: string[]): Run =>
+    async (sql, settings, touched) => {
+      // ON CLUSTER DDL fans out to every node through the DDL queue: only a current leader sends it.
+      if (ddl.cluster !== undefined) await guard.confirm(sql.split('\n')[0]);
+      try {
+        await runStatement(client, sql, settings, guard.signal);
+      } finally {
+        // Even a failed statement may have changed something: look again before judging.
+        if (touched) markTablesChanged(src, ddl.database, touched);
+        else markChanged(src);
+      }
+      into.push(sql);
+    };
+  const run = runInto(applied);
   let existing = new Set<string>();
   const older = claim?.olderClaimant?.(identity);
   if (older) {
@@ -238,10 +270,7 @@ export async function ensureTable(
   }
   // Checked first so a steady-state reconcile sends no DDL (ON CLUSTER DDL goes through a queue).
   if (!(await databaseExists(src, ddl.database))) await run(ddl.createDatabase);
-  const refusals: Refusal[] = [];
-  for (const table of ddl.tables) {
-    refusals.push(...(await reconcileOne(src, table, spec.clickhouse.retention, run)));
-  }
+  const refusals = await reconcileTables(src, ddl, spec.clickhouse.retention, runInto, applied);
   const lost = claim && (await recheckCreated(src, ddl, claim, existing));
   if (lost) return outcome('Conflict', lost, { identity, version, applied });
   const owner = claim && ownerString(claim.owner);

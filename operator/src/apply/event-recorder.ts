@@ -95,9 +95,21 @@ export class EventRecorder {
     return { ...this.counts };
   }
 
-  /** Records `ev` on `lp`; see the module comment. Returns what happened and the error, if any. */
-  async record(lp: LogPipeline, ev: PipelineEvent): Promise<{ result: EventResult; error?: Error }> {
-    const t = this.now();
+  /** An Event dropped before it reached the recorder (the background queue was full). */
+  countDropped(): void {
+    this.done('dropped');
+  }
+
+  /**
+   * Records `ev` on `lp` as seen at `at` (default now; the background queue passes the time it was
+   * queued); see the module comment. Returns what happened and the error, if any.
+   */
+  async record(
+    lp: LogPipeline,
+    ev: PipelineEvent,
+    at?: number,
+  ): Promise<{ result: EventResult; error?: Error }> {
+    const t = at ?? this.now();
     const object = `${lp.metadata.namespace}/${lp.metadata.name}/${lp.metadata.uid ?? ''}`;
     if (!this.takeToken(`${object}\u0000${ev.reason}`, t)) return this.done('dropped');
     const combined = this.aggregate(object, ev, t);

@@ -129,4 +129,55 @@ describe('ChildApplier and writes that are not edits (issue 18)', () => {
     expect(again).toMatchObject({ writes: 1, repaired: ['Deployment/fw-worker'] });
     expect((server.stored.get(deploymentPath(server))!.spec as { replicas: number }).replicas).toBe(2);
   });
+
+  it('creates an autoscaled Deployment with minReplicas: no scale write, hand-over only before an apply', async () => {
+    const autoSpec = (podAnnotations: Record<string, string> = {}) =>
+      resolveSpec({
+        ...lp,
+        spec: {
+          ...lp.spec,
+          workers: { podAnnotations, autoscaling: { enabled: true, minReplicas: 0, maxReplicas: 2 } },
+        },
+      });
+    const server = fakeServer();
+    const paths: string[] = [];
+    const client: KubeClient = {
+      request: (m, path, opts) => (paths.push(path), server.client.request(m, path, opts)),
+      watch: server.client.watch,
+    };
+    const applier = new ChildApplier(client, server.caches);
+    const first = await applier.apply(autoSpec(), config);
+    expect(first.writes).toBe(3);
+    expect(paths.filter((p) => p.endsWith('/scale'))).toEqual([]);
+    expect(first.deployment.replicas).toBe(0);
+    // The apiserver records our manager as the owner of spec.replicas (it sent them).
+    change(server, (d) => {
+      (d.metadata as Record<string, unknown>).managedFields = [
+        { manager: 'logpipeline-operator', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:replicas': {} } } },
+      ];
+    });
+    expect(server.caches.deployments.get('isp', 'fw-worker')!.ownsReplicas).toBe(true);
+    paths.length = 0;
+    expect((await applier.apply(autoSpec(), config)).writes).toBe(0);
+    expect(paths).toEqual([]);
+    // An apply that leaves spec.replicas out hands the field over first (no reset to 1).
+    await applier.apply(autoSpec({ edited: 'yes' }), config);
+    expect(paths.map((p) => p.replace(/.*\/deployments\//, ''))).toEqual(['fw-worker/scale', 'fw-worker']);
+    const applied = server.stored.get(deploymentPath(server))!.spec as { replicas?: number };
+    expect(applied.replicas).toBeUndefined();
+  });
+
+  it('knows the objects exactly as its own apply stored them (their watch events bring nothing new)', async () => {
+    const server = fakeServer();
+    const applier = new ChildApplier(server.client, server.caches);
+    await applier.apply(spec, config);
+    const live = server.caches.deployments.get('isp', 'fw-worker')!;
+    const rv = live.metadata.resourceVersion;
+    expect(applier.wrote('Deployment', 'isp', 'fw-worker', rv)).toBe(true);
+    // Anyone's later write (the Deployment controller's status, an edit) has another version.
+    expect(applier.wrote('Deployment', 'isp', 'fw-worker', `${rv}0`)).toBe(false);
+    expect(applier.wrote('ConfigMap', 'isp', 'fw-worker', rv)).toBe(false);
+    applier.forget('isp', 'fw');
+    expect(applier.wrote('Deployment', 'isp', 'fw-worker', rv)).toBe(false);
+  });
 });

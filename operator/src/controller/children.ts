@@ -107,19 +107,30 @@ export class ChildApplier {
       ),
       `ConfigMap/${cmName}`,
     );
-    const deployment = track(
-      await this.ensureDeployment(spec, config, secretsVersion),
-      `Deployment/${workerName(name)}`,
-    );
-    track(
-      await this.ensure(
+    // The ConfigMap first (the workers mount it); the Deployment and its PDB do not depend on each
+    // other: applied at once, one round trip fewer on a new pipeline's path (issue 18).
+    const [dep, pdb] = await Promise.allSettled([
+      this.ensureDeployment(spec, config, secretsVersion),
+      this.ensure(
         buildPodDisruptionBudget(spec),
         this.caches.pdbs.get(namespace, workerName(name)),
         toPdbView,
       ),
-      `PodDisruptionBudget/${workerName(name)}`,
-    );
+    ]);
+    if (dep.status === 'rejected') throw dep.reason;
+    if (pdb.status === 'rejected') throw pdb.reason;
+    const deployment = track(dep.value, `Deployment/${workerName(name)}`);
+    track(pdb.value, `PodDisruptionBudget/${workerName(name)}`);
     return { deployment, repaired, writes };
+  }
+
+  /**
+   * True when `Kind/namespace/name` at `resourceVersion` is exactly what our last apply stored: its
+   * watch event tells the reconcile that sent it nothing new (issue 18: one reconcile fewer per new
+   * pipeline). Any later change by anyone has another resourceVersion.
+   */
+  wrote(kind: string, namespace: string, name: string, resourceVersion: string): boolean {
+    return this.memo.get(`${kind}/${namespace}/${name}`)?.resourceVersion === resourceVersion;
   }
 
   /** Drops the memos of a deleted pipeline. */
@@ -136,24 +147,28 @@ export class ChildApplier {
   private async ensureDeployment(spec: ResolvedSpec, config: RenderedConfig, secretsVersion?: string) {
     const live = this.caches.deployments.get(spec.namespace, workerName(spec.name));
     const auto = spec.workers.autoscaling;
-    if (auto.enabled && live?.ownsReplicas) {
-      // Hand spec.replicas to the autoscaler's manager first: if we simply stopped sending it,
-      // SSA would remove the field (its only owner let go) and the Deployment would drop to 1.
-      await applyReplicasAsAutoscaler(
-        this.client,
-        spec.namespace,
-        live.metadata.name,
-        clampReplicas(live.replicas, auto.minReplicas, auto.maxReplicas),
-      );
-    }
     // Without autoscaling our manager sets spec.replicas: a scale by someone else (not in the
     // fingerprint, views.ts) is drift to repair.
     const scaledByOthers = !auto.enabled && live !== undefined && live.replicas !== spec.workers.replicas;
+    // Hand spec.replicas to the autoscaler's manager before an apply that leaves it out: if we
+    // simply stopped sending it, SSA would remove the field (its only owner let go) and the
+    // Deployment would drop to 1. Only before a write: until then our count stands.
+    const handOver =
+      auto.enabled && live?.ownsReplicas
+        ? () =>
+            applyReplicasAsAutoscaler(
+              this.client,
+              spec.namespace,
+              live.metadata.name,
+              clampReplicas(live.replicas, auto.minReplicas, auto.maxReplicas),
+            )
+        : undefined;
     const r = await this.ensure(
       buildDeployment(spec, config, secretsVersion),
       scaledByOthers ? undefined : live,
       toDeploymentView,
       live,
+      { replicas: this.firstReplicas(spec, live), beforeApply: handOver },
     );
     if (auto.enabled) {
       const target = clampReplicas(r.view.replicas, auto.minReplicas, auto.maxReplicas);
@@ -166,6 +181,19 @@ export class ChildApplier {
     return r;
   }
 
+  /**
+   * spec.replicas of an autoscaled Deployment we create: minReplicas (issue 18: no worker started
+   * only to be stopped, no separate scale write in a creation storm). Our manager owns the field
+   * until the autoscaler's first scale or our next apply (which hands it over first).
+   */
+  private firstReplicas(spec: ResolvedSpec, live: DeploymentView | undefined): number | undefined {
+    const auto = spec.workers.autoscaling;
+    // Applied before in this process and not yet in the cache: never reset the autoscaler's count.
+    if (!auto.enabled || live || this.memo.has(`Deployment/${spec.namespace}/${workerName(spec.name)}`))
+      return undefined;
+    return clampReplicas(auto.minReplicas, auto.minReplicas, auto.maxReplicas);
+  }
+
   /** Drops the memos of objects `Kind/namespace/name` (e.g. the receiver's, when removed). */
   forgetKeys(keys: string[]): void {
     for (const key of keys) this.memo.delete(key);
@@ -174,12 +202,15 @@ export class ChildApplier {
   /**
    * Applies `desired` unless the memo says the cached `live` object is already what we applied;
    * returns the stored view, whether a request was sent, and whether someone else had changed it.
+   * `write.replicas` is sent as spec.replicas but left out of the hash (the autoscaler takes it over);
+   * `write.beforeApply` runs only when a request is sent.
    */
   async ensure<V extends ChildView>(
     desired: Applicable,
     live: V | undefined,
     toView: (raw: Record<string, unknown>) => V,
     stored: V | undefined = live,
+    write: { replicas?: number; beforeApply?: () => Promise<unknown> } = {},
   ) {
     const key = `${desired.kind}/${desired.metadata.namespace}/${desired.metadata.name}`;
     const desiredHash = createHash('sha1').update(stableJson(desired)).digest('hex');
@@ -193,7 +224,10 @@ export class ChildApplier {
         });
       return { view: live, wrote: false, repaired: false };
     }
-    const view = toView(await applyObject(this.client, withAppliedHash(desired, desiredHash)));
+    const body = withAppliedHash(desired, desiredHash) as Applicable & { spec?: Record<string, unknown> };
+    if (write.replicas !== undefined) body.spec = { ...body.spec, replicas: write.replicas };
+    await write.beforeApply?.();
+    const view = toView(await applyObject(this.client, body));
     const rv = view.metadata.resourceVersion;
     // Our apply changed the object although the desired state did not change since our last
     // apply: someone else had modified or deleted it.

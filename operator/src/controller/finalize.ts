@@ -107,6 +107,8 @@ export async function finalizePipeline(deps: FinalizeDeps, lp: LogPipeline): Pro
   if (!finalizers.includes(FINALIZER)) return false;
   const policy = lp.spec?.deletionPolicy ?? 'Retain';
   if (policy === 'Delete' && deps.parts.size > 0) await deleteExternal(deps, lp);
+  // What the deletion said is sent before the object can disappear (Events go out in the background).
+  await deps.status.flushEvents();
   try {
     await patchFinalizers(
       deps.client,

@@ -156,13 +156,22 @@ export class Manager {
   /** Informers of pipelines, owned children (label-selected) and Secret metadata; handlers only enqueue. */
   private buildInformers() {
     const enqueue = (key: string | undefined) => key && this.queue.add(key);
-    const childHandlers = {
-      add: (o: ChildView) => enqueue(ownerKey(o.metadata)),
-      update: (_: ChildView, o: ChildView) => enqueue(ownerKey(o.metadata)),
+    // A child exactly as our own apply stored it brings nothing new to the reconcile that wrote it.
+    const changed = (kind: string) => (o: ChildView) =>
+      !this.reconciler?.ownWrite(kind, o.metadata.namespace, o.metadata.name, o.metadata.resourceVersion) &&
+      enqueue(ownerKey(o.metadata));
+    const childHandlers = (kind: string) => ({
+      add: changed(kind),
+      update: (_: ChildView, o: ChildView) => changed(kind)(o),
       delete: (o: ChildView) => enqueue(ownerKey(o.metadata)),
-    };
+    });
     const common = { client: this.client, namespaces: this.opts.namespaces, onError: this.informerError };
-    const owned = { ...common, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, handlers: childHandlers };
+    const owned = (kind: string) => ({
+      ...common,
+      kind,
+      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+      handlers: childHandlers(kind),
+    });
     const pipelines = new InformerSet<LogPipeline>({
       ...common,
       name: 'logpipelines',
@@ -171,33 +180,28 @@ export class Manager {
       handlers: this.pipelineHandlers(),
     });
     const deployments = new InformerSet<DeploymentView>({
-      ...owned,
+      ...owned('Deployment'),
       name: 'deployments',
-      kind: 'Deployment',
       transform: toDeploymentView,
     });
     const configMaps = new InformerSet<ChildView>({
-      ...owned,
+      ...owned('ConfigMap'),
       name: 'configmaps',
-      kind: 'ConfigMap',
       transform: toConfigMapView,
     });
     const pdbs = new InformerSet<ChildView>({
-      ...owned,
+      ...owned('PodDisruptionBudget'),
       name: 'poddisruptionbudgets',
-      kind: 'PodDisruptionBudget',
       transform: toPdbView,
     });
     const services = new InformerSet<ServiceView>({
-      ...owned,
+      ...owned('Service'),
       name: 'services',
-      kind: 'Service',
       transform: toServiceView,
     });
     const hpas = new InformerSet<ChildView>({
-      ...owned,
+      ...owned('HorizontalPodAutoscaler'),
       name: 'horizontalpodautoscalers',
-      kind: 'HorizontalPodAutoscaler',
       transform: toPdbView,
     });
     const onSecret = (s: CachedObject) => {
@@ -263,6 +267,9 @@ export class Manager {
       },
       update: (old: LogPipeline, lp: LogPipeline) => {
         this.secretIndex.set(lp);
+        const { namespace, name, resourceVersion } = lp.metadata;
+        // Our own finalizer patch: the reconcile that sent it went on with the patched object.
+        if (this.reconciler?.ownWrite('LogPipeline', namespace, name, resourceVersion ?? '')) return;
         if (pipelineChanged(old, lp)) this.queue.add(key(lp));
       },
       delete: (lp: LogPipeline) => {
@@ -358,6 +365,8 @@ export class Manager {
     await old.shutDownWithDrain();
     await Promise.all(this.workers);
     this.workers = [];
+    // Events still queued by the last reconciles are sent, not lost with the process.
+    await this.reconciler.flushEvents();
   }
 
   private async runWorker(queue: WorkQueue): Promise<void> {

@@ -35,6 +35,7 @@ import type {
   SealingPart,
 } from './external';
 import { FINALIZER, finalizePipeline } from './finalize';
+import { foldChangeEvents } from './parts/change-events';
 import { referencedSecrets, secretsVersion } from './secrets';
 import { timed } from '../apply/request-counts';
 import { PartMemo } from './part-memo';
@@ -139,6 +140,24 @@ export class Reconciler {
     this.autoscaler = autoscaler;
   }
 
+  /** resourceVersion our finalizer patch left on each pipeline (its watch event brings nothing new). */
+  private readonly finalizerWrites = new Map<string, string>();
+
+  /**
+   * True when the watched object `kind` `namespace/name` at `resourceVersion` is what this
+   * reconciler's own last write stored (a child it applied, the finalizer it added): the reconcile
+   * that wrote it already acted on it, so its event need not queue another (issue 18).
+   */
+  ownWrite(kind: string, namespace: string, name: string, resourceVersion: string): boolean {
+    if (kind === 'LogPipeline') return this.finalizerWrites.get(`${namespace}/${name}`) === resourceVersion;
+    return this.childApplier.wrote(kind, namespace, name, resourceVersion);
+  }
+
+  /** Resolves once every Event queued so far was sent (they go out in the background). */
+  flushEvents(): Promise<void> {
+    return this.status.flushEvents();
+  }
+
   /** Brings the pipeline `namespace/name` to its desired state; see the module comment. */
   async reconcile(key: string): Promise<ReconcileResult> {
     const slash = key.indexOf('/');
@@ -147,6 +166,7 @@ export class Reconciler {
     const lp = this.opts.pipelines.get(namespace, name);
     if (!lp) {
       // Gone: children go with their owner reference; only our memory needs cleaning.
+      this.finalizerWrites.delete(key);
       this.childApplier.forget(namespace, name);
       this.ingestApplier.forget(namespace, name);
       this.status.forget(namespace, name);
@@ -159,6 +179,7 @@ export class Reconciler {
     let current = lp;
     if (!(lp.metadata.finalizers ?? []).includes(FINALIZER)) {
       current = await patchFinalizers(this.opts.client, lp, [...(lp.metadata.finalizers ?? []), FINALIZER]);
+      this.finalizerWrites.set(key, current.metadata.resourceVersion ?? '');
     }
     return this.sync(current);
   }
@@ -222,7 +243,7 @@ export class Reconciler {
     const topic = await timed('topic', () => this.runPart('Topic', spec, ctx, sv));
     const table = await timed('table', () => this.runPart('Table', spec, ctx, sv));
     // What the parts did or refused (TopicChanged, DestructiveChangeRefused, ...), deduplicated.
-    for (const ev of [...(topic.events ?? []), ...(table.events ?? [])]) await this.status.event(lp, ev);
+    for (const ev of foldChangeEvents(topic.events, table.events)) await this.status.event(lp, ev);
     if (topic.conflict || table.conflict) return this.reportConflict(lp, spec, config, topic, table);
     let deployment = await timed('children', () =>
       this.applyChildren(lp, spec, config, secretsVersion(spec, this.opts.secrets)),

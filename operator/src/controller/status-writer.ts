@@ -4,6 +4,7 @@
  * merge-patched through the status subresource. Condition flips become Events.
  */
 import type { Condition, LogPipeline, LogPipelineStatus } from '../api/types';
+import { EventQueue } from '../apply/event-queue';
 import { EventRecorder } from '../apply/event-recorder';
 import { patchPipelineStatus, type PipelineEvent } from '../apply/kube';
 import type { KubeClient } from '../apply/kube-rest';
@@ -61,6 +62,8 @@ export class StatusWriter {
   private readonly written = new Map<string, Written>();
   /** Deduplicating, rate-limited Event writer shared by everything that reports on pipelines. */
   readonly events: EventRecorder;
+  /** Background sender in front of `events`: a reconcile never waits for an Event POST. */
+  private readonly queue: EventQueue;
 
   constructor(
     private readonly client: KubeClient,
@@ -70,6 +73,16 @@ export class StatusWriter {
     private readonly now: () => Date = () => new Date(),
   ) {
     this.events = new EventRecorder(client, identity, { now: () => this.now().getTime() });
+    this.queue = new EventQueue(this.events, {
+      now: () => this.now().getTime(),
+      onFailed: (lp, ev, err) =>
+        this.log.warn('event not recorded', {
+          namespace: lp.metadata.namespace,
+          name: lp.metadata.name,
+          reason: ev.reason,
+          err: err.message,
+        }),
+    });
   }
 
   /**
@@ -151,17 +164,25 @@ export class StatusWriter {
     }
   }
 
-  /** Records an Event on the pipeline; a failure is logged, never thrown. */
+  /**
+   * Queues an Event on the pipeline and returns at once (sent in the background, event-queue.ts);
+   * a failure is logged, never thrown. `flushEvents` waits for the queue.
+   */
   async event(lp: LogPipeline, ev: PipelineEvent): Promise<void> {
     const safe = { ...ev, message: sanitizeMessage(ev.message, MAX_STATUS_MESSAGE) };
-    const { error: err } = await this.events.record(lp, safe);
-    if (err)
-      this.log.warn('event not recorded', {
-        namespace: lp.metadata.namespace,
-        name: lp.metadata.name,
-        reason: ev.reason,
-        err: err.message,
-      });
+    const { namespace, name, uid, resourceVersion } = lp.metadata;
+    // Only what names the object: a queued Event must not keep a whole pipeline copy alive.
+    const involved = {
+      apiVersion: lp.apiVersion,
+      kind: lp.kind,
+      metadata: { namespace, name, uid, resourceVersion },
+    };
+    this.queue.enqueue(involved as LogPipeline, safe);
+  }
+
+  /** Resolves once every queued Event was sent (operator shutdown, finalizer release, tests). */
+  flushEvents(): Promise<void> {
+    return this.queue.flush();
   }
 
   /** Forgets a deleted pipeline (drops its metrics series). */

@@ -143,7 +143,7 @@ export class FleetMetrics {
     );
     counter(
       'logpipeline_operator_events_total',
-      'Events by result: created, aggregated (an existing Event patched), dropped (spam filter), failed.',
+      'Events by result: created, aggregated (an existing Event patched), dropped (spam filter or full send queue), failed.',
       'result',
       eventResults,
       (k) => k,

@@ -1,4 +1,4 @@
-import { changeEvents, describeStatement } from './change-events';
+import { changeEvents, describeStatement, foldChangeEvents } from './change-events';
 
 describe('change Events (one per part and reconcile)', () => {
   it('shortens CREATE statements to what they created and keeps others', () => {
@@ -20,5 +20,25 @@ describe('change Events (one per part and reconcile)', () => {
     expect(changeEvents('TableChanged', ['created database `l`', 'created table `l`.`fw`'])).toEqual([
       { type: 'Normal', reason: 'TableChanged', message: 'created database `l`; created table `l`.`fw`' },
     ]);
+  });
+
+  it("folds the topic's and the table's change into one Event when both changed, keeps the rest", () => {
+    const topic = {
+      type: 'Normal' as const,
+      reason: 'TopicChanged',
+      message: 'topic t: created with 1 partitions',
+    };
+    const table = { type: 'Normal' as const, reason: 'TableChanged', message: 'created table `l`.`fw`' };
+    const refused = { type: 'Warning' as const, reason: 'DestructiveChangeRefused', message: 'no' };
+    expect(foldChangeEvents([topic], [table, refused])).toEqual([
+      {
+        type: 'Normal',
+        reason: 'TopicAndTableChanged',
+        message: 'topic t: created with 1 partitions; created table `l`.`fw`',
+      },
+      refused,
+    ]);
+    expect(foldChangeEvents([topic], [refused])).toEqual([topic, refused]);
+    expect(foldChangeEvents(undefined, [table])).toEqual([table]);
   });
 });

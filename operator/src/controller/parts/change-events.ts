@@ -27,3 +27,27 @@ export function changeEvents(reason: string, changes: readonly string[]): Pipeli
   if (changes.length === 0) return [];
   return [{ type: 'Normal', reason, message: changes.join('; ') }];
 }
+
+/** Reason of the one Event of a reconcile in which both the topic and the table part changed something. */
+export const TOPIC_AND_TABLE_CHANGED = 'TopicAndTableChanged';
+
+/**
+ * The parts' Events of one reconcile, with the topic's and the table's change Events folded into
+ * one `TopicAndTableChanged` when both changed something (a new pipeline: one Event fewer per
+ * pipeline in a creation storm); every other Event is kept as it is.
+ */
+export function foldChangeEvents(
+  topic: readonly PipelineEvent[] = [],
+  table: readonly PipelineEvent[] = [],
+): PipelineEvent[] {
+  const isChange = (reason: string) => (e: PipelineEvent) => e.type === 'Normal' && e.reason === reason;
+  const t = topic.find(isChange('TopicChanged'));
+  const d = table.find(isChange('TableChanged'));
+  if (!t || !d) return [...topic, ...table];
+  const folded: PipelineEvent = {
+    type: 'Normal',
+    reason: TOPIC_AND_TABLE_CHANGED,
+    message: `${t.message}; ${d.message}`,
+  };
+  return [folded, ...topic.filter((e) => e !== t), ...table.filter((e) => e !== d)];
+}

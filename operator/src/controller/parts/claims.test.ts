@@ -68,3 +68,36 @@ describe('olderTableClaimant', () => {
     expect(olderTableClaimant(newer, resolveSpec(newer), 'server:2', [owner])).toBeUndefined();
   });
 });
+
+describe('claim checks in a creation storm (issue 18)', () => {
+  it('resolve each cached pipeline once, not once per check (no quadratic resolveSpec)', () => {
+    let specReads = 0;
+    const fleet = Array.from({ length: 50 }, (_, i) => {
+      const p = lp(`p${i}`, `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`, ['kafka-0:9092']);
+      const spec = p.spec;
+      // Counts every read of the raw spec (resolveSpec reads it; the claim checks do not).
+      Object.defineProperty(p, 'spec', { get: () => (specReads++, spec) });
+      return p;
+    });
+    const specs = fleet.map((p) => resolveSpec(p));
+    const round = () => {
+      for (let i = 0; i < fleet.length; i++) {
+        olderTopicClaimant(fleet[i], specs[i], 'c', fleet);
+        olderTableClaimant(fleet[i], specs[i], 'host:x', fleet);
+      }
+    };
+    round();
+    const afterFirst = specReads;
+    round();
+    round();
+    expect(specReads).toBe(afterFirst);
+    // All name the same topic and table: the oldest other one is the claimant.
+    expect(olderTopicClaimant(fleet[9], specs[9], 'c', fleet)?.metadata.name).toBe('p0');
+    // A changed pipeline is a new object (the informer replaces it): resolved afresh.
+    const raw = lp('p0', '2026-01-01T00:00:00Z', ['kafka-0:9092']);
+    const renamed = { ...raw, spec: { ...raw.spec, kafka: { ...raw.spec.kafka, topic: { name: 'x' } } } };
+    expect(olderTopicClaimant(fleet[9], specs[9], 'c', [renamed, ...fleet.slice(1)])?.metadata.name).toBe(
+      'p1',
+    );
+  });
+});
