@@ -21,6 +21,7 @@ import { OffsetCommitter } from './delivery/offset-committer';
 import { generationCommitSender } from './delivery/group-generation';
 import { PartitionState } from './delivery/partition-state';
 import type { WorkerMetrics } from './observability/metrics';
+import { stageCpu } from '../../common/src/stage-cpu';
 import { BatchDelivery } from './sink/batch-delivery';
 import { createIntegrityStage } from './integrity/integrity-stage';
 import type { ClickHouseSink } from './sink/clickhouse-sink';
@@ -281,6 +282,9 @@ export class Worker {
       if (unresolved !== undefined) resolveOffset(unresolved);
       unresolved = undefined;
     };
+    // CPU of taking messages (value decode, line count, cutter), without the encodes it launches.
+    const encodeBefore = stageCpu.usage('encode');
+    let cpuFrom = process.cpuUsage();
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i];
       if ((i & 255) === 0) {
@@ -288,7 +292,9 @@ export class Worker {
         now = Date.now();
         if (now - lastBeat >= HEARTBEAT_EVERY_MS) {
           settle();
+          stageCpu.add('intake', cpuFrom);
           await heartbeat();
+          cpuFrom = process.cpuUsage();
           lastBeat = now;
         }
       }
@@ -308,7 +314,10 @@ export class Worker {
       // The partition has room (checked just above): only the shared byte budget can make it wait.
       if (this.budget.exhausted()) {
         settle();
-        if (!(await this.waitForCapacity(state, payload))) break;
+        stageCpu.add('intake', cpuFrom);
+        const room = await this.waitForCapacity(state, payload);
+        cpuFrom = process.cpuUsage();
+        if (!room) break;
         now = Date.now();
       }
       const value = this.values.plain(m, partition);
@@ -324,6 +333,9 @@ export class Worker {
       count++;
     }
     settle();
+    stageCpu.add('intake', cpuFrom);
+    const encodeAfter = stageCpu.usage('encode');
+    stageCpu.subtract('intake', encodeAfter.user - encodeBefore.user, encodeAfter.system - encodeBefore.system);
     this.metrics.messagesIn.inc(count);
     this.metrics.linesIn.inc(lines);
     this.metrics.bytesIn.inc(bytes);
