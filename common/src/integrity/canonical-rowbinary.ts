@@ -29,6 +29,13 @@ const HEX = Buffer.from('0123456789abcdef', 'latin1');
 /** The IPv4-mapped prefix ::ffff: as canonical hex (20 zeros, then ffff). */
 const MAPPED = Buffer.from('00000000000000000000ffff', 'latin1');
 const TWO_32 = 2 ** 32;
+/** From this length on, four native byte scans beat escaping byte by byte in JavaScript. */
+const NATIVE_SCAN_BYTES = 64;
+
+/** True when `s` holds a byte TSV escapes (backslash, tab, LF, CR). */
+function needsEscape(s: Buffer): boolean {
+  return s.indexOf(92) >= 0 || s.indexOf(9) >= 0 || s.indexOf(10) >= 0 || s.indexOf(13) >= 0;
+}
 
 interface Col {
   kind: number;
@@ -121,6 +128,12 @@ export class RowBinaryCanonical {
             shift *= 128;
           }
           const e = p + len;
+          if (len >= NATIVE_SCAN_BYTES && !needsEscape(b.subarray(p, e))) {
+            // Long strings without anything to escape (most raw lines): native scans and one memcpy.
+            o += b.copy(out, o, p, e);
+            p = e;
+            break;
+          }
           for (; p < e; p++) {
             const v = b[p];
             const x = ESCAPE[v];
@@ -237,6 +250,22 @@ export class RowBinaryCanonical {
 
 /** Writes a non-negative safe integer in decimal at `o`; returns the new position. */
 function writeDecimal(n: number, out: Buffer, o: number): number {
+  if (n < 10) {
+    out[o] = 48 + n;
+    return o + 1;
+  }
+  if (n <= 0x7fffffff) {
+    // Small integers (ports, lines, sizes): 32-bit arithmetic.
+    let len = 2;
+    for (let t = (n / 100) | 0; t > 0; t = (t / 10) | 0) len++;
+    let i = o + len;
+    while (n > 0) {
+      const q = (n / 10) | 0;
+      out[--i] = 48 + n - q * 10;
+      n = q;
+    }
+    return o + len;
+  }
   let len = 1;
   for (let t = n; t >= 10; t = Math.floor(t / 10)) len++;
   const end = o + len;
