@@ -79,3 +79,25 @@ function round6(x: number): number {
 
 /** The process's counters (one per worker process). */
 export const stageCpu = new StageCpu();
+
+/**
+ * Counts the synchronous segments of one eachBatch call as `intake`, without the encodes launched
+ * inside them (counted as `encode`); resume() after every await, pause() before it and at the end.
+ */
+export class IntakeClock {
+  private from = process.cpuUsage();
+  private encodeFrom = stageCpu.usage('encode');
+
+  /** Ends a segment: its CPU minus the encode CPU counted meanwhile goes to `intake`. */
+  pause(): void {
+    stageCpu.add('intake', this.from);
+    const enc = stageCpu.usage('encode');
+    stageCpu.subtract('intake', enc.user - this.encodeFrom.user, enc.system - this.encodeFrom.system);
+  }
+
+  /** Starts the next segment. */
+  resume(): void {
+    this.from = process.cpuUsage();
+    this.encodeFrom = stageCpu.usage('encode');
+  }
+}

@@ -21,7 +21,7 @@ import { OffsetCommitter } from './delivery/offset-committer';
 import { generationCommitSender } from './delivery/group-generation';
 import { PartitionState } from './delivery/partition-state';
 import type { WorkerMetrics } from './observability/metrics';
-import { stageCpu } from '../../common/src/stage-cpu';
+import { IntakeClock } from '../../common/src/stage-cpu';
 import { BatchDelivery } from './sink/batch-delivery';
 import { createIntegrityStage } from './integrity/integrity-stage';
 import type { ClickHouseSink } from './sink/clickhouse-sink';
@@ -283,8 +283,7 @@ export class Worker {
       unresolved = undefined;
     };
     // CPU of taking messages (value decode, line count, cutter), without the encodes it launches.
-    const encodeBefore = stageCpu.usage('encode');
-    let cpuFrom = process.cpuUsage();
+    const intake = new IntakeClock();
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i];
       if ((i & 255) === 0) {
@@ -292,9 +291,9 @@ export class Worker {
         now = Date.now();
         if (now - lastBeat >= HEARTBEAT_EVERY_MS) {
           settle();
-          stageCpu.add('intake', cpuFrom);
+          intake.pause();
           await heartbeat();
-          cpuFrom = process.cpuUsage();
+          intake.resume();
           lastBeat = now;
         }
       }
@@ -314,9 +313,9 @@ export class Worker {
       // The partition has room (checked just above): only the shared byte budget can make it wait.
       if (this.budget.exhausted()) {
         settle();
-        stageCpu.add('intake', cpuFrom);
+        intake.pause();
         const room = await this.waitForCapacity(state, payload);
-        cpuFrom = process.cpuUsage();
+        intake.resume();
         if (!room) break;
         now = Date.now();
       }
@@ -333,9 +332,7 @@ export class Worker {
       count++;
     }
     settle();
-    stageCpu.add('intake', cpuFrom);
-    const encodeAfter = stageCpu.usage('encode');
-    stageCpu.subtract('intake', encodeAfter.user - encodeBefore.user, encodeAfter.system - encodeBefore.system);
+    intake.pause();
     this.metrics.messagesIn.inc(count);
     this.metrics.linesIn.inc(lines);
     this.metrics.bytesIn.inc(bytes);
