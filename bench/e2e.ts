@@ -316,7 +316,9 @@ async function workerRun(
     // LP_BENCH_WORKER_NODE_ARGS: extra Node flags for the worker (A/B of runtime settings).
     const nodeArgs = (process.env.LP_BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
     const port = await freePort();
-    const w = withSigningKey(integrity, () => s.spawnWorker(bed, cfg, port, 'bench', [...nodeArgs, ...profArgs]));
+    const w = withSigningKey(integrity, () =>
+      s.spawnWorker(bed, cfg, port, 'bench', [...nodeArgs, ...profArgs]),
+    );
     // Completion from the group's committed offsets (the worker commits right after a batch is
     // stored): polling ClickHouse (count + uniqExact over every raw line) cost the server ~15 ms a
     // poll, and scraping the worker's /metrics cost the worker ~10 % of a small run.
@@ -412,7 +414,8 @@ async function createIntegrityTables(bed: TestBed, p: s.Pipeline): Promise<void>
   const ch = s.chClient(bed);
   try {
     for (const t of ddl.value.tables)
-      if (t.role === 'integrity' || t.role === 'checkpoints') for (const query of t.create) await ch.command({ query });
+      if (t.role === 'integrity' || t.role === 'checkpoints')
+        for (const query of t.create) await ch.command({ query });
   } finally {
     await ch.close();
   }

@@ -105,7 +105,11 @@ function rowBinaryRoutes(
   ingestMs: number,
 ): Record<string, number> {
   const canonical = columns.map((c) => ({ name: c.name, type: c.type, source: c.source }));
-  const encoder = new BatchEncoder({ parser: { format: 'auto', timezone: 'UTC' }, columns, format: 'RowBinary' });
+  const encoder = new BatchEncoder({
+    parser: { format: 'auto', timezone: 'UTC' },
+    columns,
+    format: 'RowBinary',
+  });
   const digester = new BatchDigester(canonical);
   const toTsv = new RowBinaryToTsv(canonical);
   const reader = new RowBinaryCanonical(canonical);

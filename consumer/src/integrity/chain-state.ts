@@ -133,7 +133,11 @@ export class ChainState {
     d.reset();
     const err =
       input.format === 'RowBinary'
-        ? feed(d, input, (this.binary ??= new RowBinaryCanonical(this.options.columns, this.options.timeColumn)))
+        ? feed(
+            d,
+            input,
+            (this.binary ??= new RowBinaryCanonical(this.options.columns, this.options.timeColumn)),
+          )
         : feed(d, input);
     if (err !== null) return err;
     const sum = d.finish();

@@ -53,10 +53,11 @@ class Rows {
   }
   int(bits: number, signed: boolean, v: bigint): void {
     const b = Buffer.alloc(bits / 8);
-    if (bits === 64) signed ? b.writeBigInt64LE(v) : b.writeBigUInt64LE(v);
-    else if (bits === 32) signed ? b.writeInt32LE(Number(v)) : b.writeUInt32LE(Number(v));
-    else if (bits === 16) signed ? b.writeInt16LE(Number(v)) : b.writeUInt16LE(Number(v));
-    else signed ? b.writeInt8(Number(v)) : b.writeUInt8(Number(v));
+    if (bits === 64) {
+      if (signed) b.writeBigInt64LE(v);
+      else b.writeBigUInt64LE(v);
+    } else if (signed) b.writeIntLE(Number(v), 0, bits / 8);
+    else b.writeUIntLE(Number(v), 0, bits / 8);
     this.parts.push(b);
   }
   raw(b: Buffer): void {
@@ -111,7 +112,16 @@ const INTS: Record<string, bigint[]> = {
   u16: [0n, 65535n],
   i32: [-2147483648n, -1n, 0n, 2147483647n],
   u32: [0n, 4294967295n],
-  i64: [-(2n ** 63n), -(2n ** 53n) - 1n, -(2n ** 53n), -1n, 0n, 2n ** 53n - 1n, 2n ** 53n + 1n, 2n ** 63n - 1n],
+  i64: [
+    -(2n ** 63n),
+    -(2n ** 53n) - 1n,
+    -(2n ** 53n),
+    -1n,
+    0n,
+    2n ** 53n - 1n,
+    2n ** 53n + 1n,
+    2n ** 63n - 1n,
+  ],
   u64: [0n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 64n - 1n],
 };
 
@@ -180,7 +190,12 @@ describe('integrity digest of RowBinary rows without the TSV round trip', () => 
     ];
     const messages: MessageInput[] = [];
     for (let i = 0; i < lines.length; i += 7) {
-      messages.push({ value: Buffer.concat(lines.slice(i, i + 7).flatMap((l) => [l, Buffer.of(10)])), topic: 'fw', partition: 1, offset: 500 + i });
+      messages.push({
+        value: Buffer.concat(lines.slice(i, i + 7).flatMap((l) => [l, Buffer.of(10)])),
+        topic: 'fw',
+        partition: 1,
+        offset: 500 + i,
+      });
     }
     const rb = new BatchEncoder({
       parser: { format: 'auto', timezone: 'UTC' },
