@@ -38,16 +38,12 @@ export interface BatchPipelineDeps {
 /** Cuts, encodes, journals, delivers and acknowledges batches. */
 export class BatchPipeline {
   private inflight = 0;
-  private readonly bodies: BodyBuffers;
+  private readonly bodies = new BodyBuffers(new BodyPool());
   private idleWaiters: Array<() => void> = [];
   private readonly gates = new WeakMap<PartitionState, PartitionGate>();
 
   /** Wires the collaborators; no I/O. */
-  constructor(private readonly deps: BatchPipelineDeps) {
-    // Idle bodies are kept up to the in-flight budget (the bodies in flight never exceed it): a
-    // steady stream of batches then reuses mapped buffers instead of faulting in fresh ones.
-    this.bodies = new BodyBuffers(new BodyPool(deps.budget.limit));
-  }
+  constructor(private readonly deps: BatchPipelineDeps) {}
 
   /** Batches cut and not yet finished, across partitions. */
   get inflightBatches(): number {
