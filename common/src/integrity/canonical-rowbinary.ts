@@ -29,13 +29,10 @@ const HEX = Buffer.from('0123456789abcdef', 'latin1');
 /** The IPv4-mapped prefix ::ffff: as canonical hex (20 zeros, then ffff). */
 const MAPPED = Buffer.from('00000000000000000000ffff', 'latin1');
 const TWO_32 = 2 ** 32;
-/** From this length on, four native byte scans beat escaping byte by byte in JavaScript. */
+/** From this length on, native byte scans beat escaping byte by byte in JavaScript. */
 const NATIVE_SCAN_BYTES = 64;
-
-/** True when `s` holds a byte TSV escapes (backslash, tab, LF, CR). */
-function needsEscape(s: Buffer): boolean {
-  return s.indexOf(92) >= 0 || s.indexOf(9) >= 0 || s.indexOf(10) >= 0 || s.indexOf(13) >= 0;
-}
+/** The bytes TSV escapes: backslash, tab, LF, CR. */
+const ESCAPED_BYTES = [92, 9, 10, 13];
 
 interface Col {
   kind: number;
@@ -61,6 +58,13 @@ export class RowBinaryCanonical {
   timeMs = NaN;
   /** Why the last write() or rowEnd() failed. */
   error = '';
+  /**
+   * Per escaped byte, its next position at or after the last scan start in the current body
+   * (body length when none): the body is read front to back, so each byte value is scanned
+   * natively at most once per body, with no per-string views.
+   */
+  private readonly nextEscape = new Float64Array(ESCAPED_BYTES.length);
+  private scanned: Buffer | undefined;
 
   /** Throws RangeError for a column type without a canonical form. */
   constructor(columns: readonly CanonicalColumn[], timeColumn = 'ts') {
@@ -128,7 +132,7 @@ export class RowBinaryCanonical {
             shift *= 128;
           }
           const e = p + len;
-          if (len >= NATIVE_SCAN_BYTES && !needsEscape(b.subarray(p, e))) {
+          if (len >= NATIVE_SCAN_BYTES && !this.escapeWithin(b, p, e)) {
             // Long strings without anything to escape (most raw lines): native scans and one memcpy.
             o += b.copy(out, o, p, e);
             p = e;
@@ -195,6 +199,27 @@ export class RowBinaryCanonical {
     }
     out[o++] = 10;
     return o;
+  }
+
+  /** Starts reading `body` from its front (call before the first row of each payload or range). */
+  begin(body: Buffer): void {
+    this.scanned = body;
+    this.nextEscape.fill(-1);
+  }
+
+  /** True when [p, e) of the body holds a byte TSV escapes. */
+  private escapeWithin(b: Buffer, p: number, e: number): boolean {
+    if (b !== this.scanned) this.begin(b);
+    const next = this.nextEscape;
+    for (let k = 0; k < ESCAPED_BYTES.length; k++) {
+      let at = next[k];
+      if (at < p) {
+        at = b.indexOf(ESCAPED_BYTES[k], p);
+        next[k] = at = at < 0 ? b.length : at;
+      }
+      if (at < e) return true;
+    }
+    return false;
   }
 
   /** An integer in decimal (what String() gives; exact for all 64-bit values). */

@@ -109,6 +109,7 @@ export class BatchDigester {
    * their TabSeparated text, without rendering that text. Returns null, or an error naming the row.
    */
   addRowBinary(body: Buffer, reader: RowBinaryCanonical, start = 0, end = body.length): string | null {
+    reader.begin(body);
     let p = start;
     while (p < end) {
       const rowEnd = reader.rowEnd(body, p, end);
