@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { BatchEncoder, type MessageInput } from '../encode/batch';
 import { REFERENCE_COLUMNS } from '../encode/reference-columns';
 import { generateSampleLines } from '../../../test/fixtures/samples';
@@ -226,6 +227,29 @@ describe('integrity digest of RowBinary rows without the TSV round trip', () => 
         viaTsv(EDGE_COLUMNS, body, 'ts', 'kafka_offset'),
       );
     }
+  });
+
+  it('hashes rows of one offset sorted by their canonical bytes (independent oracle)', () => {
+    const body = edgeRows(2000, 6);
+    const reader = new RowBinaryCanonical(EDGE_COLUMNS);
+    const out = Buffer.alloc(1 << 20);
+    const groups = new Map<string, Buffer[]>();
+    const order: string[] = [];
+    for (let p = 0; p < body.length;) {
+      const end = reader.rowEnd(body, p, body.length);
+      const o = reader.write(body, p, out, 0);
+      const row = Buffer.from(out.subarray(0, o - 1));
+      const offset = row.toString('latin1').split('\t')[1];
+      if (!groups.has(offset)) order.push(offset);
+      groups.set(offset, [...(groups.get(offset) ?? []), row]);
+      p = end;
+    }
+    const sha = createHash('sha256');
+    for (const k of order) for (const r of groups.get(k)!.sort(Buffer.compare)) sha.update(r).update('\n');
+    const want = sha.digest('hex');
+    expect(direct(EDGE_COLUMNS, body, 'ts', 'kafka_offset').digest).toBe(want);
+    expect(viaTsv(EDGE_COLUMNS, body, 'ts', 'kafka_offset').digest).toBe(want);
+    expect(direct(EDGE_COLUMNS, body).digest).not.toBe(want);
   });
 
   it('tracks a DateTime time column exactly like the TSV route', () => {
