@@ -22,7 +22,7 @@ export class OffsetGroups {
   private sorted = Buffer.allocUnsafe(1 << 16);
 
   /** `field` is the offset column's index among the canonical (tab-separated) fields. */
-  constructor(private readonly field: number) {}
+  constructor(readonly field: number) {}
 
   /** Forgets any pending group (a new batch). */
   reset(): void {
@@ -31,10 +31,16 @@ export class OffsetGroups {
     this.ends.length = 0;
   }
 
-  /** Adds the canonical row at [s, e) of `buf` (LF-terminated); hashes the previous group when the offset changes. */
-  add(hash: Hash, buf: Buffer, s: number, e: number): void {
+  /**
+   * Adds the canonical row at [s, e) of `buf` (LF-terminated); hashes the previous group when the
+   * offset changes. [fieldStart, fieldEnd) is the offset field when the caller knows it.
+   */
+  add(hash: Hash, buf: Buffer, s: number, e: number, fieldStart?: number, fieldEnd?: number): void {
     const rowEnd = e - 1;
-    const [fs, fe] = fieldOf(buf, s, rowEnd, this.field);
+    const [fs, fe] =
+      fieldStart !== undefined && fieldEnd !== undefined
+        ? [fieldStart, fieldEnd]
+        : fieldOf(buf, s, rowEnd, this.field);
     if (this.starts.length > 0 && buf.compare(this.rows, this.offsetStart, this.offsetEnd, fs, fe) !== 0)
       this.flush(hash);
     const len = rowEnd - s;

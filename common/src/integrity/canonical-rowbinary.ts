@@ -56,6 +56,10 @@ export class RowBinaryCanonical {
   readonly slack: number;
   /** Time column value (epoch ms as the TSV route tracks it) of the last written row; NaN when NULL. */
   timeMs = NaN;
+  /** Column whose canonical span write() records in markStart/markEnd (-1: none). */
+  mark = -1;
+  markStart = 0;
+  markEnd = 0;
   /** Why the last write() or rowEnd() failed. */
   error = '';
   /**
@@ -115,7 +119,11 @@ export class RowBinaryCanonical {
     this.timeMs = NaN;
     for (let k = 0; k < cols.length; k++) {
       const c = cols[k];
-      if (k > 0) out[o++] = 9;
+      if (k > 0) {
+        if (k - 1 === this.mark) this.markEnd = o;
+        out[o++] = 9;
+      }
+      if (k === this.mark) this.markStart = o;
       if (c.nullable && b[p++] === 1) {
         out[o++] = 92;
         out[o++] = 78;
@@ -197,6 +205,7 @@ export class RowBinaryCanonical {
         }
       }
     }
+    if (this.mark === cols.length - 1) this.markEnd = o;
     out[o++] = 10;
     return o;
   }

@@ -110,6 +110,8 @@ export class BatchDigester {
    */
   addRowBinary(body: Buffer, reader: RowBinaryCanonical, start = 0, end = body.length): string | null {
     reader.begin(body);
+    // The writer reports where the offset field lands, so sorted groups need not scan for it.
+    reader.mark = this.groups ? this.groups.field : -1;
     let p = start;
     while (p < end) {
       const rowEnd = reader.rowEnd(body, p, end);
@@ -122,17 +124,17 @@ export class BatchDigester {
       this.pos = next;
       const ts = reader.timeMs;
       if (ts === ts) this.track(ts);
-      this.endRow(rowStart);
+      this.endRow(rowStart, reader.markStart, reader.markEnd);
       p = rowEnd;
     }
     return null;
   }
 
   /** Completes the canonical row written at [rowStart, pos). */
-  private endRow(rowStart: number): void {
+  private endRow(rowStart: number, fieldStart?: number, fieldEnd?: number): void {
     if (this.groups) {
       // Sorting mode: the row joins its offset's group instead of the scratch stream.
-      this.groups.add(this.hash, this.out, rowStart, this.pos);
+      this.groups.add(this.hash, this.out, rowStart, this.pos, fieldStart, fieldEnd);
       this.pos = rowStart;
     }
     this.rows++;
