@@ -8,23 +8,10 @@
  * a column type without a canonical form. The time column's range is tracked exactly like the
  * TSV route tracks it. Used by BatchDigester.addRowBinary.
  */
-import {
-  parseColumnType,
-  T_DATETIME,
-  T_DATETIME64,
-  T_ENUM,
-  T_INT,
-  T_IPV4,
-  T_IPV6,
-  T_STRING,
-} from '../columns/column-type';
+import { T_DATETIME, T_DATETIME64, T_ENUM, T_INT, T_IPV4, T_IPV6, T_STRING } from '../columns/column-type';
 import type { CanonicalColumn } from './canonical-ops';
+import { compileColumn, ESCAPE, writeDecimal, type Col } from './canonical-rowbinary-plan';
 
-const ESCAPE = new Uint8Array(256);
-ESCAPE[9] = 116;
-ESCAPE[10] = 110;
-ESCAPE[13] = 114;
-ESCAPE[92] = 92;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 /** The IPv4-mapped prefix ::ffff: as canonical hex (20 zeros, then ffff). */
 const MAPPED = Buffer.from('00000000000000000000ffff', 'latin1');
@@ -33,21 +20,6 @@ const TWO_32 = 2 ** 32;
 const NATIVE_SCAN_BYTES = 64;
 /** The bytes TSV escapes: backslash, tab, LF, CR. */
 const ESCAPED_BYTES = [92, 9, 10, 13];
-
-interface Col {
-  kind: number;
-  nullable: boolean;
-  /** Byte width of fixed-size values (0 for String). */
-  width: number;
-  signed: boolean;
-  /** 10^precision of a DateTime64, and how to reduce its fraction to milliseconds. */
-  scale: number;
-  fracDiv: number;
-  fracMul: number;
-  /** Enum value -> escaped name bytes. */
-  enumNames: Map<number, Buffer>;
-  isTime: boolean;
-}
 
 /** Canonicalises RowBinary rows of one column list; not re-entrant (fields hold the last row's state). */
 export class RowBinaryCanonical {
@@ -280,73 +252,4 @@ export class RowBinaryCanonical {
     this.error = message;
     return -1;
   }
-}
-
-/** Writes a non-negative safe integer in decimal at `o`; returns the new position. */
-function writeDecimal(n: number, out: Buffer, o: number): number {
-  if (n < 10) {
-    out[o] = 48 + n;
-    return o + 1;
-  }
-  if (n <= 0x7fffffff) {
-    // Small integers (ports, lines, sizes): 32-bit arithmetic.
-    let len = 2;
-    for (let t = (n / 100) | 0; t > 0; t = (t / 10) | 0) len++;
-    let i = o + len;
-    while (n > 0) {
-      const q = (n / 10) | 0;
-      out[--i] = 48 + n - q * 10;
-      n = q;
-    }
-    return o + len;
-  }
-  let len = 1;
-  for (let t = n; t >= 10; t = Math.floor(t / 10)) len++;
-  const end = o + len;
-  let i = end;
-  do {
-    const q = Math.floor(n / 10);
-    out[--i] = 48 + (n - q * 10);
-    n = q;
-  } while (n > 0);
-  return end;
-}
-
-function escaped(text: string): Buffer {
-  const raw = Buffer.from(text, 'utf8');
-  const out: number[] = [];
-  for (const v of raw) {
-    const x = ESCAPE[v];
-    if (x === 0) out.push(v);
-    else out.push(92, x);
-  }
-  return Buffer.from(out);
-}
-
-function compileColumn(c: CanonicalColumn, isTime: boolean): Col {
-  const t = parseColumnType(c.type);
-  const enumNames = new Map<number, Buffer>();
-  t.enumNames.forEach((n, i) => enumNames.set(t.enumValues[i], escaped(n)));
-  const precision = t.kind === T_DATETIME64 ? t.precision : 0;
-  const widths: Record<number, number> = {
-    [T_STRING]: 0,
-    [T_ENUM]: t.text.includes('Enum16') ? 2 : 1,
-    [T_INT]: t.bits / 8,
-    [T_DATETIME]: 4,
-    [T_DATETIME64]: 8,
-    [T_IPV4]: 4,
-    [T_IPV6]: 16,
-  };
-  if (!(t.kind in widths)) throw new RangeError(`column ${c.name}: type ${c.type} has no canonical form`);
-  return {
-    kind: t.kind,
-    nullable: t.nullable,
-    width: widths[t.kind],
-    signed: t.signed,
-    scale: 10 ** precision,
-    fracDiv: precision > 3 ? 10 ** (precision - 3) : 1,
-    fracMul: precision < 3 ? 10 ** (3 - precision) : 1,
-    enumNames,
-    isTime,
-  };
 }
