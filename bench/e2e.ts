@@ -14,7 +14,12 @@
  * the same backlog in its own process (bench/e2e-peer.ts). Each worker run is repeated per insert
  * format (RowBinary and TabSeparated, alternating) so worker and ClickHouse CPU per million lines
  * compare in one run; one extra single-line run under `--cpu-prof` gives the stage breakdown
- * (bench/profile-breakdown.ts). `LP_BENCH_TUNING` (JSON) overrides worker tuning for A/B runs,
+ * (bench/profile-breakdown.ts). `--integrity true` adds packed runs with tamper evidence on (link and
+ * checkpoint tables, a signing key), alternating with the same runs off, so the digest's end-to-end
+ * cost is measured in one run. Each run also reports the worker's own stage CPU (stage-cpu.ts:
+ * user and system seconds of intake, encode, the insert call and the integrity seal, GC pauses, and
+ * what no stage holds: Kafka client, decompression, HTTP, timers, page faults outside the stages).
+ * `LP_BENCH_TUNING` (JSON) overrides worker tuning for A/B runs,
  * `LP_BENCH_WORKER_NODE_ARGS` adds Node flags to the worker.
  * Prints JSON with medians.
  */
@@ -30,6 +35,10 @@ import * as s from '../test/worker-support';
 import type { PeerResult } from './e2e-peer';
 import { profileBreakdown, type ProfileBreakdown } from './profile-breakdown';
 import { benchMachine, runBenchMain, withKafkaBed } from './clickhouse-bench';
+import type { StageCpuSummary } from '../common/src/stage-cpu';
+import { generateKeyPairSync } from 'node:crypto';
+import { buildTableDDL } from '../operator/src/desired/clickhouse';
+import { SECRET_ENV } from '../common/src/worker-config';
 
 /** Insert formats the worker can send (worker tuning `insertFormat`). */
 type Format = 'RowBinary' | 'TabSeparated';
@@ -49,6 +58,8 @@ export interface E2eOptions {
   profileMode: string;
   /** Comma-separated traffic modes to run (default packed100,single; `single` alone for intake A/B). */
   modes: string;
+  /** Also run packed traffic with integrity on vs off (same schema, alternating). */
+  integrity: boolean;
 }
 
 /** One measured run. */
@@ -77,6 +88,8 @@ export interface RunResult {
   inserts: number;
   /** Lines consumed twice (re-delivered after a rebalance); 0 on a calm run. */
   reconsumedLines: number;
+  /** Worker CPU seconds per million lines by stage (whole life; stage-cpu.ts), and what no stage holds. */
+  stagesPerMillionLines: Record<string, number>;
 }
 
 /** Median of numbers (upper median for even counts). */
@@ -96,6 +109,7 @@ function parseOptions(argv: string[]): E2eOptions {
     profile: true,
     profileMode: 'single,packed100',
     modes: 'packed100,single',
+    integrity: false,
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i]
@@ -104,7 +118,7 @@ function parseOptions(argv: string[]): E2eOptions {
     if (!(key in o)) throw new Error(`unknown option ${argv[i]}`);
     const v = argv[i + 1];
     (o as unknown as Record<string, unknown>)[key] =
-      key === 'peer' || key === 'profile'
+      key === 'peer' || key === 'profile' || key === 'integrity'
         ? v !== 'false'
         : key === 'formats' || key === 'profileMode' || key === 'modes'
           ? v
@@ -155,6 +169,8 @@ function exitSummary(logFile: string): {
   lines: number;
   peakRssMiB: number;
   cpuAtJoin: number;
+  stageCpu?: StageCpuSummary;
+  system: number;
 } {
   const line = fs
     .readFileSync(logFile, 'utf8')
@@ -167,8 +183,11 @@ function exitSummary(logFile: string): {
     lines: number;
     peakRssMiB: number;
     cpuAtFirstJoinSeconds?: number;
+    stageCpu?: StageCpuSummary;
   };
   return {
+    stageCpu: j.stageCpu,
+    system: j.cpuSystemSeconds,
     cpu: j.cpuUserSeconds + j.cpuSystemSeconds,
     lines: j.lines,
     peakRssMiB: j.peakRssMiB,
@@ -279,9 +298,11 @@ async function workerRun(
   perMessage: number,
   idleCpu: number,
   format: Format,
-  profileDir?: string,
+  extra: { profileDir?: string; integrity?: boolean } = {},
 ): Promise<RunResult> {
+  const { profileDir, integrity } = extra;
   return withPipeline(bed, o.partitions, async (p) => {
+    if (integrity) await createIntegrityTables(bed, p);
     const total = await produceBacklog(bed, p, o.partitions, lines, perMessage);
     const admin = s.kafkaClient(bed).admin();
     await admin.connect();
@@ -290,10 +311,14 @@ async function workerRun(
     const server0 = procCpuSeconds(server);
     const t0 = Date.now();
     const cfg = s.workerConfig(bed, p, benchBatch(format));
+    if (integrity) cfg.integrity = { ...cfg.integrity, enabled: true };
     const profArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
     // LP_BENCH_WORKER_NODE_ARGS: extra Node flags for the worker (A/B of runtime settings).
     const nodeArgs = (process.env.LP_BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const w = s.spawnWorker(bed, cfg, await freePort(), 'bench', [...nodeArgs, ...profArgs]);
+    const port = await freePort();
+    const w = withSigningKey(integrity, () =>
+      s.spawnWorker(bed, cfg, port, 'bench', [...nodeArgs, ...profArgs]),
+    );
     // Completion from the group's committed offsets (the worker commits right after a batch is
     // stored): polling ClickHouse (count + uniqExact over every raw line) cost the server ~15 ms a
     // poll, and scraping the worker's /metrics cost the worker ~10 % of a small run.
@@ -314,7 +339,7 @@ async function workerRun(
     await admin.disconnect();
     if (stored.rows + stored.dlq !== total || stored.distinct !== stored.rows)
       throw new Error(`stored ${JSON.stringify(stored)} for ${total} lines`);
-    const { cpu, lines: seen, peakRssMiB, cpuAtJoin } = exitSummary(w.logFile);
+    const { cpu, lines: seen, peakRssMiB, cpuAtJoin, stageCpu, system } = exitSummary(w.logFile);
     const steady = Math.max(1e-3, workerCpuAtLastRow - cpuAtJoin);
     // More than sent: a rebalance under load re-delivered messages (stored once: tokens); rates use the unique lines.
     if (seen < total) throw new Error(`worker consumed ${seen} lines, expected ${total}`);
@@ -340,8 +365,60 @@ async function workerRun(
       workerMinorFaultsPerMillionLines: usage.minorFaults * perMillion,
       inserts,
       reconsumedLines: seen - total,
+      stagesPerMillionLines: stageFigures(stageCpu, cpu - cpuAtJoin, system, perMillion),
     };
   });
+}
+
+/** Stage CPU per million lines: each stage (user+system), GC pauses, kernel time, and the rest. */
+function stageFigures(
+  st: StageCpuSummary | undefined,
+  cpuAfterJoin: number,
+  system: number,
+  perMillion: number,
+): Record<string, number> {
+  if (!st) return {};
+  const out: Record<string, number> = {};
+  let staged = 0;
+  let stagedSystem = 0;
+  for (const [name, u] of Object.entries(st.stages)) {
+    out[name] = round3((u.user + u.system) * perMillion);
+    staged += u.user + u.system;
+    stagedSystem += u.system;
+  }
+  out.systemInStages = round3(stagedSystem * perMillion);
+  out.systemTotal = round3(system * perMillion);
+  out.gcPause = round3(st.gcPauseSeconds * perMillion);
+  // Kafka client and decompression, HTTP, timers, GC (the pauses above): what no stage counts.
+  out.outsideStages = round3((cpuAfterJoin - staged) * perMillion);
+  return out;
+}
+
+/** Spawns with the signing key in the environment when integrity is on (only while spawning). */
+function withSigningKey<T>(integrity: boolean | undefined, spawn: () => T): T {
+  if (!integrity) return spawn();
+  const keys = generateKeyPairSync('ed25519');
+  process.env[SECRET_ENV.signingKey] = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  try {
+    return spawn();
+  } finally {
+    delete process.env[SECRET_ENV.signingKey];
+  }
+}
+
+/** The operator's link and checkpoint tables for `p` (integrity runs). */
+async function createIntegrityTables(bed: TestBed, p: s.Pipeline): Promise<void> {
+  const spec = s.pipelineSpec(bed, p);
+  const ddl = buildTableDDL({ ...spec, integrity: { ...spec.integrity, enabled: true } });
+  if (!ddl.ok) throw new Error(ddl.message);
+  const ch = s.chClient(bed);
+  try {
+    for (const t of ddl.value.tables)
+      if (t.role === 'integrity' || t.role === 'checkpoints')
+        for (const query of t.create) await ch.command({ query });
+  } finally {
+    await ch.close();
+  }
 }
 
 async function peerRun(
@@ -450,6 +527,30 @@ async function benchMode(
   };
 }
 
+/** Packed runs (first format) with integrity off and on, alternating; medians and the on/off ratio. */
+async function integrityMode(
+  bed: TestBed,
+  o: E2eOptions,
+  lines: Buffer[],
+  idleCpu: number,
+): Promise<Record<string, unknown>> {
+  const format = o.formats.split(',')[0] as Format;
+  const runs: Record<'off' | 'on', RunResult[]> = { off: [], on: [] };
+  for (let i = 0; i < o.runs; i++) {
+    const order: Array<'off' | 'on'> = i % 2 === 0 ? ['on', 'off'] : ['off', 'on'];
+    for (const k of order)
+      runs[k].push(await workerRun(bed, o, lines, 100, idleCpu, format, { integrity: k === 'on' }));
+  }
+  const off = summarize(runs.off, RUN_KEYS);
+  const on = summarize(runs.on, RUN_KEYS);
+  return {
+    format,
+    off: { median: off, runs: runs.off },
+    on: { median: on, runs: runs.on },
+    steadyOnVsOff: round3(on.steadyLinesPerCpuSecond / off.steadyLinesPerCpuSecond),
+  };
+}
+
 /** One profiled run (first format) summarised by stage. */
 async function profiledRun(
   bed: TestBed,
@@ -460,7 +561,7 @@ async function profiledRun(
 ): Promise<{ run: RunResult; breakdown: ProfileBreakdown; file: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-prof-'));
   const format = o.formats.split(',')[0] as Format;
-  const run = await workerRun(bed, o, lines, perMessage, idleCpu, format, dir);
+  const run = await workerRun(bed, o, lines, perMessage, idleCpu, format, { profileDir: dir });
   const file = path.join(
     dir,
     fs.readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!,
@@ -484,6 +585,7 @@ async function bench(bed: TestBed, o: E2eOptions) {
   const wanted = o.modes.split(',');
   for (const m of modes)
     if (wanted.includes(m.name)) results[m.name] = await benchMode(bed, o, m.lines, m.perMessage, idleCpu);
+  if (o.integrity) results.packed100Integrity = await integrityMode(bed, o, modes[0].lines, idleCpu);
   // One profiled run per named traffic (comma-separated: single, packed100) that was run.
   const profiled = modes.filter((m) => wanted.includes(m.name) && o.profileMode.split(',').includes(m.name));
   for (const m of o.profile ? profiled : [])

@@ -18,6 +18,7 @@ import { watchFatal, writeTerminationMessage } from './termination';
 import { Worker } from './worker';
 import { readSecrets } from './worker-tuning';
 import { applyArgs, peakRssMiB, watchParent } from '../../common/src/process-lifecycle';
+import { stageCpu } from '../../common/src/stage-cpu';
 
 export { applyArgs, watchParent };
 
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
   // Until the consumer first runs, readiness names why it does not (e.g. "Kafka unreachable: ...").
   const start = new KafkaStart('consumer start', log);
   const health = { alive: () => worker.alive(), ready: () => start.notReady() ?? worker.ready() };
+  stageCpu.observeGc();
   const server = await startProbeServer(cfg.httpPort, metrics, health);
   log.info('worker starting', {
     topic: cfg.kafka.topic,
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
       rowsInserted: await counter(metrics, 'logpipeline_worker_rows_inserted_total'),
       deadLetters: await counter(metrics, 'logpipeline_worker_dead_letters_total'),
       encodeSeconds: await counter(metrics, 'logpipeline_worker_encode_seconds_total'),
+      stageCpu: stageCpu.summary(),
     });
     await server.close();
     process.exit(0);

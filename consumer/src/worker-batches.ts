@@ -19,6 +19,7 @@ import { errorReason } from './sink/retry';
 import type { IntegrityStage, IntegrityTicket } from './integrity/integrity-stage';
 import { batchToken } from './sink/token';
 import type { WorkerMetrics } from './observability/metrics';
+import { stageCpu } from '../../common/src/stage-cpu';
 
 /** Collaborators of the batch pipeline. */
 export interface BatchPipelineDeps {
@@ -113,8 +114,8 @@ export class BatchPipeline {
     const encoded = encoder.encode(cut.messages, cut.ingestMs);
     const pooled = this.bodies.own(encoder, encoded.data, cut.bytes);
     const body = pooled.bytes;
-    const used = process.cpuUsage(started);
-    metrics.encodeSeconds.inc((used.user + used.system) / 1e6);
+    const ended = stageCpu.add('encode', started);
+    metrics.encodeSeconds.inc((ended.user - started.user + ended.system - started.system) / 1e6);
     const job: BatchJob = {
       topic: state.topic,
       partition: state.partition,

@@ -21,6 +21,7 @@ import { OffsetCommitter } from './delivery/offset-committer';
 import { generationCommitSender } from './delivery/group-generation';
 import { PartitionState } from './delivery/partition-state';
 import type { WorkerMetrics } from './observability/metrics';
+import { IntakeClock } from '../../common/src/stage-cpu';
 import { BatchDelivery } from './sink/batch-delivery';
 import { createIntegrityStage } from './integrity/integrity-stage';
 import type { ClickHouseSink } from './sink/clickhouse-sink';
@@ -281,6 +282,8 @@ export class Worker {
       if (unresolved !== undefined) resolveOffset(unresolved);
       unresolved = undefined;
     };
+    // CPU of taking messages (value decode, line count, cutter), without the encodes it launches.
+    const intake = new IntakeClock();
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i];
       if ((i & 255) === 0) {
@@ -288,7 +291,9 @@ export class Worker {
         now = Date.now();
         if (now - lastBeat >= HEARTBEAT_EVERY_MS) {
           settle();
+          intake.pause();
           await heartbeat();
+          intake.resume();
           lastBeat = now;
         }
       }
@@ -308,7 +313,10 @@ export class Worker {
       // The partition has room (checked just above): only the shared byte budget can make it wait.
       if (this.budget.exhausted()) {
         settle();
-        if (!(await this.waitForCapacity(state, payload))) break;
+        intake.pause();
+        const room = await this.waitForCapacity(state, payload);
+        intake.resume();
+        if (!room) break;
         now = Date.now();
       }
       const value = this.values.plain(m, partition);
@@ -324,6 +332,7 @@ export class Worker {
       count++;
     }
     settle();
+    intake.pause();
     this.metrics.messagesIn.inc(count);
     this.metrics.linesIn.inc(lines);
     this.metrics.bytesIn.inc(bytes);

@@ -20,6 +20,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { writeCanonicalIp } from './canonical-ip';
 import { OffsetGroups } from './canonical-groups';
+import type { RowBinaryCanonical } from './canonical-rowbinary';
 import { compileOps, OP_COPY, OP_IP, OP_TIME64, type CanonicalColumn, type Op } from './canonical-ops';
 
 /** What a finished batch digest reports: hex SHA-256, row count and the time column's range. */
@@ -96,15 +97,47 @@ export class BatchDigester {
       const rowStart = this.pos;
       const err = this.row(tsv, p, rowEnd);
       if (err !== null) return `row ${this.rows}: ${err}`;
-      if (this.groups) {
-        // Sorting mode: the row joins its offset's group instead of the scratch stream.
-        this.groups.add(this.hash, this.out, rowStart, this.pos);
-        this.pos = rowStart;
-      }
-      this.rows++;
+      this.endRow(rowStart);
       p = rowEnd + 1;
     }
     return null;
+  }
+
+  /**
+   * Feeds the whole RowBinary rows in [start, end), canonicalised by `reader` (built for the same
+   * columns and time column): the same canonical rows, digest and time range as addTsv() gives
+   * their TabSeparated text, without rendering that text. Returns null, or an error naming the row.
+   */
+  addRowBinary(body: Buffer, reader: RowBinaryCanonical, start = 0, end = body.length): string | null {
+    reader.begin(body);
+    // The writer reports where the offset field lands, so sorted groups need not scan for it.
+    reader.mark = this.groups ? this.groups.field : -1;
+    let p = start;
+    while (p < end) {
+      const rowEnd = reader.rowEnd(body, p, end);
+      if (rowEnd < 0) return `row ${this.rows}: ${reader.error}`;
+      const need = 2 * (rowEnd - p) + reader.slack;
+      if (this.pos + need > this.out.length) this.flush(need);
+      const rowStart = this.pos;
+      const next = reader.write(body, p, this.out, this.pos);
+      if (next < 0) return `row ${this.rows}: ${reader.error}`;
+      this.pos = next;
+      const ts = reader.timeMs;
+      if (ts === ts) this.track(ts);
+      this.endRow(rowStart, reader.markStart, reader.markEnd);
+      p = rowEnd;
+    }
+    return null;
+  }
+
+  /** Completes the canonical row written at [rowStart, pos). */
+  private endRow(rowStart: number, fieldStart?: number, fieldEnd?: number): void {
+    if (this.groups) {
+      // Sorting mode: the row joins its offset's group instead of the scratch stream.
+      this.groups.add(this.hash, this.out, rowStart, this.pos, fieldStart, fieldEnd);
+      this.pos = rowStart;
+    }
+    this.rows++;
   }
 
   /** Hashes what is buffered and returns the batch summary (call reset() before reusing). */

@@ -1,7 +1,7 @@
 /**
  * The worker's side of the hash chain: per owned Kafka partition, the chain head and the most
- * recent links, and `seal()` which turns one inserted batch (its exact TSV payload) into the next
- * link. Pure (no I/O): link-store.ts reads the state back from ClickHouse and inserts links.
+ * recent links, and `seal()` which turns one inserted batch (its exact payload, TSV or RowBinary:
+ * the same canonical rows either way) into the next link. Pure (no I/O): link-store.ts reads the state back from ClickHouse and inserts links.
  *
  * Replays are the normal case after a crash or a rebalance: the cut journal makes the next owner
  * re-cut the same offset ranges with the same ingest time, so a batch whose range already has a
@@ -9,6 +9,7 @@
  * after it — which would fork the chain.
  */
 import { BatchDigester } from '../../../common/src/integrity/canonical';
+import { RowBinaryCanonical } from '../../../common/src/integrity/canonical-rowbinary';
 import { rowOrderFor, type CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import type { ChainHead } from '../../../common/src/integrity/checkpoint';
 import { GENESIS_LINK, linkToken, makeLink, type LinkRecord } from '../../../common/src/integrity/chain';
@@ -39,8 +40,10 @@ export interface SealInput {
   insertedAtMs: number;
   /** The data insert's deduplication token (the link's token is derived from it). */
   batchToken: string;
-  /** TSV payload of the data insert; [start, end) defaults to all of it. */
+  /** Payload of the data insert (TSV text, or RowBinary rows when `format` says so); [start, end) defaults to all of it. */
   tsv: Buffer;
+  /** The payload's format (default TabSeparated). */
+  format?: 'TabSeparated' | 'RowBinary';
   start?: number;
   end?: number;
   /**
@@ -75,6 +78,8 @@ export class ChainState {
   private readonly partitions = new Map<number, PartitionState>();
   private readonly digester: BatchDigester;
   private readonly keep: number;
+  /** Canonicalises RowBinary payloads directly (built on the first one). */
+  private binary: RowBinaryCanonical | undefined;
 
   /** Throws RangeError when the columns have no canonical form (a configuration error). */
   constructor(readonly options: ChainOptions) {
@@ -126,7 +131,14 @@ export class ChainState {
     if (!st) return `partition ${input.partition} has no restored chain state`;
     const d = this.digester;
     d.reset();
-    const err = feed(d, input);
+    const err =
+      input.format === 'RowBinary'
+        ? feed(
+            d,
+            input,
+            (this.binary ??= new RowBinaryCanonical(this.options.columns, this.options.timeColumn)),
+          )
+        : feed(d, input);
     if (err !== null) return err;
     const sum = d.finish();
     const token = linkToken(input.batchToken);
@@ -160,26 +172,29 @@ export class ChainState {
   }
 }
 
-/** Feeds the payload to the digester, leaving out skipped rows. */
-function feed(d: BatchDigester, input: SealInput): string | null {
+/** Feeds the payload to the digester (RowBinary rows when `binary` is given), leaving out skipped rows. */
+function feed(d: BatchDigester, input: SealInput, binary?: RowBinaryCanonical): string | null {
   const start = input.start ?? 0;
   const end = input.end ?? input.tsv.length;
   const skip = input.skipRows ?? [];
-  if (skip.length === 0) return d.addTsv(input.tsv, start, end);
+  const body = input.tsv;
+  const add = (from: number, to: number) =>
+    binary ? d.addRowBinary(body, binary, from, to) : d.addTsv(body, from, to);
+  if (skip.length === 0) return add(start, end);
   let from = start;
   let row = 0;
   let k = 0;
   for (let p = start; p < end && k < skip.length; row++) {
-    const nl = input.tsv.indexOf(10, p);
-    if (nl < 0 || nl >= end) return `row ${row}: not newline-terminated`;
+    const next = binary ? binary.rowEnd(body, p, end) : body.indexOf(10, p) + 1;
+    if (next <= 0 || next > end) return `row ${row}: ${binary ? binary.error : 'not newline-terminated'}`;
     if (row === skip[k]) {
-      const err = d.addTsv(input.tsv, from, p);
+      const err = add(from, p);
       if (err !== null) return err;
-      from = nl + 1;
+      from = next;
       k++;
     }
-    p = nl + 1;
+    p = next;
   }
   if (k < skip.length) return `skipRows names row ${skip[k]} beyond the payload`;
-  return d.addTsv(input.tsv, from, end);
+  return add(from, end);
 }

@@ -12,7 +12,7 @@ import type { BatchJob } from '../sink/batch-delivery';
 import { AbortError, backoffMs, sleepOrAbort as sleep } from '../../../common/src/timing';
 import { errorReason } from '../sink/retry';
 import { deadLetterToken } from '../sink/token';
-import { RowBinaryToTsv } from './rowbinary-tsv';
+import { stageCpu } from '../../../common/src/stage-cpu';
 
 /** A batch's place in its partition's chain; `release` lets the next batch seal (idempotent). */
 export interface IntegrityTicket {
@@ -29,8 +29,6 @@ export class IntegrityStage {
   private readonly restored = new WeakSet<PartitionState>();
   /** The revocation work in progress (final checkpoint, then forgetting the revoked chains). */
   private revoking: Promise<void> = Promise.resolve();
-  /** RowBinary payloads are digested through their TSV text (same canonical rows by construction). */
-  private binaryToTsv: RowBinaryToTsv | undefined;
 
   constructor(
     private readonly recorder: IntegrityRecorder,
@@ -120,29 +118,28 @@ export class IntegrityStage {
       if (!state.alive) throw new AbortError();
       // Nothing awaits between the ownership check and seal(): the head cannot vanish in between.
       if (!this.recorder.owns(job.partition)) continue;
-      const tsv = this.payloadTsv(job);
-      if (typeof tsv === 'string') return tsv;
-      return this.recorder.seal({
-        partition: job.partition,
-        firstOffset: job.firstOffset,
-        lastOffset: job.lastOffset,
-        insertedAtMs: job.ingestMs,
-        batchToken: job.token,
-        tsv,
-        skipRows: rejectedRows,
-      });
+      const cpu = process.cpuUsage();
+      try {
+        return this.seal(job, rejectedRows);
+      } finally {
+        stageCpu.add('integrity', cpu);
+      }
     }
   }
 
-  /** The batch's rows as TSV text (a view valid until the next call), or why they cannot be read. */
-  private payloadTsv(job: BatchJob): Buffer | string {
-    if (job.format !== 'RowBinary') return job.body;
-    this.binaryToTsv ??= new RowBinaryToTsv(this.recorder.columns);
-    try {
-      return this.binaryToTsv.convert(job.body);
-    } catch (err) {
-      return `RowBinary payload unreadable: ${errorReason(err)}`;
-    }
+  /** Digests the batch's rows (without the rejected ones) into the partition's next link. */
+  private seal(job: BatchJob, rejectedRows: readonly number[]): SealedBatch | string {
+    // RowBinary rows are canonicalised directly (the same canonical rows their TSV text gives).
+    return this.recorder.seal({
+      partition: job.partition,
+      firstOffset: job.firstOffset,
+      lastOffset: job.lastOffset,
+      insertedAtMs: job.ingestMs,
+      batchToken: job.token,
+      tsv: job.body,
+      format: job.format === 'RowBinary' ? 'RowBinary' : 'TabSeparated',
+      skipRows: rejectedRows,
+    });
   }
 
   /**

@@ -1,9 +1,9 @@
 /**
- * RowBinary rows -> the TabSeparated text the digester canonicalises (BatchDigester.addTsv), so a
- * RowBinary batch gets the digest its TSV twin gets, by construction: Strings TSV-escaped, Enum values
- * as their names, integers and epoch seconds in decimal, DateTime64 as `seconds.fraction`, IPv4
- * dotted, IPv6 as eight hex groups, NULL as `\N`. One extra pass, only for integrity pipelines; a
- * direct binary canonicaliser can replace it later if the digest shows up in profiles.
+ * RowBinary rows -> the TabSeparated text the digester canonicalises (BatchDigester.addTsv):
+ * Strings TSV-escaped, Enum values as their names, integers and epoch seconds in decimal,
+ * DateTime64 as `seconds.fraction`, IPv4 dotted, IPv6 as eight hex groups, NULL as `\N`. The worker
+ * no longer uses it (RowBinary rows are canonicalised directly: canonical-rowbinary.ts); it stays as
+ * the reference route that tests and bench/integrity-digest.ts compare the direct one against.
  */
 import {
   parseColumnType,

@@ -28,6 +28,7 @@ import { BodyPool } from '../delivery/body-pool';
 import { rowBoundaries, rowSources } from './row-lines';
 import { planRegroup, writeRegrouped } from './regroup';
 import { deadLetterToken, keyGroupToken, rowRangeToken } from './token';
+import { stageCpu } from '../../../common/src/stage-cpu';
 
 /** One cut and encoded batch, immutable while it is delivered (retries send the same bytes). */
 export interface BatchJob {
@@ -236,7 +237,11 @@ export class BatchDelivery {
         if (signal.aborted) throw new AbortError();
         // Dead letters are always TSV (their own small body); data rows go in the job's format.
         const format = target === 'data' ? job.format : 'TabSeparated';
-        const report = await this.sink.insert(target, body, token, signal, format);
+        // The call's synchronous part (request set-up, first socket write); the rest is async I/O.
+        const cpu = process.cpuUsage();
+        const pending = this.sink.insert(target, body, token, signal, format);
+        stageCpu.add('insertCall', cpu);
+        const report = await pending;
         this.observer.insertDone?.(target, Number(process.hrtime.bigint() - started) / 1e9);
         gate.succeeded();
         return { ok: true, writtenRows: report.writtenRows };
