@@ -8,7 +8,7 @@
  * coordinator; FindCoordinator v4 once for all new groups).
  */
 import { Kafka } from 'kafkajs';
-import { KafkaObservers } from '../operator/src/autoscale/kafka-observer';
+import { KafkaObservers } from '../operator/src/autoscale/kafka-observers';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
 import { kafkaRequests } from '../operator/src/apply/request-counts';

@@ -1,6 +1,6 @@
 import { closeUnusedKafkaClients, KafkaConnectionUse, type KafkaClientPool } from './kafka-connection-use';
 import { TopicBatchers } from './kafka-topic-batch';
-import { KafkaObservers } from '../autoscale/kafka-observer';
+import { KafkaObservers } from '../autoscale/kafka-observers';
 import { kafkaConnectionKey, type KafkaConnection } from './kafka-client';
 
 const GRACE = 300_000;

@@ -20,83 +20,24 @@ import {
   kafkaConnectionKey,
   type KafkaConnection,
 } from './kafka-client';
-import { internalCluster, OWNER_GROUP, type CoordinatorBroker, type OffsetFetchBroker } from './kafka-owner';
+import { internalCluster, OWNER_GROUP } from './kafka-owner';
 import { countKafkaWrite } from './kafka-writes';
 import { countKafkaRequest } from './request-counts';
+import {
+  createErrors,
+  createResults,
+  errorType,
+  topicMetas,
+  TOPIC_RESOURCE,
+  withSplit,
+  type BatchCluster,
+  type Coordinator,
+  type CreateResult,
+  type TopicConfigEntry,
+  type TopicMeta,
+} from './kafka-topic-wire';
 
-/** Partition count and smallest replica count of an existing topic. */
-export interface TopicMeta {
-  partitions: number;
-  replicas: number;
-}
-
-/** Outcome of a creation: created by this call, already there, or refused by the broker. */
-export interface CreateResult {
-  created: boolean;
-  rejected?: string;
-}
-
-/** One config of a topic as DescribeConfigs reports it. */
-export interface TopicConfigEntry {
-  configName: string;
-  configValue: string;
-  /** 1 = set on the topic itself (DYNAMIC_TOPIC_CONFIG). */
-  configSource: number;
-  isSensitive: boolean;
-}
-
-interface MetadataView {
-  clusterId?: string;
-  topicMetadata: Array<{ topic: string; partitionMetadata: Array<{ replicas: number[] }> }>;
-}
-interface BatchBroker {
-  createTopics(req: { topics: object[]; timeout: number }): Promise<unknown>;
-  describeConfigs(req: {
-    resources: Array<{ type: number; name: string }>;
-    includeSynonyms: boolean;
-  }): Promise<{ resources: Array<{ resourceName: string; configEntries: TopicConfigEntry[] }> }>;
-}
-type Coordinator = CoordinatorBroker & OffsetFetchBroker;
-/** The parts of kafkajs's internal cluster the batcher uses (tests inject a fake). */
-export interface BatchCluster {
-  connect(): Promise<void>;
-  disconnect(): Promise<void>;
-  brokerPool: { refreshMetadata(topics: string[]): Promise<void>; metadata?: MetadataView };
-  findControllerBroker(): Promise<BatchBroker>;
-  findGroupCoordinator(req: { groupId: string }): Promise<Coordinator>;
-}
-
-const TOPIC_RESOURCE = 2;
-
-function errorType(err: unknown): string | undefined {
-  return (err as { type?: string })?.type;
-}
-
-/** Per-topic errors of a CreateTopics aggregate, by topic. */
-function createErrors(err: unknown): Map<string, { type?: string; message: string }> | undefined {
-  const errors = (err as { errors?: Array<{ topic?: string; type?: string; message?: string }> }).errors;
-  if (!Array.isArray(errors)) return undefined;
-  return new Map(errors.map((e) => [e.topic ?? '', { type: e.type, message: e.message ?? '' }]));
-}
-
-/** Runs `batch` over all keys; when it fails and there is more than one, answers each key alone. */
-async function withSplit<V>(keys: string[], batch: (keys: string[]) => Promise<Map<string, V>>) {
-  try {
-    return (await batch(keys)) as Map<string, V | Error>;
-  } catch (err) {
-    if (keys.length <= 1) throw err;
-    const out = new Map<string, V | Error>();
-    for (const k of keys) {
-      const one = await batch([k]).catch((e: unknown) => new Map([[k, toError(e)]]));
-      out.set(k, one.get(k) as V | Error);
-    }
-    return out;
-  }
-}
-
-function toError(e: unknown): Error {
-  return e instanceof Error ? e : new Error(String(e));
-}
+export type { BatchCluster, CreateResult, TopicConfigEntry, TopicMeta } from './kafka-topic-wire';
 
 /** See the module comment. One instance per Kafka cluster identity. */
 export class TopicBatcher {
@@ -203,26 +144,13 @@ export class TopicBatcher {
     }
     const meta = c.brokerPool.metadata;
     if (meta?.clusterId) this.clusterIdSeen = meta.clusterId;
-    const byName = new Map((meta?.topicMetadata ?? []).map((t) => [t.topic, t]));
-    const out = new Map<string, TopicMeta | undefined>();
-    for (const n of names) {
-      const t = byName.get(n);
-      out.set(
-        n,
-        t && {
-          partitions: t.partitionMetadata.length,
-          replicas: Math.min(...t.partitionMetadata.map((p) => p.replicas.length)),
-        },
-      );
-    }
-    return out;
+    return topicMetas(names, meta);
   }
 
   /** One CreateTopics on the controller; per-topic errors become per-topic results. */
   private async createBatch(specs: TopicSpec[]): Promise<Map<string, CreateResult | Error>> {
     const c = await this.connected();
     if (!c.brokerPool.metadata) await this.describeBatch(['']);
-    const out = new Map<string, CreateResult | Error>();
     let errors: ReturnType<typeof createErrors>;
     try {
       const controller = await c.findControllerBroker();
@@ -245,15 +173,7 @@ export class TopicBatcher {
         return this.failed(err, 'creating topics');
       }
     }
-    for (const s of specs) {
-      const e = errors?.get(s.topic);
-      if (!e) out.set(s.topic, { created: true });
-      else if (e.type === 'TOPIC_ALREADY_EXISTS') out.set(s.topic, { created: false });
-      else if (e.type && /INVALID|POLICY/.test(e.type))
-        out.set(s.topic, { created: false, rejected: `${e.type}: ${e.message}` });
-      else out.set(s.topic, new KafkaApplyError('KafkaError', `creating topic ${s.topic}: ${e.message}`));
-    }
-    return out;
+    return createResults(specs, errors);
   }
 
   /** One DescribeConfigs with every topic as a resource. */

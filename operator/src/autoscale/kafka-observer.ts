@@ -15,50 +15,21 @@
  * pipelines polling at the same interval cost one round per interval between them.
  */
 import { Kafka } from 'kafkajs';
-import { GroupOffsetsReader, type CoordinatorCluster, type GroupOffsets } from './offsets';
-import {
-  buildKafkaConfig,
-  errorMessage,
-  KafkaApplyError,
-  kafkaConnectionKey,
-  type KafkaConnection,
-} from '../apply/kafka-client';
+import { GroupOffsetsReader, type GroupOffsets } from './offsets';
+import { buildKafkaConfig, errorMessage, KafkaApplyError, type KafkaConnection } from '../apply/kafka-client';
 import { internalCluster } from '../apply/kafka-owner';
 import { countKafkaRequest } from '../apply/request-counts';
 import { isKafkaUnavailable } from '../../../common/src/kafka/unavailable';
 import { recordObserverRound } from '../apply/observer-rounds';
-
-/** The parts of kafkajs's internal cluster a round uses (kafkajs 2.2.4 is pinned). */
-interface PartitionMeta {
-  partitionId: number;
-  leader: number;
-}
-interface TopicMeta {
-  topic: string;
-  partitionMetadata: PartitionMeta[];
-}
-/** A broker's ListOffsets as kafkajs sends it (offsets as decimal strings). */
-interface ListOffsetsBroker {
-  listOffsets(req: {
-    isolationLevel?: number;
-    topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }>;
-  }): Promise<{
-    responses: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>;
-  }>;
-}
-interface ObserverCluster extends CoordinatorCluster {
-  connect(): Promise<void>;
-  disconnect(): Promise<void>;
-  brokerPool: CoordinatorCluster['brokerPool'] & {
-    refreshMetadata(topics: string[]): Promise<void>;
-    metadata?: { topicMetadata?: TopicMeta[] };
-  };
-  isolationLevel?: number;
-}
-
-/** ListOffsets timestamps: the log start and the log end (kafkajs constants). */
-const EARLIEST = -2;
-const LATEST = -1;
+import {
+  groupOffsetsOf,
+  logOffsets,
+  sameOffsets,
+  topicIndex,
+  type LogOffsets,
+  type ObserverCluster,
+  type PartitionMeta,
+} from './kafka-round';
 
 interface Wanted {
   topic: string;
@@ -255,9 +226,9 @@ export class KafkaClusterObserver {
       'topic does not exist',
       list.filter((w) => !partitions.has(w.topic)),
     );
-    let logs: { ends: OffsetIndex; starts: OffsetIndex };
+    let logs: LogOffsets;
     try {
-      logs = await this.logOffsets(cluster, partitions);
+      logs = await logOffsets(cluster, partitions, (api, n) => this.count(api, n));
     } catch (err) {
       return fail(
         `reading log offsets: ${errorMessage(err)}`,
@@ -279,21 +250,7 @@ export class KafkaClusterObserver {
         fail(`reading offsets of group ${w.group}: ${got ? errorMessage(got) : 'no answer'}`, [w], got);
         continue;
       }
-      const byPartition = got.get(w.topic);
-      const ends = logs.ends.get(w.topic);
-      const starts = logs.starts.get(w.topic);
-      const value: GroupOffsets = { offsets: [], commits: [] };
-      for (const { partitionId: p } of partitions.get(w.topic)!) {
-        const c = byPartition?.get(p);
-        const offset = c ? Number(c.offset) : -1;
-        value.offsets.push({
-          partition: p,
-          end: ends?.get(p) ?? 0,
-          start: starts?.get(p) ?? 0,
-          committed: offset,
-        });
-        value.commits.push({ partition: p, committed: offset, metadata: c?.metadata ?? null });
-      }
+      const value = groupOffsetsOf(partitions.get(w.topic)!, logs, w.topic, got.get(w.topic));
       // An idle pair keeps the value it had: the new one dies young instead of being promoted
       // and collected by a full GC (one per pair and interval at fleet scale).
       const key = pairKey(w.topic, w.group);
@@ -304,129 +261,5 @@ export class KafkaClusterObserver {
         before.unreachable = undefined;
       } else this.observed.set(key, { at: t, value });
     }
-  }
-
-  /**
-   * Log-start and log-end offsets of every partition: one ListOffsets per partition leader and
-   * timestamp, sent to the leaders directly (kafkajs's fetchTopicsOffset merges its answers by
-   * copying an object per topic, quadratic in the number of topics).
-   */
-  private async logOffsets(
-    cluster: ObserverCluster,
-    partitions: Map<string, PartitionMeta[]>,
-  ): Promise<{ ends: OffsetIndex; starts: OffsetIndex }> {
-    const byLeader = new Map<number, Map<string, number[]>>();
-    for (const [topic, metas] of partitions)
-      for (const m of metas) {
-        let topics = byLeader.get(m.leader);
-        if (!topics) byLeader.set(m.leader, (topics = new Map()));
-        let list = topics.get(topic);
-        if (!list) topics.set(topic, (list = []));
-        list.push(m.partitionId);
-      }
-    this.count('ListOffsets', 2 * byLeader.size);
-    const ends: OffsetIndex = new Map();
-    const starts: OffsetIndex = new Map();
-    await Promise.all(
-      [...byLeader].flatMap(([nodeId, topics]) =>
-        [LATEST, EARLIEST].map(async (timestamp) => {
-          const broker = (await cluster.findBroker({ nodeId })) as unknown as ListOffsetsBroker;
-          const { responses } = await broker.listOffsets({
-            isolationLevel: cluster.isolationLevel,
-            topics: [...topics].map(([topic, ids]) => ({
-              topic,
-              partitions: ids.map((partition) => ({ partition, timestamp })),
-            })),
-          });
-          const into = timestamp === LATEST ? ends : starts;
-          for (const r of responses) {
-            let m = into.get(r.topic);
-            if (!m) into.set(r.topic, (m = new Map()));
-            for (const p of r.partitions) m.set(p.partition, Number(p.offset));
-          }
-        }),
-      ),
-    );
-    return { ends, starts };
-  }
-}
-
-/** Same partitions, offsets and commit metadata. */
-function sameOffsets(a: GroupOffsets, b: GroupOffsets): boolean {
-  return (
-    a.offsets.length === b.offsets.length &&
-    a.offsets.every((x, i) => {
-      const y = b.offsets[i];
-      return (
-        x.partition === y.partition && x.end === y.end && x.start === y.start && x.committed === y.committed
-      );
-    }) &&
-    a.commits.every((x, i) => x.metadata === b.commits[i].metadata && x.committed === b.commits[i].committed)
-  );
-}
-
-/** Offsets by topic and partition. */
-type OffsetIndex = Map<string, Map<number, number>>;
-
-/** The partitions (sorted by id) of each wanted topic that the metadata names; absent topics are left out. */
-function topicIndex(meta: readonly TopicMeta[], wanted: readonly string[]): Map<string, PartitionMeta[]> {
-  const want = new Set(wanted);
-  const out = new Map<string, PartitionMeta[]>();
-  for (const t of meta)
-    if (want.has(t.topic) && t.partitionMetadata.length > 0)
-      out.set(
-        t.topic,
-        [...t.partitionMetadata].sort((a, b) => a.partitionId - b.partitionId),
-      );
-  return out;
-}
-
-/** One observer per Kafka cluster identity (the admin pool's key: brokers, TLS, SASL). */
-export class KafkaObservers {
-  private readonly observers = new Map<string, KafkaClusterObserver>();
-  constructor(private readonly opts: KafkaObserverOptions = {}) {}
-
-  for(conn: KafkaConnection): KafkaClusterObserver {
-    const key = kafkaConnectionKey(conn);
-    let o = this.observers.get(key);
-    if (!o) {
-      o = new KafkaClusterObserver(conn, this.opts);
-      this.observers.set(key, o);
-    }
-    return o;
-  }
-
-  /** Rounds run by all observers. */
-  rounds(): number {
-    let n = 0;
-    for (const o of this.observers.values()) n += o.rounds;
-    return n;
-  }
-
-  /** True while no observer has a round running or gathered. */
-  idle(): boolean {
-    for (const o of this.observers.values()) if (!o.idle) return false;
-    return true;
-  }
-
-  /** Disconnects and forgets the observers of these connection keys (KafkaClientPool). */
-  async drop(keys: readonly string[]): Promise<void> {
-    const gone = keys.flatMap((k) => {
-      const o = this.observers.get(k);
-      this.observers.delete(k);
-      return o ? [o] : [];
-    });
-    await Promise.all(gone.map((o) => o.close()));
-  }
-
-  /** Observers held (tests). */
-  get size(): number {
-    return this.observers.size;
-  }
-
-  /** Disconnects every observer. */
-  async close(): Promise<void> {
-    await Promise.all([...this.observers.values()].map((o) => o.close()));
-    this.observers.clear();
   }
 }

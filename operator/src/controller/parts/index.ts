@@ -1,7 +1,7 @@
 /** Registers the Kafka topic and ClickHouse table parts and the lag autoscaler on a manager; returns a closer for shutdown. */
 import type { Registry } from 'prom-client';
 import { KafkaAdminPool } from '../../apply/kafka-client';
-import { KafkaObservers } from '../../autoscale/kafka-observer';
+import { KafkaObservers } from '../../autoscale/kafka-observers';
 import { AutoscalerMetrics } from '../../autoscale/metrics';
 import { workerName } from '../../desired/labels';
 import type { Manager } from '../manager';
