@@ -93,6 +93,8 @@ export function patchPipelineStatus(
     {
       body: { status },
       contentType: PatchStrategy.MergePatch,
+      // Our one field manager; without it the apiserver names the manager after the HTTP client.
+      query: { fieldManager: FIELD_MANAGER },
     },
   );
 }
@@ -112,6 +114,7 @@ export function patchFinalizers(
     {
       body: { metadata: { finalizers, resourceVersion: lp.metadata.resourceVersion } },
       contentType: PatchStrategy.MergePatch,
+      query: { fieldManager: FIELD_MANAGER },
     },
   );
 }

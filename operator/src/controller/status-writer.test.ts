@@ -30,10 +30,10 @@ const lp: LogPipeline = {
   metadata: { name: 'fw', namespace: 'isp', uid: 'u1', generation: 1, resourceVersion: '10' },
   spec: {} as LogPipeline['spec'],
 };
-const ready = (status: 'True' | 'Unknown'): ConditionInput => ({
+const ready = (status: 'True' | 'False'): ConditionInput => ({
   type: 'Ready',
   status,
-  reason: status === 'True' ? 'PipelineReady' : 'WorkersPending',
+  reason: status === 'True' ? 'PipelineReady' : 'WorkersNotReady',
   message: 'm',
 });
 
@@ -41,14 +41,14 @@ describe('StatusWriter and a cache that has not seen its write yet (issue 18)', 
   it('judges the stale object by the status it wrote: no second write, no second Event', async () => {
     const server = fakeServer(lp);
     const writer = new StatusWriter(server.client, 'test', silentLogger);
-    expect(await writer.write(lp, [ready('Unknown')], {})).toBe(true);
+    expect(await writer.write(lp, [ready('False')], {})).toBe(true);
     // The informer still hands out resourceVersion 10 (no status).
-    expect(await writer.write(lp, [ready('Unknown')], {})).toBe(false);
+    expect(await writer.write(lp, [ready('False')], {})).toBe(false);
     expect(await writer.write(lp, [ready('True')], {})).toBe(true);
     expect(await writer.write(lp, [ready('True')], {})).toBe(false);
     expect(server.requests.filter((r) => r.endsWith('/status'))).toHaveLength(2);
-    // Ready Unknown -> True is one Event, said once.
-    expect(server.requests.filter((r) => r.endsWith('/events'))).toHaveLength(1);
+    // Ready appearing False and its recovery to True: one Event each, said once.
+    expect(server.requests.filter((r) => r.endsWith('/events'))).toHaveLength(2);
     // Once the cache has the stored object, that is what counts.
     expect(await writer.write(server.stored(), [ready('True')], {})).toBe(false);
     const edited = { ...server.stored(), status: {}, metadata: { ...lp.metadata, resourceVersion: '99' } };

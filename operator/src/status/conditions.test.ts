@@ -88,10 +88,12 @@ describe('conditionFlips on the way to Ready (issue 18)', () => {
     reason: 'R',
     message: 'r',
   });
-  it('says one Ready Event when parts turn True with Ready, and every part flip otherwise', () => {
+  it('says no Event on the way to a first Ready, one on a recovery, and every part flip otherwise', () => {
     const t0 = mergeConditions(undefined, [ready('Unknown'), part('WorkersReady', 'Unknown')], 1, 'a');
     const t1 = mergeConditions(t0, [ready('True'), part('WorkersReady', 'True')], 1, 'b');
-    expect(conditionFlips(t0, t1).map((f) => [f.type, f.to])).toEqual([['Ready', 'True']]);
+    // Unknown -> True (and the parts turning True with it): the Ready condition says it all.
+    expect(conditionFlips(t0, t1)).toEqual([]);
+    expect(conditionFlips(undefined, t1)).toEqual([]);
     // A part going bad while Ready stays or falls is always said.
     const t2 = mergeConditions(t1, [ready('False'), part('WorkersReady', 'False')], 1, 'c');
     expect(conditionFlips(t1, t2).map((f) => [f.type, f.to])).toEqual([
@@ -109,6 +111,14 @@ describe('conditionFlips on the way to Ready (issue 18)', () => {
       ['WorkersReady', 'True'],
       ['TopicReady', 'False'],
     ]);
+    // Back to Ready after a failure: that is news (one Event, the parts folded into it).
+    const t4 = mergeConditions(
+      t3,
+      [ready('True'), part('WorkersReady', 'True'), part('TopicReady', 'True')],
+      1,
+      'e',
+    );
+    expect(conditionFlips(t3, t4).map((f) => [f.type, f.from, f.to])).toEqual([['Ready', 'False', 'True']]);
   });
 });
 

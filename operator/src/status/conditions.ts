@@ -94,7 +94,10 @@ const READY_PARTS = new Set<string>(['TopicReady', 'TableReady', 'WorkersReady',
  * The flips between two condition lists, for Events. A part turning True in the same write as
  * Ready turning True says nothing the Ready Event ("all parts of the pipeline are ready") does not:
  * it is left out, so a new pipeline's way to Ready is one Event, not one per part (issue 18).
- * Flips to False or Unknown, and part flips while Ready stays, are always reported.
+ * Ready turning True from nothing or Unknown (a new pipeline, a finished rollout) is no Event at
+ * all: nothing went wrong on the way and the Ready condition says it (issue 18: one apiserver
+ * write fewer per new pipeline); a recovery from False is. Flips to False or Unknown, and part
+ * flips while Ready stays, are always reported.
  */
 export function conditionFlips(prev: Condition[] | undefined, next: Condition[]): ConditionFlip[] {
   const byType = new Map((prev ?? []).map((c) => [c.type, c]));
@@ -108,8 +111,10 @@ export function conditionFlips(prev: Condition[] | undefined, next: Condition[])
     if (old ? old.status !== c.status : c.status === bad)
       flips.push({ type: c.type, from: old?.status, to: c.status, reason: c.reason, message: c.message });
   }
-  const readyNowTrue = flips.some((f) => f.type === 'Ready' && f.to === 'True');
-  return readyNowTrue ? flips.filter((f) => !(READY_PARTS.has(f.type) && f.to === 'True')) : flips;
+  const ready = flips.find((f) => f.type === 'Ready' && f.to === 'True');
+  if (!ready) return flips;
+  const recovered = ready.from === 'False';
+  return flips.filter((f) => (f === ready ? recovered : !(READY_PARTS.has(f.type) && f.to === 'True')));
 }
 
 /**
