@@ -148,6 +148,114 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<unkno
   );
 }
 
+type Measure = (kind: string, fn: (name: string) => Promise<unknown>) => Promise<void>;
+
+/** Opens the operator's watches (every LogPipeline, its children by label): their fan-out is paid per write. */
+function watchLikeTheOperator(client: KubeClient, signal: AbortSignal): void {
+  const owned = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+  for (const [kind, labelSelector] of [
+    ['LogPipeline', undefined],
+    ['ConfigMap', owned],
+    ['Deployment', owned],
+    ['PodDisruptionBudget', owned],
+  ] as const)
+    void client
+      .watch(collectionPath(kind, NS), { watch: true, labelSelector }, () => undefined, { signal })
+      .catch(() => undefined);
+}
+
+/** The user's create, then the operator's writes on the pipeline: finalizer, two status writes, an Event. */
+async function pipelineWrites(client: KubeClient, measure: Measure): Promise<void> {
+  const stored = new Map<string, LogPipeline>();
+  const keep = (name: string) => (lp: LogPipeline) => stored.set(name, lp);
+  await measure('POST logpipelines (the user)', (name) =>
+    client
+      .request<LogPipeline>('POST', collectionPath('LogPipeline', NS), { body: pipeline(name) })
+      .then(keep(name)),
+  );
+  await measure('PATCH logpipelines finalizer (merge)', (name) =>
+    patchFinalizers(client, stored.get(name)!, ['logpipeline.io/finalizer']).then(keep(name)),
+  );
+  await measure('PATCH logpipelines/status 1st (merge)', (name) =>
+    patchPipelineStatus(client, stored.get(name)!, statuses(name)[0]).then(keep(name)),
+  );
+  await measure('PATCH logpipelines/status Ready (merge)', (name) =>
+    patchPipelineStatus(client, stored.get(name)!, statuses(name)[1]).then(keep(name)),
+  );
+  // The Ready status again with a changed message, answered in full or as metadata only.
+  const again = (name: string, tag: string) => {
+    const s = statuses(name)[1];
+    const conditions = s.conditions!.map((c) =>
+      c.type === 'Stalled' ? { ...c, message: `${c.message} ${tag}` } : c,
+    );
+    return { ...s, conditions };
+  };
+  await measure('PATCH logpipelines/status (full answer)', (name) =>
+    patchPipelineStatus(client, stored.get(name)!, again(name, 'a')),
+  );
+  await measure('PATCH logpipelines/status (metadata-only answer)', (name) =>
+    client.request('PATCH', `${collectionPath('LogPipeline', NS)}/${name}/status`, {
+      body: { status: again(name, 'b') },
+      contentType: 'application/merge-patch+json',
+      accept: METADATA_ACCEPT,
+    }),
+  );
+  const ev = {
+    type: 'Normal' as const,
+    reason: 'PipelineReady',
+    message: 'all parts of the pipeline are ready',
+  };
+  await measure('POST events', (name) =>
+    client.request('POST', collectionPath('Event', NS), {
+      body: eventBody(stored.get(name)!, ev, 'bench', new Date().toISOString()),
+    }),
+  );
+}
+
+/** Each child created by server-side apply, by POST, applied again unchanged, and created with a metadata-only answer. */
+async function childWrites(client: KubeClient, measure: Measure): Promise<void> {
+  for (const [i, kind] of ['ConfigMap', 'Deployment', 'PodDisruptionBudget'].entries()) {
+    await measure(`SSA apply ${kind} (creates it)`, (name) => applyObject(client, children(name)[i]));
+    await measure(`POST ${kind} (fieldManager)`, (name) =>
+      client.request('POST', collectionPath(kind, NS), {
+        body: children(name, '-post')[i],
+        query: { fieldManager: FIELD_MANAGER },
+      }),
+    );
+    await measure(`SSA apply ${kind} unchanged`, (name) => applyObject(client, children(name)[i]));
+    await measure(`SSA apply ${kind} (creates it, metadata-only answer)`, (name) => {
+      const body = children(name, '-meta')[i];
+      return client.request('PATCH', `${collectionPath(kind, NS)}/${body.metadata.name}`, {
+        body,
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: FIELD_MANAGER, force: true },
+        accept: METADATA_ACCEPT,
+      });
+    });
+  }
+}
+
+/**
+ * Semantics: whether a key dropped from the applied ConfigMap is removed, for the ConfigMap the
+ * apply created and the one POST created (our manager's Update entry keeps owning its fields).
+ */
+async function droppedKeyRemoved(client: KubeClient, name: string): Promise<Record<string, boolean>> {
+  const out: Record<string, boolean> = {};
+  for (const [how, suffix] of [
+    ['createdByApply', ''],
+    ['createdByPost', '-post'],
+  ] as const) {
+    const cm = children(name, suffix)[0] as Applicable & { data: Record<string, string> };
+    const { 'config.json': _gone, ...rest } = cm.data;
+    const after = await applyObject<{ data?: Record<string, string> }>(client, {
+      ...cm,
+      data: { ...rest, other: 'x' },
+    } as Applicable);
+    out[how] = !after.data || !('config.json' in after.data);
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const opt = (name: string, dflt: number) => {
@@ -165,121 +273,31 @@ async function main(): Promise<void> {
     kc.loadFromFile(bed.kubeconfig);
     const client = createKubeClient(kc);
     await client.request('POST', '/api/v1/namespaces', { body: { metadata: { name: NS } } });
-    // The operator's watches: every LogPipeline, its children by label.
-    const owned = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
-    for (const [kind, labelSelector] of [
-      ['LogPipeline', undefined],
-      ['ConfigMap', owned],
-      ['Deployment', owned],
-      ['PodDisruptionBudget', owned],
-    ] as const)
-      void client
-        .watch(collectionPath(kind, NS), { watch: true, labelSelector }, () => undefined, {
-          signal: abort.signal,
-        })
-        .catch(() => undefined);
+    watchLikeTheOperator(client, abort.signal);
     await new Promise((r) => setTimeout(r, 1000));
     const names = Array.from({ length: n }, (_, i) => `p${String(i).padStart(4, '0')}`);
-    const stored = new Map<string, LogPipeline>();
     const rows: Array<{ kind: string; apiMsPerRequest: number; etcdMsPerRequest: number }> = [];
-    const measure = async (kind: string, fn: (name: string) => Promise<unknown>) => {
+    const perRequest = (cpu0: number, cpu1: number) => Math.round(((cpu1 - cpu0) * 1e4) / n) / 10;
+    const measure: Measure = async (kind, fn) => {
       const a = groupCpuSeconds(bed.apiserver.pid!);
       const e = groupCpuSeconds(bed.etcd.pid!);
       await pool(names, concurrency, fn);
       // Watch fan-out and audit run after the answer: let them finish inside the window.
       await new Promise((r) => setTimeout(r, 500));
-      rows.push({
+      const row = {
         kind,
-        apiMsPerRequest: Math.round(((groupCpuSeconds(bed.apiserver.pid!) - a) * 1e4) / n) / 10,
-        etcdMsPerRequest: Math.round(((groupCpuSeconds(bed.etcd.pid!) - e) * 1e4) / n) / 10,
-      });
-      process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n`);
-    };
-    await measure('POST logpipelines (the user)', async (name) =>
-      stored.set(
-        name,
-        await client.request<LogPipeline>('POST', collectionPath('LogPipeline', NS), {
-          body: pipeline(name),
-        }),
-      ),
-    );
-    await measure('PATCH logpipelines finalizer (merge)', async (name) =>
-      stored.set(name, await patchFinalizers(client, stored.get(name)!, ['logpipeline.io/finalizer'])),
-    );
-    await measure('PATCH logpipelines/status 1st (merge)', async (name) =>
-      stored.set(name, await patchPipelineStatus(client, stored.get(name)!, statuses(name)[0])),
-    );
-    await measure('PATCH logpipelines/status Ready (merge)', async (name) =>
-      stored.set(name, await patchPipelineStatus(client, stored.get(name)!, statuses(name)[1])),
-    );
-    // The same Ready status written again with a changed message, answered in full or as metadata only.
-    const again = (name: string, tag: string) => {
-      const s = statuses(name)[1];
-      return {
-        ...s,
-        conditions: s.conditions!.map((c) =>
-          c.type === 'Stalled' ? { ...c, message: `${c.message} ${tag}` } : c,
-        ),
+        apiMsPerRequest: perRequest(a, groupCpuSeconds(bed.apiserver.pid!)),
+        etcdMsPerRequest: perRequest(e, groupCpuSeconds(bed.etcd.pid!)),
       };
+      rows.push(row);
+      process.stderr.write(`${JSON.stringify(row)}\n`);
     };
-    await measure('PATCH logpipelines/status (full answer)', async (name) =>
-      stored.set(name, await patchPipelineStatus(client, stored.get(name)!, again(name, 'a'))),
-    );
-    await measure('PATCH logpipelines/status (metadata-only answer)', (name) =>
-      client.request('PATCH', `${collectionPath('LogPipeline', NS)}/${name}/status`, {
-        body: { status: again(name, 'b') },
-        contentType: 'application/merge-patch+json',
-        accept: METADATA_ACCEPT,
-      }),
-    );
-    await measure('POST events', (name) =>
-      client.request('POST', collectionPath('Event', NS), {
-        body: eventBody(
-          stored.get(name)!,
-          { type: 'Normal', reason: 'PipelineReady', message: 'all parts of the pipeline are ready' },
-          'bench',
-          new Date().toISOString(),
-        ),
-      }),
-    );
-    const kinds = ['ConfigMap', 'Deployment', 'PodDisruptionBudget'];
-    for (const [i, kind] of kinds.entries()) {
-      await measure(`SSA apply ${kind} (creates it)`, (name) => applyObject(client, children(name)[i]));
-      await measure(`POST ${kind} (fieldManager)`, (name) => {
-        const body = children(name, '-post')[i];
-        return client.request('POST', collectionPath(kind, NS), {
-          body,
-          query: { fieldManager: FIELD_MANAGER },
-        });
-      });
-      await measure(`SSA apply ${kind} unchanged`, (name) => applyObject(client, children(name)[i]));
-      await measure(`SSA apply ${kind} (creates it, metadata-only answer)`, (name) => {
-        const body = children(name, '-meta')[i];
-        return client.request('PATCH', `${collectionPath(kind, NS)}/${body.metadata.name}`, {
-          body,
-          contentType: 'application/apply-patch+yaml',
-          query: { fieldManager: FIELD_MANAGER, force: true },
-          accept: METADATA_ACCEPT,
-        });
-      });
-    }
-    // Semantics: a key dropped from the applied ConfigMap is removed only when the object was
-    // created by the apply; created by POST, our manager's Update entry keeps owning it.
-    const dropped: Record<string, boolean> = {};
-    for (const [how, suffix] of [
-      ['ssa', ''],
-      ['post', '-post'],
-    ] as const) {
-      const cm = children(names[0], suffix)[0] as Applicable & { data: Record<string, string> };
-      const { 'config.json': _gone, ...rest } = cm.data;
-      const after = await applyObject<{ data?: Record<string, string> }>(client, {
-        ...cm,
-        data: { ...rest, other: 'x' },
-      } as Applicable);
-      dropped[how] = !after.data || !('config.json' in after.data);
-    }
+    await pipelineWrites(client, measure);
+    await childWrites(client, measure);
+    const dropped = await droppedKeyRemoved(client, names[0]);
+    const load = os.loadavg();
     process.stdout.write(
-      `${JSON.stringify({ pipelines: n, concurrency, load: os.loadavg(), rows, droppedKeyRemoved: dropped }, null, 2)}\n`,
+      `${JSON.stringify({ pipelines: n, concurrency, load, rows, droppedKeyRemoved: dropped }, null, 2)}\n`,
     );
   } finally {
     abort.abort();
