@@ -6,6 +6,7 @@
  * and timestamps kept as the server's strings so hashes of list and watch results agree.
  */
 import { countKubeRequest } from './request-counts';
+import { HttpsTransport, httpsUsable } from './kube-https';
 import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, RequestContext, Watch } from './kube-lib';
 
 /** Accept header of a list that returns PartialObjectMetadata items (no spec, data or status). */
@@ -104,9 +105,11 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('kubeconfig has no current cluster');
   const shared = new SharedDispatcher();
+  const direct = httpsUsable(kc) ? new HttpsTransport(kc) : undefined;
   return {
     async request<T>(method: HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
       countKubeRequest(method, path, opts.query);
+      if (direct) return viaHttps<T>(direct, server, method, path, opts);
       const ctx = new RequestContext(server + path, method);
       for (const [k, v] of Object.entries(opts.query ?? {}))
         if (v !== undefined) ctx.setQueryParam(k, String(v));
@@ -134,6 +137,33 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       return runWatch(watchConfig(kc, opts.metadataOnly === true), path, query, onEvent, opts.signal);
     },
   };
+}
+
+/** One request over the keep-alive node:https transport (kube-https.ts), with the fetch path's answers and errors. */
+async function viaHttps<T>(
+  direct: HttpsTransport,
+  server: string,
+  method: string,
+  path: string,
+  opts: RequestOptions,
+): Promise<T> {
+  const url = new URL(server + path);
+  for (const [k, v] of Object.entries(opts.query ?? {}))
+    if (v !== undefined) url.searchParams.set(k, String(v));
+  const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    headers['Content-Type'] = opts.contentType ?? 'application/json';
+    body = JSON.stringify(opts.body);
+  }
+  let answer: { status: number; text: string };
+  try {
+    answer = await direct.send(method, url, headers, body, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  } catch (err) {
+    throw new KubeApiError(0, 'TransportError', `${method} ${path}: ${(err as Error).message}`);
+  }
+  if (answer.status >= 400) throw toApiError(answer.status, method, path, answer.text);
+  return (answer.text ? JSON.parse(answer.text) : undefined) as T;
 }
 
 function toApiError(status: number, method: string, path: string, text: string): KubeApiError {
