@@ -52,7 +52,16 @@ describe('kube client over node:https (issue 18)', () => {
   let kc: KubeConfig;
 
   beforeAll(async () => {
+    const used = new WeakSet<object>();
+    let dropped = false;
     server = https.createServer(tls, (req, res) => {
+      // A kept-alive socket closed under a request once (as a server closing an idle connection).
+      if (req.url === '/drop' && used.has(req.socket) && !dropped) {
+        dropped = true;
+        req.socket.destroy();
+        return;
+      }
+      used.add(req.socket);
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
@@ -114,6 +123,15 @@ describe('kube client over node:https (issue 18)', () => {
       ['GET', '/api/v1/namespaces/ns/configmaps/cm', 'Bearer t1', undefined],
     ]);
     expect(connections - before).toBe(1);
+  });
+
+  it('sends a request again on a new connection when the kept-alive one was closed under it', async () => {
+    const client = createKubeClient(kc);
+    await client.request('GET', '/api/v1/namespaces/ns/configmaps/cm');
+    const before = connections;
+    await expect(client.request('POST', '/drop', { body: { n: 1 } })).resolves.toMatchObject({ ok: true });
+    expect(connections - before).toBe(1);
+    expect(seen.filter((s) => s.url === '/drop').map((s) => s.body)).toEqual(['{"n":1}']);
   });
 
   it('maps error answers to KubeApiError and retries once with fresh credentials after a 401', async () => {

@@ -101,6 +101,7 @@ export class HttpsTransport {
     headers: Record<string, string>,
     body: string | undefined,
     timeoutMs: number,
+    retried = false,
   ): Promise<HttpsAnswer> {
     return new Promise((resolve, reject) => {
       const all: Record<string, string | number> = { ...c.headers, ...headers };
@@ -117,7 +118,13 @@ export class HttpsTransport {
           );
         },
       );
-      req.on('error', reject);
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive socket the server closed while idle: nothing was processed, send it anew
+        // (the race Node's documentation describes for `request.reusedSocket`).
+        if (req.reusedSocket && err.code === 'ECONNRESET' && !retried)
+          resolve(this.once(c, method, url, headers, body, timeoutMs, true));
+        else reject(err);
+      });
       req.end(body);
     });
   }
