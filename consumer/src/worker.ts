@@ -1,6 +1,7 @@
 /**
  * The consumer worker: a kafkajs consumer group feeding the batch pipeline (worker-batches.ts).
- * eachBatch takes messages one by one into per-partition cutters, resolving each offset once its
+ * eachBatch takes messages one by one (record runs read in place: common/src/kafka/record-run.ts)
+ * into per-partition cutters, resolving each offset once its
  * message is owned by the pipeline, heartbeating between chunks and waiting (with heartbeats)
  * when the in-flight byte budget or a partition's outstanding-batch cap is reached — so a
  * ClickHouse outage stops fetching instead of growing memory. Offsets are committed only by the

@@ -13,6 +13,10 @@
  * kafkajs's consumer group captures the Batch class when it is first loaded, so the replacement
  * must be installed before anything requires 'kafkajs' (the worker's main.ts does it first);
  * otherwise the original stays and install reports false. kafkajs is pinned in package.json.
+ *
+ * Record runs (record-run.ts: one object per record batch, carrying its last offset) pass through
+ * the same prefix logic unchanged; for kafkajs's own constructor they are expanded into its message
+ * objects first (withMessageObjects).
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 import { RecordRun } from './record-run';

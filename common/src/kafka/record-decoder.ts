@@ -17,6 +17,9 @@
  * fetch the same batch again forever. It becomes ONE stand-in record instead, at the batch's last
  * offset, with the compressed bytes as its value and BATCH_NOT_DECODABLE naming the cause, which
  * the worker dead-letters whole and commits past like any message.
+ *
+ * In run mode (the worker only) a batch becomes ONE RecordRun instead of its records
+ * (record-run.ts): left compressed until the worker takes it, read without per-record objects.
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 import { syncBatchReader } from './codecs';
