@@ -3,7 +3,8 @@
  * Bit and most relays) produces 500 lines each with gzip, lz4, snappy and zstd into a topic with
  * `compression.type: producer` (the broker keeps the producers' batches as they are), and a real
  * worker stores exactly 2000 rows, decoding the record batches with its own decoder
- * (common/src/kafka/record-decoder.ts) and building fetched batches with fetch-batch.ts. The other direction: kafkajs (the worker's and operator's
+ * (common/src/kafka/record-decoder.ts) into record runs (record-run.ts: one object per record batch,
+ * decompressed when taken) and building fetched batches with fetch-batch.ts. The other direction: kafkajs (the worker's and operator's
  * client) produces with each codec and kcat reads back every line.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -97,9 +98,9 @@ test('a worker stores exactly what kcat produced with gzip, lz4, snappy and zstd
   );
   expect(worker.child.exitCode).toBeNull();
   expect(counts).toEqual({ rows: total, distinct: total, dlq: 0, dlqDistinct: 0 });
-  // The worker decoded librdkafka's record batches with its own decoder and Batch, not kafkajs's.
+  // The worker decoded librdkafka's record batches with its own decoder (as record runs) and Batch.
   expect(fs.readFileSync(worker.logFile, 'utf8')).toMatch(
-    /"kafka record decoder".*"decoder":"fast".*"batch":"fast"/,
+    /"kafka record decoder".*"decoder":"runs".*"batch":"fast"/,
   );
   const perPartition = await (
     await ch.query({

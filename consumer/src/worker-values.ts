@@ -55,25 +55,36 @@ export class ValueIntake {
    * `failure` holds the dead-letter reason until the next call).
    */
   plain(m: Pick<KafkaMessage, 'value' | 'headers' | 'offset'>, partition: number): Buffer {
-    const raw = m.value ?? EMPTY;
-    this.failure = undefined;
     const batch = (m as { [BATCH_NOT_DECODABLE]?: BatchNotDecodable })[BATCH_NOT_DECODABLE];
+    return this.take(m.value, m.headers, batch, m.offset, partition);
+  }
+
+  /** plain() on a record's parts (the worker's FetchCursor fields): no message object needed. */
+  take(
+    value: Buffer | null,
+    headers: KafkaMessage['headers'],
+    batch: BatchNotDecodable | undefined,
+    offset: string | number,
+    partition: number,
+  ): Buffer {
+    const raw = value ?? EMPTY;
+    this.failure = undefined;
     if (batch !== undefined) {
       const reason = `${BATCH_NOT_DECODABLE_REASON}${batch.message} (offsets ${batch.firstOffset}-${batch.lastOffset})`;
       this.failure = reason;
       this.metrics.batchDecodeFailures.inc({ reason: batch.kind });
-      this.batchSummary.note(partition, m.offset, reason);
+      this.batchSummary.note(partition, String(offset), reason);
       return raw;
     }
-    if (m.headers === undefined) return raw;
+    if (headers === undefined) return raw;
     try {
-      return decodeValue(raw, m.headers, this.maxBytes);
+      return decodeValue(raw, headers, this.maxBytes);
     } catch (err) {
       const kind: ValueDecodeFailure = err instanceof ValueDecodeError ? err.kind : 'corrupt';
       const reason = VALUE_NOT_DECODABLE + (err instanceof Error ? err.message : String(err));
       this.failure = reason;
       this.metrics.valueDecodeFailures.inc({ reason: kind });
-      this.valueSummary.note(partition, m.offset, reason);
+      this.valueSummary.note(partition, String(offset), reason);
       return raw;
     }
   }

@@ -1,6 +1,7 @@
 /**
  * The consumer worker: a kafkajs consumer group feeding the batch pipeline (worker-batches.ts).
- * eachBatch takes messages one by one into per-partition cutters, resolving each offset once its
+ * eachBatch takes messages one by one (record runs read in place: common/src/kafka/record-run.ts)
+ * into per-partition cutters, resolving each offset once its
  * message is owned by the pipeline, heartbeating between chunks and waiting (with heartbeats)
  * when the in-flight byte budget or a partition's outstanding-batch cap is reached — so a
  * ClickHouse outage stops fetching instead of growing memory. Offsets are committed only by the
@@ -17,6 +18,7 @@ import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
 import { installFastRecordDecoder } from '../../common/src/kafka/record-decoder';
 import { recordBatchLimitFor, setRecordBatchOutputLimit } from '../../common/src/kafka/batch-bound';
 import { installFastFetchBatch } from '../../common/src/kafka/fetch-batch';
+import { FetchCursor } from '../../common/src/kafka/fetch-cursor';
 import { OffsetCommitter } from './delivery/offset-committer';
 import { generationCommitSender } from './delivery/group-generation';
 import { PartitionState } from './delivery/partition-state';
@@ -82,10 +84,13 @@ export class Worker {
     // No record batch decompresses past this (an inflating batch is dead-lettered whole: worker-values.ts).
     setRecordBatchOutputLimit(recordBatchLimitFor(cfg.kafka.maxValueBytes));
     // Before the consumer's first fetch loads kafkajs's own decoder (false inside jest's registry).
-    const fastDecoder = installFastRecordDecoder();
     const fastBatch = installFastFetchBatch(); // in place only when main.ts loaded it before kafkajs
+    // Record runs (one lazily decompressed object per record batch) need the fast Batch, which
+    // expands them for kafkajs's own filtering of aborted transactions.
+    const runs = fastBatch && process.env.LOGPIPELINE_RECORD_RUNS !== '0';
+    const fastDecoder = installFastRecordDecoder(true, { runs });
     log.info('kafka record decoder', {
-      decoder: fastDecoder ? 'fast' : 'kafkajs',
+      decoder: fastDecoder ? (runs ? 'runs' : 'fast') : 'kafkajs',
       batch: fastBatch ? 'fast' : 'kafkajs',
     });
     this.tuning = resolveTuning(cfg);
@@ -267,7 +272,9 @@ export class Worker {
     await state.ready;
     const topic = batch.topic;
     const partition = batch.partition;
-    const messages = batch.messages;
+    // Message objects or record runs (record-run.ts), read record by record without objects of ours.
+    const fetchedOffset = Number((batch as { fetchedOffset?: string }).fetchedOffset ?? 0);
+    const records = new FetchCursor(batch.messages, fetchedOffset);
     // What this fetch brought counts as backlog while it is taken (the tick may run at an await).
     state.backlog = Math.max(0, Number(batch.highWatermark) - state.nextIn);
     let lastBeat = Date.now();
@@ -276,31 +283,33 @@ export class Worker {
     let bytes = 0;
     let count = 0;
     // Offsets are resolved lazily (kafkajs parses each one as a Long): the last taken offset is
-    // resolved before every await and at the end, which is all kafkajs ever looks at.
-    let unresolved: string | undefined;
+    // resolved before every await and at the end, which is all kafkajs ever looks at. A record run
+    // read to its end resolves through its batch's last offset (records compacted away included).
+    let unresolved = -1;
+    let resolved = -1;
     const settle = () => {
-      if (unresolved !== undefined) resolveOffset(unresolved);
-      unresolved = undefined;
+      const through = Math.max(unresolved, records.exhaustedThrough);
+      if (through > resolved) resolveOffset(String(through));
+      resolved = Math.max(resolved, through);
     };
     // CPU of taking messages (value decode, line count, cutter), without the encodes it launches.
     const intake = new IntakeClock();
-    for (let i = 0; i < messages.length; i++) {
-      const m = messages[i];
+    for (let i = 0; records.next(); i++) {
       if ((i & 255) === 0) {
         if (!isRunning() || isStale() || !state.alive || this.draining) break;
         now = Date.now();
         if (now - lastBeat >= HEARTBEAT_EVERY_MS) {
-          settle();
           intake.pause();
+          settle();
           await heartbeat();
           intake.resume();
           lastBeat = now;
         }
       }
-      const offset = Number(m.offset);
+      const offset = records.offset;
       if (offset < state.nextIn) {
         // Already stored (below the committed offset) or already taken (a re-fetch).
-        unresolved = m.offset;
+        unresolved = offset;
         continue;
       }
       if (this.partitionFull(state)) {
@@ -319,14 +328,15 @@ export class Worker {
         if (!room) break;
         now = Date.now();
       }
-      const value = this.values.plain(m, partition);
+      const headers = records.headers;
+      const value = this.values.take(records.value, headers, records.notDecodable, offset, partition);
       // A value that did not decode is one dead letter for the whole message (worker-values.ts).
       const undecodable = this.values.failure;
       const n = undecodable === undefined ? countLines(value) : 1;
-      const sender = senderHeader(m.headers);
+      const sender = senderHeader(headers);
       this.pipeline.take(state, { topic, partition, offset, value, sender, undecodable }, n, now);
       state.nextIn = offset + 1;
-      unresolved = m.offset;
+      unresolved = offset;
       lines += n;
       bytes += value.length;
       count++;

@@ -20,7 +20,7 @@ import * as zlib from 'node:zlib';
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
 import { promisify } from 'node:util';
 import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressSync } from 'snappy';
-import { lz4Codec, type KafkaJsCodec } from './lz4-codec';
+import { decompressLz4Frame, lz4Codec, type KafkaJsCodec } from './lz4-codec';
 import { RecordBatchDecodeError, recordBatchOutputLimit } from './batch-bound';
 import { fixKafkaRequestQueueTimer } from './request-queue-timer';
 import { assembleKafkaResponses } from './response-assembly';
@@ -37,7 +37,7 @@ export function isXerialSnappy(buffer: Buffer): boolean {
   return buffer.length >= XERIAL_HEADER_BYTES && buffer.subarray(0, 8).equals(XERIAL_MAGIC);
 }
 
-async function snappyDecompress(buffer: Buffer): Promise<Buffer> {
+function snappyRead(buffer: Buffer): Buffer {
   const max = recordBatchOutputLimit();
   if (!isXerialSnappy(buffer)) return snappyBlock(buffer, max);
   const blocks: Buffer[] = [];
@@ -79,7 +79,9 @@ export const snappyCodec: KafkaJsCodec = {
   async compress(encoder) {
     return snappyCompressSync(encoder.buffer);
   },
-  decompress: snappyDecompress,
+  async decompress(buffer) {
+    return snappyRead(buffer);
+  },
 };
 
 /** node:zlib's zstd functions (Node >= 23.8; the pinned @types/node predates them). */
@@ -96,9 +98,13 @@ export const zstdCodec: KafkaJsCodec = {
     return zstd.zstdCompressSync(encoder.buffer, ZSTD_LEVEL_3);
   },
   async decompress(buffer) {
-    return bounded('zstd', (max) => zstd.zstdDecompressSync(buffer, { maxOutputLength: max }));
+    return zstdRead(buffer);
   },
 };
+
+function zstdRead(buffer: Buffer): Buffer {
+  return bounded('zstd', (max) => zstd.zstdDecompressSync(buffer, { maxOutputLength: max }));
+}
 
 const gzipAsync = promisify(zlib.gzip);
 
@@ -108,9 +114,13 @@ export const gzipCodec: KafkaJsCodec = {
     return gzipAsync(encoder.buffer);
   },
   async decompress(buffer) {
-    return bounded('gzip', (max) => zlib.unzipSync(buffer, { maxOutputLength: max }));
+    return gzipRead(buffer);
   },
 };
+
+function gzipRead(buffer: Buffer): Buffer {
+  return bounded('gzip', (max) => zlib.unzipSync(buffer, { maxOutputLength: max }));
+}
 
 /** Runs a zlib reader with the batch bound as its maxOutputLength; its errors as RecordBatchDecodeError. */
 function bounded(codec: string, read: (max: number) => Buffer): Buffer {
@@ -143,4 +153,30 @@ export function registerKafkaCodecs(): void {
   CompressionCodecs[CompressionTypes.Snappy] = () => snappyCodec;
   CompressionCodecs[CompressionTypes.LZ4] = () => lz4Codec;
   CompressionCodecs[CompressionTypes.ZSTD] = () => zstdCodec;
+}
+
+/** A codec's reader called directly: the decompressed bytes, or a RecordBatchDecodeError. */
+export type SyncBatchReader = (compressed: Buffer) => Buffer;
+
+const SYNC_READERS: ReadonlyArray<[number, KafkaJsCodec, SyncBatchReader]> = [
+  [CompressionTypes.GZIP, gzipCodec, gzipRead],
+  [CompressionTypes.Snappy, snappyCodec, snappyRead],
+  [CompressionTypes.LZ4, lz4Codec, decompressLz4Frame],
+  [CompressionTypes.ZSTD, zstdCodec, zstdRead],
+];
+const CODEC_MASK = 0x07;
+
+/**
+ * The synchronous reader of a record batch's codec (by the batch's attributes), when kafkajs reads
+ * that codec with ours (registerKafkaCodecs); undefined for another registered codec. It lets a
+ * batch be decompressed later, when its records are taken (record-run.ts), without a promise.
+ */
+export function syncBatchReader(attributes: number): SyncBatchReader | undefined {
+  const type = attributes & CODEC_MASK;
+  for (const [t, codec, read] of SYNC_READERS) {
+    if (t !== type) continue;
+    const registered = (CompressionCodecs as Record<number, (() => unknown) | undefined>)[t];
+    return registered?.() === codec ? read : undefined;
+  }
+  return undefined;
 }

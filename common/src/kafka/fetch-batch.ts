@@ -13,8 +13,13 @@
  * kafkajs's consumer group captures the Batch class when it is first loaded, so the replacement
  * must be installed before anything requires 'kafkajs' (the worker's main.ts does it first);
  * otherwise the original stays and install reports false. kafkajs is pinned in package.json.
+ *
+ * Record runs (record-run.ts: one object per record batch, carrying its last offset) pass through
+ * the same prefix logic unchanged; for kafkajs's own constructor they are expanded into its message
+ * objects first (withMessageObjects).
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
+import { RecordRun } from './record-run';
 
 const BATCH = 'kafkajs/src/consumer/batch';
 const CONSUMER_GROUP = 'kafkajs/src/consumer/consumerGroup';
@@ -67,7 +72,7 @@ export function fastBatchClass(Original: BatchConstructor): BatchConstructor {
     const aborted = data.abortedTransactions;
     const fast =
       !useFast || (aborted && aborted.length > 0) ? undefined : batchMessages(fetchedOffset, data.messages);
-    if (!fast) return new Original(topic, fetchedOffset, data);
+    if (!fast) return new Original(topic, fetchedOffset, withMessageObjects(data));
     this.fetchedOffset = fetchedOffset;
     this.topic = topic;
     this.partition = data.partition;
@@ -78,6 +83,20 @@ export function fastBatchClass(Original: BatchConstructor): BatchConstructor {
   }
   FastBatch.prototype = Original.prototype;
   return FastBatch as unknown as BatchConstructor;
+}
+
+/**
+ * The partition data with every RecordRun (record-run.ts) expanded into kafkajs's message objects,
+ * for kafkajs's own Batch (aborted transactions are filtered per message); unchanged without runs.
+ */
+export function withMessageObjects(data: PartitionData): PartitionData {
+  if (!data.messages.some((m) => m instanceof RecordRun)) return data;
+  const messages: FetchedMessage[] = [];
+  for (const m of data.messages) {
+    if (m instanceof RecordRun) for (const r of m.expand()) messages.push(r as FetchedMessage);
+    else messages.push(m);
+  }
+  return { ...data, messages };
 }
 
 let installed: boolean | undefined;

@@ -17,9 +17,14 @@
  * fetch the same batch again forever. It becomes ONE stand-in record instead, at the batch's last
  * offset, with the compressed bytes as its value and BATCH_NOT_DECODABLE naming the cause, which
  * the worker dead-letters whole and commits past like any message.
+ *
+ * In run mode (the worker only) a batch becomes ONE RecordRun instead of its records
+ * (record-run.ts): left compressed until the worker takes it, read without per-record objects.
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
-import { RecordBatchDecodeError, type RecordBatchDecodeFailure } from './batch-bound';
+import { syncBatchReader } from './codecs';
+import { RecordRun } from './record-run';
+import { decodeRecords, LOG_APPEND_TIME, standIn, type BatchContext } from './record-wire';
 
 type KafkaDecoder = {
   buffer: Buffer;
@@ -40,29 +45,24 @@ const FETCH_MESSAGES_DECODER = 'kafkajs/src/protocol/requests/fetch/v4/decodeMes
 const TIMESTAMP_TYPE_FLAG_MASK = 0x8;
 const TRANSACTIONAL_FLAG_MASK = 0x10;
 const CONTROL_FLAG_MASK = 0x20;
-const LOG_APPEND_TIME = 1;
 const CREATE_TIME = 0;
 
-/** Set on the stand-in record of an undecodable batch (a symbol: no producer can forge it). */
-export const BATCH_NOT_DECODABLE = Symbol('logpipeline.batchNotDecodable');
-
-/** What BATCH_NOT_DECODABLE carries: the cause and the batch's offset range. */
-export interface BatchNotDecodable {
-  kind: RecordBatchDecodeFailure;
-  message: string;
-  firstOffset: string;
-  lastOffset: string;
-}
+export { BATCH_NOT_DECODABLE, type BatchNotDecodable } from './record-wire';
 
 let useFast = true;
+let useRuns = false;
 let installed: boolean | undefined;
 
 /**
  * Puts the fast decoder in place of kafkajs's (idempotent; `enabled=false` switches back to the
- * original for A/B runs). True when the fast decoder is (or can be switched) in use.
+ * original for A/B runs). True when the fast decoder is (or can be switched) in use. With `runs`
+ * every batch it can (safe offsets; no codec or one of ours) becomes ONE RecordRun (record-run.ts)
+ * in the record list, decompressed only when taken: only for a process whose every consumer reads
+ * runs (the worker: fetch-batch.ts and the worker's eachBatch know them).
  */
-export function installFastRecordDecoder(enabled = true): boolean {
+export function installFastRecordDecoder(enabled = true, options: { runs?: boolean } = {}): boolean {
   useFast = enabled;
+  useRuns = options.runs === true;
   if (installed !== undefined) return installed;
   const batchPath = require.resolve(BATCH_DECODER);
   if (require.cache[require.resolve(FETCH_MESSAGES_DECODER)]) return (installed = false);
@@ -75,16 +75,20 @@ export function installFastRecordDecoder(enabled = true): boolean {
   };
   cached.exports = ((fetchDecoder: KafkaDecoder) =>
     useFast
-      ? decodeRecordBatch(fetchDecoder, lookupCodecByAttributes, errors.KafkaJSPartialMessageError)
+      ? decodeRecordBatch(fetchDecoder, lookupCodecByAttributes, errors.KafkaJSPartialMessageError, useRuns)
       : original(fetchDecoder)) satisfies BatchDecoder;
   return (installed = true);
 }
 
-/** The original decoder's batch header, then the records by `decodeRecords` (same output). */
+/**
+ * The original decoder's batch header, then the records by `decodeRecords` (same output), or with
+ * `runs` (where the batch allows it) one RecordRun for all of them.
+ */
 export async function decodeRecordBatch(
   fetchDecoder: KafkaDecoder,
   lookupCodec: (attributes: number) => Codec,
   PartialError: new (m: string) => Error,
+  runs = false,
 ): Promise<Record<string, unknown>> {
   const firstOffset = fetchDecoder.readInt64().toString();
   const length = fetchDecoder.readInt32();
@@ -121,6 +125,10 @@ export async function decodeRecordBatch(
   };
   const codec = lookupCodec(attributes);
   const batchContext = { ...recordContext, magicByte };
+  if (runs) {
+    const run = recordRun(decoder, attributes, codec !== null, batchContext);
+    if (run) return { ...recordContext, records: run.count > 0 ? [run] : [] };
+  }
   let records: unknown[];
   if (!codec) {
     const count = decoder.readInt32();
@@ -142,134 +150,18 @@ export async function decodeRecordBatch(
   return { ...recordContext, records: records! };
 }
 
-/** The one record that stands for a batch whose records could not be decompressed. */
-function standIn(compressed: Buffer, err: unknown, ctx: BatchContext): Record<string | symbol, unknown> {
-  const lastOffset = (BigInt(ctx.firstOffset) + BigInt(Math.max(0, ctx.lastOffsetDelta))).toString();
-  const cause: BatchNotDecodable = {
-    kind: err instanceof RecordBatchDecodeError ? err.kind : 'corrupt',
-    message: (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').slice(0, 200),
-    firstOffset: ctx.firstOffset,
-    lastOffset,
-  };
-  return {
-    magicByte: ctx.magicByte,
-    attributes: 0,
-    timestamp: ctx.firstTimestamp,
-    offset: lastOffset,
-    key: null,
-    value: compressed,
-    headers: NO_HEADERS,
-    isControlRecord: false,
-    batchContext: ctx,
-    [BATCH_NOT_DECODABLE]: cause,
-  };
-}
-
-/** The fields of a batch every record refers to (kafkajs's `batchContext`). */
-interface BatchContext {
-  firstOffset: string;
-  firstTimestamp: string;
-  maxTimestamp: string;
-  lastOffsetDelta: number;
-  timestampType: number;
-  isControlBatch: boolean;
-  magicByte: number;
-}
-
-/** `count` records from `b` at `pos`, each exactly as kafkajs's record v0 decoder returns it. */
-export function decodeRecords(b: Buffer, pos: number, count: number, ctx: BatchContext): unknown[] {
-  const out = new Array<unknown>(count);
-  const baseOffset = Number(ctx.firstOffset);
-  const offsetsSafe = Number.isSafeInteger(baseOffset + Math.max(0, ctx.lastOffsetDelta));
-  const baseTimestamp = Number(ctx.firstTimestamp);
-  const appendTime = ctx.timestampType === LOG_APPEND_TIME && ctx.maxTimestamp ? ctx.maxTimestamp : null;
-  const r = { pos };
-  for (let i = 0; i < count; i++) {
-    const recordLength = varInt(b, r);
-    const end = r.pos + recordLength;
-    const attributes = b.readInt8(r.pos++);
-    const timestampDelta = varLong(b, r);
-    const timestamp =
-      appendTime ??
-      (Number.isSafeInteger(baseTimestamp + timestampDelta)
-        ? String(baseTimestamp + timestampDelta)
-        : (BigInt(ctx.firstTimestamp) + BigInt(timestampDelta)).toString());
-    const offsetDelta = varInt(b, r);
-    const offset = offsetsSafe
-      ? String(baseOffset + offsetDelta)
-      : (BigInt(ctx.firstOffset) + BigInt(offsetDelta)).toString();
-    const key = varBytes(b, r);
-    const value = varBytes(b, r);
-    const headers = readHeaders(b, r);
-    out[i] = {
-      magicByte: ctx.magicByte,
-      attributes,
-      timestamp,
-      offset,
-      key,
-      value,
-      headers,
-      isControlRecord: ctx.isControlBatch,
-      batchContext: ctx,
-    };
-    r.pos = end;
-  }
-  return out;
-}
-
-/** Zigzag varint (32-bit), as kafkajs's Decoder.readVarInt. */
-function varInt(b: Buffer, r: { pos: number }): number {
-  let byte: number;
-  let result = 0;
-  let shift = 0;
-  do {
-    byte = b[r.pos++];
-    result += (byte & 0x7f) << shift;
-    shift += 7;
-  } while (byte >= 0x80);
-  return (result >>> 1) ^ -(result & 1);
-}
-
-/** Zigzag varlong as a number (exact below 2^53; record deltas are far smaller). */
-function varLong(b: Buffer, r: { pos: number }): number {
-  let byte: number;
-  let result = 0;
-  let scale = 1;
-  do {
-    byte = b[r.pos++];
-    result += (byte & 0x7f) * scale;
-    scale *= 128;
-  } while (byte >= 0x80);
-  return result % 2 === 0 ? result / 2 : -(result + 1) / 2;
-}
-
-function varBytes(b: Buffer, r: { pos: number }): Buffer | null {
-  const n = varInt(b, r);
-  if (n === -1) return null;
-  const start = r.pos;
-  r.pos += n;
-  return b.subarray(start, start + n);
-}
-
-/** The headers of every record without any: one frozen object instead of one per message. */
-const NO_HEADERS: Record<string, never> = Object.freeze({});
-
-/** Headers folded as kafkajs folds them: a repeated key becomes an array of its values. */
-function readHeaders(b: Buffer, r: { pos: number }): Record<string, Buffer | null | Array<Buffer | null>> {
-  const count = varInt(b, r);
-  if (count <= 0) return NO_HEADERS;
-  const headers: Record<string, Buffer | null | Array<Buffer | null>> = {};
-  for (let i = 0; i < count; i++) {
-    const keyLength = varInt(b, r);
-    let key: string | null = null;
-    if (keyLength !== -1) {
-      key = b.toString('utf8', r.pos, r.pos + keyLength);
-      r.pos += keyLength;
-    }
-    const value = varBytes(b, r);
-    const k = String(key);
-    const prev = headers[k];
-    headers[k] = prev === undefined ? value : Array.isArray(prev) ? prev.concat([value]) : [prev, value];
-  }
-  return headers;
+/** The batch as one RecordRun, when its offsets are safe numbers and its codec reads synchronously. */
+function recordRun(
+  decoder: KafkaDecoder,
+  attributes: number,
+  compressed: boolean,
+  ctx: BatchContext,
+): RecordRun | undefined {
+  const base = Number(ctx.firstOffset);
+  if (!Number.isSafeInteger(base) || !Number.isSafeInteger(base + Math.max(0, ctx.lastOffsetDelta))) return;
+  const read = compressed ? syncBatchReader(attributes) : undefined;
+  if (compressed && read === undefined) return;
+  const count = Math.max(0, decoder.readInt32());
+  if (!compressed) return new RecordRun(ctx, count, decoder.buffer, decoder.offset, undefined);
+  return new RecordRun(ctx, count, decoder.readAll(), 0, read);
 }

@@ -142,6 +142,11 @@ export class BatchCutter {
     return this.bytes;
   }
 
+  /** Messages held in the open (not yet closed) batch. */
+  pendingMessages(): number {
+    return this.messages.length;
+  }
+
   /** True while journaled ranges remain to be reproduced. */
   replaying(): boolean {
     return this.plan.length > 0;
