@@ -5,7 +5,13 @@
  * journaled batch after a crash yields a byte-identical INSERT. Nothing here throws on data.
  */
 import { isUtf8 } from 'node:buffer';
-import { LINE_NO_SPECIALS, LINE_UTF8_VALID, LineParser, ParserOptions } from '../parse/parser';
+import {
+  LINE_NO_SPECIALS,
+  LINE_SAME_MESSAGE,
+  LINE_UTF8_VALID,
+  LineParser,
+  ParserOptions,
+} from '../parse/parser';
 import { compilePartitionKey, type PartitionKeyInput, type RowKeyFn } from './partition-key';
 import { EMPTY_LINE, ENCODE_ERROR, EXPIRED_TIMESTAMP, TOO_MANY_LINES } from '../parse/reasons';
 import { createTimeZone } from '../parse/timezone';
@@ -282,7 +288,10 @@ export class BatchEncoder {
     result: EncodedBatch,
   ): boolean {
     result.lines++;
-    const flags = (utf8 ? LINE_UTF8_VALID : 0) | (this.scanner.isClean(s, e) ? LINE_NO_SPECIALS : 0);
+    const flags =
+      (utf8 ? LINE_UTF8_VALID : 0) |
+      (this.scanner.isClean(s, e) ? LINE_NO_SPECIALS : 0) |
+      (lineIndex > 0 ? LINE_SAME_MESSAGE : 0);
     let reason = this.parser.parse(value, s, e, flags);
     // Coverage counts every parsed record, including those refused for a missing required field.
     if (this.identity !== undefined && (reason === null || reason.startsWith(MISSING_PREFIX)))

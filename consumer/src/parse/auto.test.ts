@@ -1,4 +1,4 @@
-import { LineParser } from './parser';
+import { LINE_SAME_MESSAGE, LINE_UTF8_VALID, LineParser } from './parser';
 import { generateSampleLines } from '../../../test/fixtures/samples';
 import { parseLine } from '../../../test/fixtures/parse-support';
 import { FORMAT_NAMES } from './record';
@@ -96,6 +96,38 @@ describe('line-level edge cases', () => {
     const parser = new LineParser({ format: 'auto' });
     expect(parser.parse(buf, 2, buf.indexOf(10))).toBeNull();
     expect(parser.record.srcIpVersion).toBe(4);
+  });
+
+  it('detects the same formats line by line within a message as line by line alone (LINE_SAME_MESSAGE)', () => {
+    // The Sophos check reuses one forward scan for `_` across the lines of a message.
+    const lines = [
+      'date=2024-01-15 time=10:00:00 srcip=10.0.0.1',
+      'date=2024-01-15 time=10:00:00 timezone="+03" device_name="XG" log_id=1',
+      'date=2024-01-15 time=10:00:00 srcip=10.0.0.2 msg="a_b"',
+      'date=2024-01-15 time=10:00:00 srcip=10.0.0.3',
+      'device="SFW" date=2024-01-15 time=10:00:00 device_name="XG" log_id=1 src_ip=10.0.0.1',
+      `date=2024-01-15 time=10:00:00 ${'x'.repeat(250)}=1 log_id=1`,
+      'date=2024-01-15 time=10:00:00 log_id=1',
+      'date=2024-01-15 time=10:00:00 srcip=10.0.0.4',
+    ];
+    const alone = lines.map((l) => {
+      const parser = new LineParser({ format: 'auto' });
+      const reason = parser.parse(Buffer.from(l), 0, Buffer.byteLength(l));
+      return `${reason}/${FORMAT_NAMES[parser.record.format]}`;
+    });
+    const [forti, sophos] = ['null/fortigate', 'null/sophos'];
+    expect(alone).toEqual([forti, sophos, forti, forti, sophos, forti, sophos, forti]);
+    const message = Buffer.from(lines.join('\n'));
+    const parser = new LineParser({ format: 'auto' });
+    const together: string[] = [];
+    let s = 0;
+    lines.forEach((l, i) => {
+      const e = s + Buffer.byteLength(l);
+      const reason = parser.parse(message, s, e, LINE_UTF8_VALID | (i > 0 ? LINE_SAME_MESSAGE : 0));
+      together.push(`${reason}/${FORMAT_NAMES[parser.record.format]}`);
+      s = e + 1;
+    });
+    expect(together).toEqual(alone);
   });
 
   it('rejects unknown formats, zones and required sources at construction', () => {

@@ -11,10 +11,23 @@
 const SLOT = 32;
 /** Key positions remembered per line. */
 const POSITIONS = 96;
+/** 32-bit words of a remembered key (SLOT / 4). */
+const WORDS = SLOT / 4;
+
+/** Bytes o..o+3 of `buf` as one little-endian 32-bit word (signed, as an Int32Array holds it). */
+function word(buf: Uint8Array, o: number): number {
+  return buf[o] | (buf[o + 1] << 8) | (buf[o + 2] << 16) | (buf[o + 3] << 24);
+}
 
 /** Remembered keys of one parser: bytes, length and keyword id per key position. */
 export class KeyLayout {
   private readonly bytes = new Uint8Array(POSITIONS * SLOT);
+  /**
+   * Keys of 4 bytes or more as words: at offsets 0, 4, … below len - 4, and the last 4 bytes in
+   * `tails` (overlapping the one before): one compare per 4 bytes instead of one per byte.
+   */
+  private readonly words = new Int32Array(POSITIONS * WORDS);
+  private readonly tails = new Int32Array(POSITIONS);
   /** Length of the key at each position; 0 = nothing remembered there. */
   private readonly lengths = new Int32Array(POSITIONS);
   private readonly ids = new Int32Array(POSITIONS);
@@ -31,9 +44,17 @@ export class KeyLayout {
     const len = this.lengths[n];
     const end = s + len;
     if (len === 0 || end >= e || buf[end] !== sep) return -1;
-    const bytes = this.bytes;
-    const at = n * SLOT;
-    for (let i = 0; i < len; i++) if (buf[s + i] !== bytes[at + i]) return -1;
+    if (len >= 4) {
+      const words = this.words;
+      const at = n * WORDS;
+      const full = (len - 1) >> 2;
+      for (let k = 0; k < full; k++) if (word(buf, s + (k << 2)) !== words[at + k]) return -1;
+      if (word(buf, end - 4) !== this.tails[n]) return -1;
+    } else {
+      const bytes = this.bytes;
+      const at = n * SLOT;
+      for (let i = 0; i < len; i++) if (buf[s + i] !== bytes[at + i]) return -1;
+    }
     this.id = this.ids[n];
     return end;
   }
@@ -45,6 +66,11 @@ export class KeyLayout {
     const bytes = this.bytes;
     const at = n * SLOT;
     for (let i = 0; i < len; i++) bytes[at + i] = buf[s + i];
+    if (len >= 4) {
+      const full = (len - 1) >> 2;
+      for (let k = 0; k < full; k++) this.words[n * WORDS + k] = word(buf, s + (k << 2));
+      this.tails[n] = word(buf, e - 4);
+    }
     this.lengths[n] = len;
     this.ids[n] = id;
   }

@@ -7,7 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import type { ParseContext, PayloadParser } from './context';
 import { parseCef } from './cef';
 import { parseAsa } from './cisco-asa';
-import { detectPayload } from './detect';
+import { detectPayload, UnderscoreCursor } from './detect';
 import { parseFortigate } from './fortigate';
 import { parseIptables } from './iptables';
 import { parseJson } from './json';
@@ -55,6 +55,11 @@ import { createTimeZone } from './timezone';
 export const LINE_UTF8_VALID = 1;
 /** parse() flag: the caller verified the line holds no tab, CR or backslash. */
 export const LINE_NO_SPECIALS = 2;
+/**
+ * parse() flag: `buf` is the previous call's buffer, unchanged, and this line starts after that
+ * one (the next line of the same message): what the parser learnt scanning ahead stays valid.
+ */
+export const LINE_SAME_MESSAGE = 4;
 
 /** Default maximum line length: longer lines are dead-lettered as `line_too_long`. */
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
@@ -112,6 +117,8 @@ export class LineParser {
   private readonly required: RequiredCheck;
   private readonly sdFormat: CompiledSd | null;
   private readonly rules: CompiledRules;
+  /** Auto detection's forward scan for `_`, kept across the lines of one message. */
+  private readonly underscores = new UnderscoreCursor();
 
   /** Resolves the configuration; throws on an unknown format or timezone (config errors, not data). */
   constructor(options: ParserOptions) {
@@ -150,12 +157,14 @@ export class LineParser {
    * Parses [s, e) of `buf` (one line, no newline). Returns null when `record` holds the result,
    * else a dead-letter reason. `flags` carries what the caller already knows about the line:
    * LINE_UTF8_VALID skips the UTF-8 check, LINE_NO_SPECIALS (no tab, CR or backslash) enables
-   * escape-free fast paths and verbatim copies in the encoder.
+   * escape-free fast paths and verbatim copies in the encoder, LINE_SAME_MESSAGE keeps forward
+   * scans of the previous line of the same buffer.
    */
   parse(buf: Buffer, s: number, e: number, flags = 0): string | null {
     const rec = this.record;
     rec.reset(buf, s, e);
     rec.srcClean = (flags & LINE_NO_SPECIALS) !== 0;
+    if ((flags & LINE_SAME_MESSAGE) === 0) this.underscores.reset();
     if (e - s > this.maxLineBytes) return LINE_TOO_LONG;
     let first = s;
     while (first < e && (buf[first] === 32 || buf[first] === 9)) first++;
@@ -185,7 +194,7 @@ export class LineParser {
     if (this.mode === 'vendor') return (this.vendor as PayloadParser)(buf, p, e, rec, this.ctx);
     if (this.mode === 'rfc5424' && h.kind !== HDR_5424) return BAD_HEADER;
     if (this.mode === 'syslog' && h.kind === HDR_NONE) return BAD_HEADER;
-    const detected = detectPayload(buf, p, e);
+    const detected = detectPayload(buf, p, e, this.underscores);
     if (detected >= 0) return (BY_FORMAT_ID[detected] as PayloadParser)(buf, p, e, rec, this.ctx);
     if (h.kind === HDR_NONE) return UNKNOWN_FORMAT;
     rec.format = h.kind === HDR_5424 ? F_RFC5424 : F_RFC3164;

@@ -84,13 +84,16 @@ function onPair(rec: ParsedRecord, ks: number, ke: number, vb: Buffer, vs: numbe
 const DEVICE_NAME = ascii('device_name=');
 const LOG_ID = ascii('log_id=');
 
-/** True when a kv payload is Sophos: SFOS names its device `device_name=` and events `log_id=`. */
-export function isSophos(buf: Uint8Array, p: number, e: number): boolean {
-  // A key starting in [p, limit) at a word start. Anchored on the '_' both keys hold (offset 6 and 3):
-  // FortiGate keys have none, so the auto-detection of every FortiGate line costs one compare per byte.
+/**
+ * True when a kv payload is Sophos: SFOS names its device `device_name=` and events `log_id=`.
+ * `firstUnderscore`: a position no `_` of [p, e) comes before (the caller's UnderscoreCursor), so a
+ * FortiGate line, which has none, costs nothing here instead of one compare per byte.
+ */
+export function isSophos(buf: Uint8Array, p: number, e: number, firstUnderscore = p): boolean {
+  // A key starting in [p, limit) at a word start. Anchored on the '_' both keys hold (offset 6 and 3).
   const limit = e < p + 240 ? e : p + 240;
   const scanEnd = e < limit + 6 ? e : limit + 6;
-  for (let u = p + 3; u < scanEnd; u++) {
+  for (let u = firstUnderscore > p + 3 ? firstUnderscore : p + 3; u < scanEnd; u++) {
     if (buf[u] !== 95) continue;
     if (keyAt(buf, u - 6, p, limit, e, DEVICE_NAME) || keyAt(buf, u - 3, p, limit, e, LOG_ID)) return true;
   }

@@ -266,21 +266,33 @@ function yearOf(ms: number): number {
 export function parseEpochDigits(buf: Uint8Array, s: number, e: number): number {
   const n = e - s;
   if (n < 9 || n > 19) return NaN;
-  let v = 0;
-  // The leading (up to 13) digits make the value, the rest are only checked: two loops, no test per digit.
-  const lead = s + (n > 13 ? 13 : n);
+  // The leading (up to 13) digits make the value, read as two small integers (9 digits, then up to
+  // 4) so no step needs floating point; the rest are only checked.
+  let hi = 0;
   let i = s;
+  const hiEnd = s + 9;
+  for (; i < hiEnd; i++) {
+    const d = buf[i] - 48;
+    if (d < 0 || d > 9) return NaN;
+    hi = hi * 10 + d;
+  }
+  let lo = 0;
+  let scale = 1;
+  const lead = s + (n > 13 ? 13 : n);
   for (; i < lead; i++) {
     const d = buf[i] - 48;
     if (d < 0 || d > 9) return NaN;
-    v = v * 10 + d;
+    lo = lo * 10 + d;
+    scale *= 10;
   }
   for (; i < e; i++) {
     const d = buf[i] - 48;
     if (d < 0 || d > 9) return NaN;
   }
+  const v = hi * scale + lo;
   if (n <= 10) return v * 1000;
   if (n <= 13) return v;
-  // v holds the leading 13 digits: microseconds drop 16-n more digits, nanoseconds 19-n.
-  return Math.floor(v / 10 ** ((n <= 16 ? 16 : 19) - n));
+  // v holds the leading 13 digits: microseconds drop 16-n more digits, nanoseconds 19-n (0..2).
+  const drop = (n <= 16 ? 16 : 19) - n;
+  return drop === 0 ? v : Math.floor(v / (drop === 1 ? 10 : 100));
 }
