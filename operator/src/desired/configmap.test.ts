@@ -102,8 +102,19 @@ describe('worker config', () => {
       table: 'fw_integrity',
       checkpointTable: 'fw_checkpoints',
       checkpointIntervalMs: 300_000,
+      timeColumn: 'ts',
     });
     expect(cfg.httpPort).toBe(8080);
+  });
+
+  it("names the table's time column for the integrity chain (custom schemas may not call it ts)", () => {
+    const custom = resolveSpec({
+      ...lp,
+      spec: { ...lp.spec, clickhouse: { ...lp.spec.clickhouse, timeColumn: 'at' } },
+    });
+    const atColumns = [{ name: 'at', type: 'DateTime', source: 'timestamp' }];
+    const cfg = JSON.parse(renderWorkerConfig(custom, atColumns).json) as WorkerConfig;
+    expect(cfg.integrity.timeColumn).toBe('at');
   });
 
   it('never contains secret names or values', () => {

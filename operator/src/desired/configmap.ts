@@ -76,6 +76,7 @@ export function buildWorkerConfig(spec: ResolvedSpec, columns: WorkerColumn[]): 
       checkpointTable: spec.integrity.checkpointTable,
       checkpointIntervalMs: spec.integrity.checkpointIntervalMs,
       tsaUrl: spec.integrity.tsaUrl,
+      timeColumn: spec.clickhouse.timeColumn,
     },
     httpPort: WORKER_HTTP_PORT,
   };
