@@ -39,6 +39,7 @@ import type { StageCpuSummary } from '../common/src/stage-cpu';
 import { generateKeyPairSync } from 'node:crypto';
 import { buildTableDDL } from '../operator/src/desired/clickhouse';
 import { SECRET_ENV } from '../common/src/worker-config';
+import { e2eTargets, targetsBlock } from './targets';
 
 /** Insert formats the worker can send (worker tuning `insertFormat`). */
 type Format = 'RowBinary' | 'TabSeparated';
@@ -619,6 +620,7 @@ if (require.main === module) {
       const results = await bench(bed, o);
       return {
         benchmark: 'e2e',
+        targets: targetsBlock(e2eTargets(results)),
         traffic: 'fortigate (format auto)',
         options: o,
         machine: benchMachine(),

@@ -3,13 +3,15 @@
  * Each benchmark runs as its own process (so its CPU time is its own) and prints JSON; this
  * runner collects the last JSON value each prints. `--only parse,e2e` picks benchmarks; extra
  * flags for one go through `--<name>-args "<flags>"`. Numbers are CPU-normalised medians (see each
- * benchmark's header); the machine's load makes wall-clock figures noisy.
+ * benchmark's header); the machine's load makes wall-clock figures noisy. The document starts
+ * with the machine (Node version, load average) and issue 15's `targets` (bench/targets.ts).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestBed, stopTestBed } from '../test/env/bed';
+import { issue15Targets } from './targets';
 
 const BENCHMARKS: Record<string, { script: string; args: string[]; needsBed: boolean }> = {
   parse: { script: 'parse.js', args: ['--format', 'fortigate'], needsBed: false },
@@ -92,9 +94,11 @@ async function main(argv: string[]): Promise<void> {
   } finally {
     if (bed) await stopTestBed(bed);
   }
-  process.stdout.write(
-    `${JSON.stringify({ machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() }, results }, null, 2)}\n`,
-  );
+  // Load average at the end (each benchmark's own JSON has its own, taken while it ran).
+  const machine = { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() };
+  // Issue 15's targets first: each with its value, its JSON source and met / not met / not measured.
+  const targets = issue15Targets(results);
+  process.stdout.write(`${JSON.stringify({ machine, targets, results }, null, 2)}\n`);
 }
 
 main(process.argv.slice(2)).catch((err: Error) => {
