@@ -258,6 +258,8 @@ async function committedProgress(
 
 /** Share of the backlog committed before the warm window starts (first touch of buffers, JIT warm-up). */
 const WARM_FROM = 0.3;
+/** Least share of the steady CPU a warm window must hold to be reported (else it is the steady one). */
+const WARM_MIN_SHARE = 0.25;
 
 /**
  * A fresh pipeline; under heavy load the broker may answer the new topic's first metadata request
@@ -370,8 +372,10 @@ async function workerRun(
     const { cpu, lines: seen, peakRssMiB, cpuAtJoin, stageCpu, system } = exitSummary(w.logFile);
     const steady = Math.max(1e-3, workerCpuAtLastRow - cpuAtJoin);
     // Without a mark (the backlog was committed in one step) the warm window is the steady one.
+    // A window of a few clock ticks (the last batches stored right after the mark) measures nothing.
+    if (warmMark && workerCpuAtLastRow - warmMark.cpu < WARM_MIN_SHARE * steady) warmMark = undefined;
     const warmLines = warmMark ? total * (1 - warmMark.share) : total;
-    const warmCpu = warmMark ? Math.max(1e-3, workerCpuAtLastRow - warmMark.cpu) : steady;
+    const warmCpu = warmMark ? workerCpuAtLastRow - warmMark.cpu : steady;
     // More than sent: a rebalance under load re-delivered messages (stored once: tokens); rates use the unique lines.
     if (seen < total) throw new Error(`worker consumed ${seen} lines, expected ${total}`);
     const net = Math.max(1e-3, cpu - idleCpu);

@@ -82,7 +82,14 @@ async function main(argv: string[]): Promise<void> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'logpipeline-bench-'));
     env.LP_TESTBED_FILE = path.join(dir, 'state.json');
     process.env.LP_TESTBED_FILE = env.LP_TESTBED_FILE;
-    bed = await startTestBed({ ownerPid: process.pid, dir });
+    // The bed reports itself on stdout; this document's stdout is the JSON alone.
+    const log = console.log;
+    console.log = (...args: unknown[]) => console.error(...args);
+    try {
+      bed = await startTestBed({ ownerPid: process.pid, dir });
+    } finally {
+      console.log = log;
+    }
   }
   const results: Record<string, unknown> = {};
   try {
