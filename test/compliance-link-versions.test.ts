@@ -1,0 +1,132 @@
+/**
+ * Link versions against the real ClickHouse engine and `logpipeline verify`: a chain stored by a
+ * build before link v2 (links hashed with the `logpipeline-link-v1` prefix, firewall preset, whose
+ * DateTime64 range is the same in both versions) verifies byte for byte; a worker of this build
+ * restores its head from ClickHouse, continues it in v2, signs checkpoints, and the mixed chain
+ * verifies clean. A v1 link written after the v2 ones is named as rewritten.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { ClickHouseClient } from '@clickhouse/client';
+import {
+  computeLink,
+  GENESIS_LINK,
+  LINK_COLUMNS,
+  linkTsvRow,
+  linkVersionOf,
+  type LinkRecord,
+} from '../common/src/integrity/chain';
+import { quoteIdentifier } from '../common/src/sql/identifiers';
+import { bedClient, CompliancePipeline, verifyJson, type BatchPlan } from './compliance-fixture';
+
+const DAY = 86_400_000;
+const RUN = `${process.pid}_${Date.now() % 1e6}`;
+const BASE = Math.floor((Date.now() - 2 * DAY) / DAY) * DAY;
+let client: ClickHouseClient;
+let dir: string;
+
+beforeAll(() => {
+  client = bedClient();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'link-versions-'));
+});
+
+afterAll(async () => {
+  for (const name of ['up', 'down'])
+    await client.command({ query: `DROP DATABASE IF EXISTS \`clv_${RUN}_${name}\`` });
+  await client.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const plan = (i: number): BatchPlan => ({
+  partition: 0,
+  first: i * 10,
+  last: i * 10 + 9,
+  tsMs: BASE + i * 3_600_000,
+});
+
+/** Stores batches 0..n-1 the way a v1 build did: rows, then a link hashed in v1 chained from genesis. */
+async function storeV1Batches(p: CompliancePipeline, n: number): Promise<LinkRecord[]> {
+  const sealer = p.recorder();
+  await sealer.assign([0]);
+  const out: LinkRecord[] = [];
+  let prevLink = GENESIS_LINK;
+  for (let i = 0; i < n; i++) {
+    const b = plan(i);
+    const tsv = p.payload(b);
+    const sealed = sealer.seal({
+      partition: 0,
+      firstOffset: b.first,
+      lastOffset: b.last,
+      insertedAtMs: b.tsMs + 60_000,
+      batchToken: `v1-${i}`,
+      tsv,
+    });
+    if (typeof sealed === 'string' || !sealed.record) throw new Error(`seal: ${String(sealed)}`);
+    const fields = { ...sealed.record, prevLink };
+    const record = { ...fields, link: computeLink(fields, 1) };
+    await p.insertRows(tsv);
+    await insertLinkRow(p, record);
+    out.push(record);
+    prevLink = record.link;
+  }
+  return out;
+}
+
+async function insertLinkRow(p: CompliancePipeline, record: LinkRecord): Promise<void> {
+  await client.insert({
+    table: `${quoteIdentifier(p.database)}.\`fw_integrity\``,
+    columns: LINK_COLUMNS.map((c) => quoteIdentifier(c)) as [string, ...string[]],
+    values: Readable.from([Buffer.from(linkTsvRow(record))], { objectMode: false }),
+    format: 'TabSeparated',
+  });
+}
+
+test('a v1 chain verifies, and a worker of this build continues it in v2: clean', async () => {
+  const p = new CompliancePipeline(client, `clv_${RUN}_up`);
+  await p.create();
+  const v1 = await storeV1Batches(p, 2);
+  expect(v1.map((l) => linkVersionOf(l))).toEqual([1, 1]);
+
+  // The upgraded worker: head restored from ClickHouse (the v1 link), next links in v2.
+  const rec = p.recorder();
+  await rec.assign([0]);
+  expect(await rec.checkpointNow()).toMatchObject({ heads: 1 });
+  const v2 = [await p.insertBatch(rec, plan(2)), await p.insertBatch(rec, plan(3))].map((s) => s.record!);
+  expect(v2[0].prevLink).toBe(v1[1].link);
+  expect(v2.map((l) => linkVersionOf(l))).toEqual([2, 2]);
+  expect(await rec.checkpointNow()).toMatchObject({ heads: 1 });
+
+  const { code, report } = await verifyJson(p, dir, ['--all']);
+  expect(report.findings).toEqual([]);
+  expect(code).toBe(0);
+  expect(report.stats.links).toBe(4);
+}, 120_000);
+
+test('a v1 link after v2 links is named as rewritten', async () => {
+  const p = new CompliancePipeline(client, `clv_${RUN}_down`);
+  await p.create();
+  const rec = p.recorder();
+  await rec.assign([0]);
+  const v2 = (await p.insertBatch(rec, plan(0))).record!;
+  // An intruder appends a batch with a link in the older form, correctly chained.
+  const b = plan(1);
+  const tsv = p.payload(b);
+  const sealed = rec.seal({
+    partition: 0,
+    firstOffset: b.first,
+    lastOffset: b.last,
+    insertedAtMs: b.tsMs + 60_000,
+    batchToken: 'forged',
+    tsv,
+  });
+  if (typeof sealed === 'string' || !sealed.record) throw new Error(`seal: ${String(sealed)}`);
+  const fields = { ...sealed.record, prevLink: v2.link };
+  await p.insertRows(tsv);
+  await insertLinkRow(p, { ...fields, link: computeLink(fields, 1) });
+
+  const { report } = await verifyJson(p, dir, ['--all']);
+  const rewritten = report.findings.filter((f) => /version 1 link follows a version 2 link/.test(f.detail));
+  expect(rewritten.map((f) => [f.kind, f.partition, f.firstOffset])).toEqual([['link-modified', 0, 10]]);
+}, 120_000);
