@@ -102,8 +102,9 @@ describe('worker config', () => {
       table: 'fw_integrity',
       checkpointTable: 'fw_checkpoints',
       checkpointIntervalMs: 300_000,
-      timeColumn: 'ts',
     });
+    // The default time column is left out, so a config rendered before the field existed is unchanged.
+    expect('timeColumn' in cfg.integrity).toBe(false);
     expect(cfg.httpPort).toBe(8080);
   });
 
