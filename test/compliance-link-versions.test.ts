@@ -19,6 +19,7 @@ import {
   type LinkRecord,
 } from '../common/src/integrity/chain';
 import { quoteIdentifier } from '../common/src/sql/identifiers';
+import type { IntegrityRecorder } from '../consumer/src/integrity';
 import { bedClient, CompliancePipeline, verifyJson, type BatchPlan } from './compliance-fixture';
 
 const DAY = 86_400_000;
@@ -46,31 +47,37 @@ const plan = (i: number): BatchPlan => ({
   tsMs: BASE + i * 3_600_000,
 });
 
-/** Stores batches 0..n-1 the way a v1 build did: rows, then a link hashed in v1 chained from genesis. */
+/** Stores batch i's rows and a link hashed in v1 after `prevLink` (its fields sealed by `rec`), as a v1 build did. */
+async function storeV1Batch(
+  p: CompliancePipeline,
+  rec: IntegrityRecorder,
+  i: number,
+  prevLink: string,
+): Promise<LinkRecord> {
+  const b = plan(i);
+  const tsv = p.payload(b);
+  const sealed = rec.seal({
+    partition: 0,
+    firstOffset: b.first,
+    lastOffset: b.last,
+    insertedAtMs: b.tsMs + 60_000,
+    batchToken: `v1-${i}`,
+    tsv,
+  });
+  if (typeof sealed === 'string' || !sealed.record) throw new Error(`seal: ${String(sealed)}`);
+  const fields = { ...sealed.record, prevLink };
+  const record = { ...fields, link: computeLink(fields, 1) };
+  await p.insertRows(tsv);
+  await insertLinkRow(p, record);
+  return record;
+}
+
+/** Stores batches 0..n-1 the way a v1 build did, chained from genesis. */
 async function storeV1Batches(p: CompliancePipeline, n: number): Promise<LinkRecord[]> {
   const sealer = p.recorder();
   await sealer.assign([0]);
   const out: LinkRecord[] = [];
-  let prevLink = GENESIS_LINK;
-  for (let i = 0; i < n; i++) {
-    const b = plan(i);
-    const tsv = p.payload(b);
-    const sealed = sealer.seal({
-      partition: 0,
-      firstOffset: b.first,
-      lastOffset: b.last,
-      insertedAtMs: b.tsMs + 60_000,
-      batchToken: `v1-${i}`,
-      tsv,
-    });
-    if (typeof sealed === 'string' || !sealed.record) throw new Error(`seal: ${String(sealed)}`);
-    const fields = { ...sealed.record, prevLink };
-    const record = { ...fields, link: computeLink(fields, 1) };
-    await p.insertRows(tsv);
-    await insertLinkRow(p, record);
-    out.push(record);
-    prevLink = record.link;
-  }
+  for (let i = 0; i < n; i++) out.push(await storeV1Batch(p, sealer, i, out[i - 1]?.link ?? GENESIS_LINK));
   return out;
 }
 
@@ -111,20 +118,7 @@ test('a v1 link after v2 links is named as rewritten', async () => {
   await rec.assign([0]);
   const v2 = (await p.insertBatch(rec, plan(0))).record!;
   // An intruder appends a batch with a link in the older form, correctly chained.
-  const b = plan(1);
-  const tsv = p.payload(b);
-  const sealed = rec.seal({
-    partition: 0,
-    firstOffset: b.first,
-    lastOffset: b.last,
-    insertedAtMs: b.tsMs + 60_000,
-    batchToken: 'forged',
-    tsv,
-  });
-  if (typeof sealed === 'string' || !sealed.record) throw new Error(`seal: ${String(sealed)}`);
-  const fields = { ...sealed.record, prevLink: v2.link };
-  await p.insertRows(tsv);
-  await insertLinkRow(p, { ...fields, link: computeLink(fields, 1) });
+  await storeV1Batch(p, rec, 1, v2.link);
 
   const { report } = await verifyJson(p, dir, ['--all']);
   const rewritten = report.findings.filter((f) => /version 1 link follows a version 2 link/.test(f.detail));
