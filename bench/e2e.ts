@@ -40,9 +40,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { buildTableDDL } from '../operator/src/desired/clickhouse';
 import { SECRET_ENV } from '../common/src/worker-config';
 import { exitSummary, procCpuSeconds, procUsage, serverPid } from './e2e-process';
+import { e2eTargets, targetsBlock } from './targets';
 
 export { procCpuSeconds, procUsage, serverPid } from './e2e-process';
-import { e2eTargets, targetsBlock } from './targets';
 
 /** Insert formats the worker can send (worker tuning `insertFormat`). */
 type Format = 'RowBinary' | 'TabSeparated';
@@ -80,10 +80,6 @@ export interface RunResult {
   linesPerCpuSecond: number;
   netLinesPerCpuSecond: number;
   steadyLinesPerCpuSecond: number;
-  /** Lines / worker CPU after the first batch was stored: lines not yet taken in then, over the CPU from then to the last row. */
-  warmLinesPerCpuSecond: number;
-  /** Share of the backlog the warm window covers (1: no mark, the window is the steady one). */
-  warmWindowShare: number;
   workerCpuSecondsPerMillionLines: number;
   serverCpuSecondsPerMillionLines: number;
   totalCpuSecondsPerMillionLines: number;
@@ -169,30 +165,15 @@ async function workerCounter(port: number, ...names: string[]): Promise<number> 
   return n;
 }
 
-/** The group's progress on the topic: messages committed, of how many, and whether every partition is done. */
-async function committedProgress(
-  admin: Admin,
-  p: s.Pipeline,
-): Promise<{ done: boolean; committed: number; total: number }> {
+/** True once the group's committed offset reached the end of every partition of the topic. */
+async function committedEverything(admin: Admin, p: s.Pipeline): Promise<boolean> {
   const [ends, [committed]] = await Promise.all([
     admin.fetchTopicOffsets(p.topic),
     admin.fetchOffsets({ groupId: p.groupId, topics: [p.topic] }),
   ]);
   const at = new Map((committed?.partitions ?? []).map((c) => [c.partition, Number(c.offset)]));
-  let done = true;
-  let n = 0;
-  let total = 0;
-  for (const e of ends) {
-    const c = at.get(e.partition) ?? -1;
-    if (c < Number(e.high)) done = false;
-    n += Math.max(0, c - Number(e.low));
-    total += Number(e.high) - Number(e.low);
-  }
-  return { done, committed: n, total };
+  return ends.every((e) => (at.get(e.partition) ?? -1) >= Number(e.high));
 }
-
-/** Least share of the steady CPU a warm window must hold to be reported (else it is the steady one). */
-const WARM_MIN_SHARE = 0.25;
 
 /**
  * A fresh pipeline; under heavy load the broker may answer the new topic's first metadata request
@@ -277,22 +258,9 @@ async function workerRun(
     // Completion from the group's committed offsets (the worker commits right after a batch is
     // stored): polling ClickHouse (count + uniqExact over every raw line) cost the server ~15 ms a
     // poll, and scraping the worker's /metrics cost the worker ~10 % of a small run.
-    // The warm window starts at the first poll that sees a batch stored (committed): by then the
-    // worker has joined, fetched, and encoded and inserted whole batches (first touch, JIT warm-up).
-    // Its lines are what the worker has not yet taken in (one /metrics scrape): committed offsets
-    // trail what is already parsed by the batches in flight, and would inflate the figure.
-    let warmMark: { cpu: number; share: number } | undefined;
     await s.pollUntil(
-      async () => {
-        const g = await committedProgress(admin, p);
-        if (!warmMark && !g.done && g.committed > 0) {
-          const taken = await workerCounter(port, 'logpipeline_worker_lines_total');
-          const u = procUsage(w.child.pid ?? 0);
-          if (taken > 0) warmMark = { cpu: u.user + u.system, share: Math.min(1, taken / total) };
-        }
-        return g;
-      },
-      (g) => g.done,
+      () => committedEverything(admin, p),
+      (done) => done,
       600_000,
       200,
     );
@@ -309,11 +277,6 @@ async function workerRun(
       throw new Error(`stored ${JSON.stringify(stored)} for ${total} lines`);
     const { cpu, lines: seen, peakRssMiB, cpuAtJoin, stageCpu, system } = exitSummary(w.logFile);
     const steady = Math.max(1e-3, workerCpuAtLastRow - cpuAtJoin);
-    // Without a mark (the backlog was committed in one step) the warm window is the steady one.
-    // A window of a few clock ticks (the last batches stored right after the mark) measures nothing.
-    if (warmMark && workerCpuAtLastRow - warmMark.cpu < WARM_MIN_SHARE * steady) warmMark = undefined;
-    const warmLines = warmMark ? total * (1 - warmMark.share) : total;
-    const warmCpu = warmMark ? workerCpuAtLastRow - warmMark.cpu : steady;
     // More than sent: a rebalance under load re-delivered messages (stored once: tokens); rates use the unique lines.
     if (seen < total) throw new Error(`worker consumed ${seen} lines, expected ${total}`);
     const net = Math.max(1e-3, cpu - idleCpu);
@@ -329,8 +292,6 @@ async function workerRun(
       linesPerCpuSecond: total / cpu,
       netLinesPerCpuSecond: total / net,
       steadyLinesPerCpuSecond: total / steady,
-      warmLinesPerCpuSecond: warmLines / warmCpu,
-      warmWindowShare: warmMark ? round3(1 - warmMark.share) : 1,
       // Per-million figures use the steady-state CPU (the throughput cost, not start/stop).
       workerCpuSecondsPerMillionLines: steady * perMillion,
       serverCpuSecondsPerMillionLines: serverCpuSeconds * perMillion,
@@ -439,8 +400,6 @@ const RUN_KEYS: Array<keyof RunResult> = [
   'linesPerCpuSecond',
   'netLinesPerCpuSecond',
   'steadyLinesPerCpuSecond',
-  'warmLinesPerCpuSecond',
-  'warmWindowShare',
   'workerCpuSecondsPerMillionLines',
   'serverCpuSecondsPerMillionLines',
   'totalCpuSecondsPerMillionLines',
@@ -481,7 +440,6 @@ async function benchMode(
             linesPerCpuSecond: round3(median.linesPerCpuSecond / peer.linesPerCpuSecond),
             netLinesPerCpuSecond: round3(median.netLinesPerCpuSecond / peer.linesPerCpuSecond),
             steadyLinesPerCpuSecond: round3(median.steadyLinesPerCpuSecond / peer.linesPerCpuSecond),
-            warmLinesPerCpuSecond: round3(median.warmLinesPerCpuSecond / peer.linesPerCpuSecond),
           }
         : undefined,
       runs: r,
@@ -585,8 +543,6 @@ const MEASURES = {
     'gross minus the median CPU of an idle worker that starts, joins an empty topic and stops',
   steadyLinesPerCpuSecond:
     'lines / worker CPU from its first group join to the last row stored (steady-state throughput; the targets use it)',
-  warmLinesPerCpuSecond:
-    'lines the worker had not taken in when its first batch was stored / worker CPU from then to the last row (start-up, first touch and JIT warm-up left out; warmWindowShare = the share of lines it covers; not compared with a target)',
   perMillionLines: 'worker figures use the steady-state CPU; server = ClickHouse process CPU during the run',
   peer: 'CPU of the Kafka-engine process from creating its tables to the last row visible',
 };
