@@ -100,7 +100,7 @@ function peakRss(e2e: Json): Target {
   };
   for (const mode of ['packed100', 'single', 'packed100Integrity']) visit(e2e?.[mode], mode);
   return atMost(
-    'worker peak RSS at the example batch settings (largest of every run)',
+    'worker peak RSS, 16 MiB batches (what binds at the example settings too), integrity on and off (largest of every run)',
     512,
     'MiB',
     max,
