@@ -13,7 +13,8 @@
  * Versions: v1 (`logpipeline-link-v1`) recorded the range of a `DateTime` (seconds) time column
  * as seconds × 10^6 instead of epoch ms; v2 records epoch ms for every time column type. The text
  * is otherwise the same. Links are written in the current version; stored v1 links still verify
- * with their own prefix, and a partition's chain never goes back from v2 to v1 (docs/compliance.md).
+ * with their own prefix; a v1 link after v2 ones (an older worker during a rolling upgrade) is
+ * a verify notice, not a finding (docs/compliance.md).
  */
 import { createHash } from 'node:crypto';
 import { columnNames, INTEGRITY_COLUMNS } from '../tables';
