@@ -39,6 +39,10 @@ import type { StageCpuSummary } from '../common/src/stage-cpu';
 import { generateKeyPairSync } from 'node:crypto';
 import { buildTableDDL } from '../operator/src/desired/clickhouse';
 import { SECRET_ENV } from '../common/src/worker-config';
+import { exitSummary, procCpuSeconds, procUsage, serverPid } from './e2e-process';
+import { e2eTargets, targetsBlock } from './targets';
+
+export { procCpuSeconds, procUsage, serverPid } from './e2e-process';
 
 /** Insert formats the worker can send (worker tuning `insertFormat`). */
 type Format = 'RowBinary' | 'TabSeparated';
@@ -125,74 +129,6 @@ function parseOptions(argv: string[]): E2eOptions {
           : Number(v);
   }
   return o;
-}
-
-let clockTicks = 0;
-
-/** CPU seconds (user, system) and minor page faults a process has used so far, from /proc; zeros when it is gone. */
-export function procUsage(pid: number): { user: number; system: number; minorFaults: number } {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    clockTicks ||= Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-    const ticks = clockTicks;
-    return {
-      user: Number(fields[11]) / ticks,
-      system: Number(fields[12]) / ticks,
-      minorFaults: Number(fields[7]),
-    };
-  } catch {
-    return { user: 0, system: 0, minorFaults: 0 };
-  }
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc; 0 when it is gone. */
-export function procCpuSeconds(pid: number): number {
-  const u = procUsage(pid);
-  return u.user + u.system;
-}
-
-/** The ClickHouse server process of the bed (the supervisor's child). */
-export function serverPid(bed: TestBed): number {
-  const sup = bed.clickhouse?.process?.pid;
-  if (!sup) return 0;
-  try {
-    return Number(fs.readFileSync(`/proc/${sup}/task/${sup}/children`, 'utf8').trim().split(' ')[0]) || 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** The worker's exit summary line (CPU seconds and counters). */
-function exitSummary(logFile: string): {
-  cpu: number;
-  lines: number;
-  peakRssMiB: number;
-  cpuAtJoin: number;
-  stageCpu?: StageCpuSummary;
-  system: number;
-} {
-  const line = fs
-    .readFileSync(logFile, 'utf8')
-    .split('\n')
-    .find((l) => l.includes('"worker stopped"'));
-  if (!line) throw new Error(`worker did not log its exit summary (${logFile})`);
-  const j = JSON.parse(line) as {
-    cpuUserSeconds: number;
-    cpuSystemSeconds: number;
-    lines: number;
-    peakRssMiB: number;
-    cpuAtFirstJoinSeconds?: number;
-    stageCpu?: StageCpuSummary;
-  };
-  return {
-    stageCpu: j.stageCpu,
-    system: j.cpuSystemSeconds,
-    cpu: j.cpuUserSeconds + j.cpuSystemSeconds,
-    lines: j.lines,
-    peakRssMiB: j.peakRssMiB,
-    cpuAtJoin: j.cpuAtFirstJoinSeconds ?? 0,
-  };
 }
 
 /**
@@ -606,7 +542,7 @@ const MEASURES = {
   netLinesPerCpuSecond:
     'gross minus the median CPU of an idle worker that starts, joins an empty topic and stops',
   steadyLinesPerCpuSecond:
-    'lines / worker CPU from its first group join to the last row stored (steady-state throughput)',
+    'lines / worker CPU from its first group join to the last row stored (steady-state throughput; the targets use it)',
   perMillionLines: 'worker figures use the steady-state CPU; server = ClickHouse process CPU during the run',
   peer: 'CPU of the Kafka-engine process from creating its tables to the last row visible',
 };
@@ -619,6 +555,7 @@ if (require.main === module) {
       const results = await bench(bed, o);
       return {
         benchmark: 'e2e',
+        targets: targetsBlock(e2eTargets(results)),
         traffic: 'fortigate (format auto)',
         options: o,
         machine: benchMachine(),

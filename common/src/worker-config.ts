@@ -91,6 +91,8 @@ export interface WorkerConfig {
     checkpointTable: string;
     checkpointIntervalMs: number;
     tsaUrl?: string;
+    /** The time column whose range each link records (spec.clickhouse.timeColumn); absent in older configs: `ts`. */
+    timeColumn?: string;
   };
   /** Port of /metrics, /healthz and /readyz. */
   httpPort: number;

@@ -145,8 +145,8 @@ export class RowBinaryCanonical {
           const sec = b.readUInt32LE(p);
           p += 4;
           o = writeDecimal(sec, out, o);
-          // The TSV route tracks a DateTime time column as parseEpochMs(seconds) * 1000.
-          if (c.isTime) this.timeMs = sec * 1000 * 1000;
+          // Epoch ms, as the TSV route tracks it (link v1 recorded seconds × 10^6 here).
+          if (c.isTime) this.timeMs = sec * 1000;
           break;
         }
         case T_DATETIME64: {

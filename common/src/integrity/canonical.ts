@@ -4,6 +4,7 @@
  * tab-separated and newline-terminated, with every value in a form both the worker and
  * `logpipeline verify` (which renders it in SQL from what ClickHouse stored) produce identically:
  *   DateTime64(p)  -> epoch milliseconds        DateTime -> epoch seconds
+ * (the time column's range, BatchSummary.minTsMs/maxTsMs, is epoch ms for both: link v2, chain.ts)
  *   IPv4/IPv6      -> 32 lowercase hex digits of the 16-byte (IPv4-mapped) address
  *   [U]IntN        -> decimal without leading zeros
  *   String, Enum   -> TSV-escaped bytes (only `\\`, `\t`, `\n`, `\r`), as the encoder writes them
@@ -212,7 +213,8 @@ export class BatchDigester {
     } else if (!this.integer(b, s, e)) {
       return 'not an integer';
     }
-    if (op.isTime) this.track(op.kind === OP_TIME64 ? value : parseEpochMs(b, s, e) * 1000);
+    // DateTime text is whole seconds; parseEpochMs gives ms for both (link v1 multiplied by 1000 again).
+    if (op.isTime) this.track(op.kind === OP_TIME64 ? value : parseEpochMs(b, s, e));
     return null;
   }
 

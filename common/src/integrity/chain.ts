@@ -2,13 +2,19 @@
  * Hash-chain links (docs/compliance.md, "Hash chain"). One link per inserted batch, chained per
  * (pipeline, Kafka partition):
  *
- *   link = SHA-256( "logpipeline-link-v1\n" + prev_link + "\n" + batch_digest + "\n" + pipeline + "\n"
+ *   link = SHA-256( "logpipeline-link-v2\n" + prev_link + "\n" + batch_digest + "\n" + pipeline + "\n"
  *                   + table + "\n" + partition + "\n" + first_offset + "\n" + last_offset + "\n"
  *                   + row_count + "\n" + min_ts_ms + "\n" + max_ts_ms + "\n" + inserted_at_ms + "\n" )
  *
  * all numbers in decimal, digests and links as 64 lowercase hex digits; the first link of a
  * partition has prev_link = GENESIS_LINK. Every field is fixed when the batch is cut (inserted_at
  * is the batch's journaled ingest time), so a retried or re-cut batch yields the identical link.
+ *
+ * Versions: v1 (`logpipeline-link-v1`) recorded the range of a `DateTime` (seconds) time column
+ * as seconds × 10^6 instead of epoch ms; v2 records epoch ms for every time column type. The text
+ * is otherwise the same. Links are written in the current version; stored v1 links still verify
+ * with their own prefix; a v1 link after v2 ones (an older worker during a rolling upgrade) is
+ * a verify notice, not a finding (docs/compliance.md).
  */
 import { createHash } from 'node:crypto';
 import { columnNames, INTEGRITY_COLUMNS } from '../tables';
@@ -32,12 +38,28 @@ export interface LinkRecord {
   insertedAtMs: number;
 }
 
-/** The link hash of a record's fields (its own `link` field is ignored). */
-export function computeLink(r: Omit<LinkRecord, 'link'>): string {
+/** A version of the link text (see the file comment); 0 means no version matches. */
+export type LinkVersion = 1 | 2;
+
+/** The version new links are written in. */
+export const LINK_VERSION: LinkVersion = 2;
+
+/** The link hash of a record's fields in the given version (its own `link` field is ignored). */
+export function computeLink(r: Omit<LinkRecord, 'link'>, version: LinkVersion = LINK_VERSION): string {
   const text =
-    `logpipeline-link-v1\n${r.prevLink}\n${r.batchDigest}\n${r.pipeline}\n${r.table}\n${r.partition}\n` +
+    `logpipeline-link-v${version}\n${r.prevLink}\n${r.batchDigest}\n${r.pipeline}\n${r.table}\n${r.partition}\n` +
     `${r.firstOffset}\n${r.lastOffset}\n${r.rowCount}\n${r.minTsMs}\n${r.maxTsMs}\n${r.insertedAtMs}\n`;
   return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/**
+ * The version whose hash of the record's fields equals its stored link (current first, then
+ * older), or 0 when none does: the link or its fields were altered.
+ */
+export function linkVersionOf(r: LinkRecord): LinkVersion | 0 {
+  if (computeLink(r, 2) === r.link) return 2;
+  if (computeLink(r, 1) === r.link) return 1;
+  return 0;
 }
 
 /** Fills in `link` for a record whose other fields are final. */

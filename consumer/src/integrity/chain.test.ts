@@ -3,6 +3,8 @@ import { ChainState } from './chain-state';
 import {
   checkContinuity,
   computeLink,
+  LINK_VERSION,
+  linkVersionOf,
   GENESIS_LINK,
   linkToken,
   linkTsvRow,
@@ -68,9 +70,19 @@ describe('link hash', () => {
     insertedAtMs: 1767225700123,
   };
 
-  it('is SHA-256 over the documented text', () => {
-    const text = `logpipeline-link-v1\n${GENESIS_LINK}\n${'ab'.repeat(32)}\nisp/fw\nfw\n3\n100\n199\n250\n1767225600000\n1767225660000\n1767225700123\n`;
-    expect(computeLink(base)).toBe(createHash('sha256').update(text).digest('hex'));
+  const fields = `${GENESIS_LINK}\n${'ab'.repeat(32)}\nisp/fw\nfw\n3\n100\n199\n250\n1767225600000\n1767225660000\n1767225700123\n`;
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+
+  it('is SHA-256 over the documented text, version 2 by default', () => {
+    expect(LINK_VERSION).toBe(2);
+    expect(computeLink(base)).toBe(sha(`logpipeline-link-v2\n${fields}`));
+  });
+
+  it('still computes version 1 byte for byte, and tells the versions apart', () => {
+    expect(computeLink(base, 1)).toBe(sha(`logpipeline-link-v1\n${fields}`));
+    expect(linkVersionOf({ ...base, link: computeLink(base, 1) })).toBe(1);
+    expect(linkVersionOf({ ...base, link: computeLink(base) })).toBe(2);
+    expect(linkVersionOf({ ...base, rowCount: 251, link: computeLink(base) })).toBe(0);
   });
 
   it.each(Object.keys(base))('changes when %s changes', (field) => {

@@ -204,6 +204,7 @@ export class IntegrityRecorder {
       columns: cfg.clickhouse.columns.map((c) => ({ name: c.name, type: c.type, source: c.source })),
       signingKeyPem: env[SECRET_ENV.signingKey] || undefined,
       checkpointIntervalMs: cfg.integrity.checkpointIntervalMs,
+      timeColumn: cfg.integrity.timeColumn,
       retentionMs: cfg.clickhouse.retainMs,
       tsaUrl: cfg.integrity.tsaUrl,
       tsaAuth: tsaAuthFromEnv(env),

@@ -10,7 +10,7 @@ import type { PartitionState } from '../delivery/partition-state';
 import { IntegrityRecorder, type SealedBatch } from './';
 import type { BatchJob } from '../sink/batch-delivery';
 import { AbortError, backoffMs, sleepOrAbort as sleep } from '../../../common/src/timing';
-import { errorReason } from '../sink/retry';
+import { errorClass, errorReason, UNKNOWN_ERROR_ATTEMPTS } from '../sink/retry';
 import { deadLetterToken } from '../sink/token';
 import { stageCpu } from '../../../common/src/stage-cpu';
 
@@ -19,6 +19,13 @@ export interface IntegrityTicket {
   prev: Promise<void>;
   release(): void;
 }
+
+/**
+ * Attempts of a link insert ClickHouse refuses for its content (a `data` error: the same bytes are
+ * refused every time). After them the batch is left unlinked — verify names its range — instead of
+ * stalling the partition forever (the retry doctrine: only an unavailable sink waits without limit).
+ */
+export const LINK_DATA_ERROR_ATTEMPTS = 3;
 
 /** Observer for failures that are retried or skipped (metrics, logs). */
 export type IntegrityWarn = (message: string, fields: Record<string, unknown>) => void;
@@ -72,7 +79,10 @@ export class IntegrityStage {
         });
         return;
       }
-      await this.retry('inserting the integrity link', job, signal, () => this.recorder.commit(sealed));
+      const stored = await this.retry('inserting the integrity link', job, signal, () =>
+        this.recorder.commit(sealed),
+      );
+      if (!stored) return;
       if (deadLetterBody && this.recorder.chainsDeadLetters) {
         // Dead letters are received lines too: their own chain per source partition, same order.
         const dl = this.recorder.sealDeadLetters({
@@ -158,17 +168,34 @@ export class IntegrityStage {
     await this.recorder.stop().catch(() => undefined);
   }
 
+  /**
+   * Runs `fn` until it succeeds (true) or the partition is revoked (AbortError); an error ClickHouse
+   * gives for the content (`data`, or `unknown` past its attempts) ends it with false after bounded attempts.
+   */
   private async retry(
     what: string,
     job: BatchJob,
     signal: AbortSignal,
     fn: () => Promise<void>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) throw new AbortError();
       try {
-        return await fn();
+        await fn();
+        return true;
       } catch (err) {
+        const cls = errorClass(err);
+        const limit =
+          cls === 'data' ? LINK_DATA_ERROR_ATTEMPTS : cls === 'unknown' ? UNKNOWN_ERROR_ATTEMPTS : Infinity;
+        if (attempt + 1 >= limit) {
+          this.warn(`${what} refused; batch left without an integrity link`, {
+            partition: job.partition,
+            first: job.firstOffset,
+            attempts: attempt + 1,
+            err: errorReason(err),
+          });
+          return false;
+        }
         this.warn(`${what} failed; retrying`, {
           partition: job.partition,
           first: job.firstOffset,

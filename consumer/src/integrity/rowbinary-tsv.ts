@@ -4,6 +4,9 @@
  * DateTime64 as `seconds.fraction`, IPv4 dotted, IPv6 as eight hex groups, NULL as `\N`. The worker
  * no longer uses it (RowBinary rows are canonicalised directly: canonical-rowbinary.ts); it stays as
  * the reference route that tests and bench/integrity-digest.ts compare the direct one against.
+ * To stay an independent oracle it shares no code with the direct route: Strings and Enum names
+ * are escaped by the links' text escaper (chain.ts tsvText, a regular expression over the bytes
+ * read as latin1) instead of the direct route's escape table, and values are rendered as text.
  */
 import {
   parseColumnType,
@@ -16,12 +19,8 @@ import {
   T_STRING,
 } from '../../../common/src/columns/column-type';
 import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
+import { tsvText } from '../../../common/src/integrity/chain';
 
-const ESCAPE = new Uint8Array(256);
-ESCAPE[9] = 116;
-ESCAPE[10] = 110;
-ESCAPE[13] = 114;
-ESCAPE[92] = 92;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 
 interface Col {
@@ -30,7 +29,8 @@ interface Col {
   bits: number;
   signed: boolean;
   precision: number;
-  enumBytes: Map<number, Buffer>;
+  /** Enum value -> its name's UTF-8 bytes as a latin1 string (one char per byte). */
+  enumNames: Map<number, string>;
   enumWidth: number;
 }
 
@@ -43,15 +43,17 @@ export class RowBinaryToTsv {
   constructor(columns: readonly CanonicalColumn[]) {
     this.cols = columns.map((c) => {
       const t = parseColumnType(c.type);
-      const enumBytes = new Map<number, Buffer>();
-      t.enumNames.forEach((n, i) => enumBytes.set(t.enumValues[i], Buffer.from(n, 'utf8')));
+      const enumNames = new Map<number, string>();
+      t.enumNames.forEach((n, i) =>
+        enumNames.set(t.enumValues[i], Buffer.from(n, 'utf8').toString('latin1')),
+      );
       return {
         kind: t.kind,
         nullable: t.nullable,
         bits: t.bits,
         signed: t.signed,
         precision: t.precision,
-        enumBytes,
+        enumNames,
         enumWidth: t.text.includes('Enum16') ? 2 : 1,
       };
     });
@@ -84,40 +86,17 @@ export class RowBinaryToTsv {
         }
         switch (c.kind) {
           case T_STRING: {
-            let len = 0;
-            let shift = 1;
-            for (;;) {
-              const b = body[p++];
-              len += (b & 0x7f) * shift;
-              if (b < 0x80) break;
-              shift *= 128;
-            }
-            this.ensure(len * 2);
-            for (let i = p; i < p + len; i++) {
-              const x = ESCAPE[body[i]];
-              if (x === 0) this.out[this.o++] = body[i];
-              else {
-                this.out[this.o++] = 92;
-                this.out[this.o++] = x;
-              }
-            }
-            p += len;
+            const [len, start] = varUInt(body, p);
+            p = start + len;
+            this.text(tsvText(body.toString('latin1', start, p)));
             break;
           }
           case T_ENUM: {
             const v = c.enumWidth === 2 ? body.readInt16LE(p) : body.readInt8(p);
             p += c.enumWidth;
-            const name = c.enumBytes.get(v);
-            if (!name) throw new RangeError(`enum value ${v} not declared`);
-            this.ensure(name.length * 2);
-            for (const b of name) {
-              const x = ESCAPE[b];
-              if (x === 0) this.out[this.o++] = b;
-              else {
-                this.out[this.o++] = 92;
-                this.out[this.o++] = x;
-              }
-            }
+            const name = c.enumNames.get(v);
+            if (name === undefined) throw new RangeError(`enum value ${v} not declared`);
+            this.text(tsvText(name));
             break;
           }
           case T_INT: {
@@ -169,5 +148,15 @@ export class RowBinaryToTsv {
       this.text('\n');
     }
     return this.out.subarray(0, this.o);
+  }
+}
+
+/** The LEB128 length prefix at `p`: [length, position after the prefix]. */
+function varUInt(b: Buffer, p: number): [number, number] {
+  let len = 0;
+  for (let shift = 1; ; shift *= 128) {
+    const x = b[p++];
+    len += (x & 0x7f) * shift;
+    if (x < 0x80) return [len, p];
   }
 }

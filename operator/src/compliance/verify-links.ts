@@ -7,10 +7,11 @@
  */
 import {
   checkContinuity,
-  computeLink,
   GENESIS_LINK,
   isHexDigest,
+  linkVersionOf,
   type LinkRecord,
+  type LinkVersion,
 } from '../../../common/src/integrity/chain';
 import type { FindingSink } from './verify-report';
 
@@ -61,14 +62,19 @@ export async function checkLinks(
     else stats.headsUnchecked++;
   };
   let prev: LinkRecord | undefined;
+  let prevVersion: LinkVersion | 0 = 0;
   for await (const l of src.links) {
     if (prev && prev.partition === l.partition && prev.firstOffset === l.firstOffset && prev.link === l.link)
       continue;
     stats.links++;
-    checkOwnHash(l, sink);
+    const version = checkOwnHash(l, sink);
     if (!prev || prev.partition !== l.partition)
       await checkChainStart(src, l, sink, horizonMs, expirySlackMs);
-    else await checkLinkAfter(src, prev, l, sink);
+    else {
+      await checkLinkAfter(src, prev, l, sink);
+      if (version !== 0 && version < prevVersion) downgraded(sink, l, version, prevVersion);
+    }
+    prevVersion = version;
     // Heads strictly before this link's end cannot match it or any later link of the stream.
     while (!head.done && before(head.value, l.partition, l.lastOffset)) {
       defer(head.value);
@@ -100,9 +106,11 @@ function where(l: LinkRecord): { partition: number; firstOffset: number; lastOff
   return { partition: l.partition, firstOffset: l.firstOffset, lastOffset: l.lastOffset };
 }
 
-function checkOwnHash(l: LinkRecord, sink: FindingSink): void {
+/** Checks the link's hash against its fields in every known version; returns the version that matched (0: none). */
+function checkOwnHash(l: LinkRecord, sink: FindingSink): LinkVersion | 0 {
   const valid = isHexDigest(l.batchDigest) && isHexDigest(l.prevLink) && isHexDigest(l.link);
-  if (!valid || computeLink(l) !== l.link) {
+  const version = valid ? linkVersionOf(l) : 0;
+  if (version === 0) {
     sink.finding({
       ...where(l),
       kind: 'link-modified',
@@ -110,6 +118,21 @@ function checkOwnHash(l: LinkRecord, sink: FindingSink): void {
       detail: 'the stored link hash does not match the link fields',
     });
   }
+  return version;
+}
+
+/**
+ * A link in an older version after a newer one: a worker of an older build held the partition
+ * (a rolling upgrade moves partitions between old and new pods), or someone rewrote the link in
+ * the old form. Its hash, continuity and the signed heads are checked as for any link, so this is
+ * said, not counted as tampering.
+ */
+function downgraded(sink: FindingSink, l: LinkRecord, version: number, prevVersion: number): void {
+  sink.notice({
+    ...where(l),
+    kind: 'info',
+    detail: `a version ${version} link follows a version ${prevVersion} link (a worker of an older build, e.g. during a rolling upgrade)`,
+  });
 }
 
 async function checkLinkAfter(
@@ -197,7 +220,7 @@ async function bridged(
   if (middle.length === 0) return false;
   const path = [prev, ...middle, l];
   for (let i = 1; i < path.length; i++)
-    if (checkContinuity(path[i - 1], path[i]) !== null || computeLink(path[i]) !== path[i].link) return false;
+    if (checkContinuity(path[i - 1], path[i]) !== null || linkVersionOf(path[i]) === 0) return false;
   sink.notice({
     kind: 'info',
     partition: l.partition,

@@ -103,7 +103,19 @@ describe('worker config', () => {
       checkpointTable: 'fw_checkpoints',
       checkpointIntervalMs: 300_000,
     });
+    // The default time column is left out, so a config rendered before the field existed is unchanged.
+    expect('timeColumn' in cfg.integrity).toBe(false);
     expect(cfg.httpPort).toBe(8080);
+  });
+
+  it("names the table's time column for the integrity chain (custom schemas may not call it ts)", () => {
+    const custom = resolveSpec({
+      ...lp,
+      spec: { ...lp.spec, clickhouse: { ...lp.spec.clickhouse, timeColumn: 'at' } },
+    });
+    const atColumns = [{ name: 'at', type: 'DateTime', source: 'timestamp' }];
+    const cfg = JSON.parse(renderWorkerConfig(custom, atColumns).json) as WorkerConfig;
+    expect(cfg.integrity.timeColumn).toBe('at');
   });
 
   it('never contains secret names or values', () => {

@@ -76,6 +76,8 @@ export function buildWorkerConfig(spec: ResolvedSpec, columns: WorkerColumn[]): 
       checkpointTable: spec.integrity.checkpointTable,
       checkpointIntervalMs: spec.integrity.checkpointIntervalMs,
       tsaUrl: spec.integrity.tsaUrl,
+      // Only when it is not the default: existing pipelines' configs (and their hash) stay as they were.
+      ...(spec.clickhouse.timeColumn !== 'ts' ? { timeColumn: spec.clickhouse.timeColumn } : {}),
     },
     httpPort: WORKER_HTTP_PORT,
   };
