@@ -16,6 +16,7 @@ import type { CachedObject } from './informer';
 import { InformerSet } from './informer-set';
 import { LeaderElector } from './leader';
 import { ownerKey, pipelineChanged, SecretIndex } from './mapping';
+import { OwnWriteEvents } from './own-write-events';
 import { podChanged, toPodView, type PodView } from '../status/pod-view';
 import { Reconciler, type ReconcilerOptions } from './reconciler';
 import {
@@ -87,6 +88,8 @@ export class Manager {
   private readonly log: Logger;
   /** Reconciles run by this instance (for tests and metrics). */
   reconcileCount = 0;
+  /** Events of pipelines whose reconcile runs: our own writes among them queue nothing. */
+  readonly ownWriteEvents = new OwnWriteEvents();
 
   constructor(private readonly opts: ManagerOptions) {
     this.log = opts.log ?? silentLogger;
@@ -157,9 +160,12 @@ export class Manager {
   private buildInformers() {
     const enqueue = (key: string | undefined) => key && this.queue.add(key);
     // A child exactly as our own apply stored it brings nothing new to the reconcile that wrote it.
-    const changed = (kind: string) => (o: ChildView) =>
-      !this.reconciler?.ownWrite(kind, o.metadata.namespace, o.metadata.name, o.metadata.resourceVersion) &&
-      enqueue(ownerKey(o.metadata));
+    const changed = (kind: string) => (o: ChildView) => {
+      const { namespace, name, resourceVersion } = o.metadata;
+      this.enqueueUnlessOwn(ownerKey(o.metadata), () =>
+        this.reconciler?.ownWrite(kind, namespace, name, resourceVersion),
+      );
+    };
     const childHandlers = (kind: string) => ({
       add: changed(kind),
       update: (_: ChildView, o: ChildView) => changed(kind)(o),
@@ -268,15 +274,26 @@ export class Manager {
       update: (old: LogPipeline, lp: LogPipeline) => {
         this.secretIndex.set(lp);
         const { namespace, name, resourceVersion } = lp.metadata;
+        if (!pipelineChanged(old, lp)) return;
         // Our own finalizer patch: the reconcile that sent it went on with the patched object.
-        if (this.reconciler?.ownWrite('LogPipeline', namespace, name, resourceVersion ?? '')) return;
-        if (pipelineChanged(old, lp)) this.queue.add(key(lp));
+        this.enqueueUnlessOwn(key(lp), () =>
+          this.reconciler?.ownWrite('LogPipeline', namespace, name, resourceVersion ?? ''),
+        );
       },
       delete: (lp: LogPipeline) => {
         this.secretIndex.remove(key(lp));
         this.queue.add(key(lp));
       },
     };
+  }
+
+  /**
+   * Queues `key` unless the event is exactly our own write; while the key's reconcile runs that is
+   * judged when it ends (its write's answer may not be read yet: own-write-events.ts).
+   */
+  private enqueueUnlessOwn(key: string | undefined, isOwn: () => boolean): void {
+    if (!key || this.ownWriteEvents.defer(key, isOwn) || isOwn()) return;
+    this.queue.add(key);
   }
 
   private informerSets(): Array<InformerSet<CachedObject & { metadata: { namespace?: string } }>> {
@@ -373,6 +390,7 @@ export class Manager {
     for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
       const started = process.hrtime.bigint();
       let result: 'success' | 'requeue' | 'error' = 'success';
+      this.ownWriteEvents.begin(key);
       try {
         this.reconcileCount++;
         // The requests this reconcile sends, for the per-reconcile histograms (request-counts.ts).
@@ -398,6 +416,8 @@ export class Manager {
           err: (err as Error).message,
         });
       } finally {
+        // Before `done`: an event of someone else that came meanwhile queues the key again.
+        if (this.ownWriteEvents.end(key)) queue.add(key);
         queue.done(key);
         this.opts.metrics?.observeReconcile(result, Number(process.hrtime.bigint() - started) / 1e9);
       }
