@@ -88,6 +88,13 @@ describe('conditionFlips on the way to Ready (issue 18)', () => {
     reason: 'R',
     message: 'r',
   });
+  it('says Ready once for a pipeline Ready on its first status write, and nothing for True parts', () => {
+    const first = mergeConditions(undefined, [ready('True'), part('TopicReady', 'True')], 1, 'a');
+    expect(conditionFlips(undefined, first).map((f) => [f.type, f.from, f.to])).toEqual([
+      ['Ready', undefined, 'True'],
+    ]);
+  });
+
   it('says one Ready Event when parts turn True with Ready, and every part flip otherwise', () => {
     const t0 = mergeConditions(undefined, [ready('Unknown'), part('WorkersReady', 'Unknown')], 1, 'a');
     const t1 = mergeConditions(t0, [ready('True'), part('WorkersReady', 'True')], 1, 'b');

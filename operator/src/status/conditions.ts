@@ -105,7 +105,9 @@ export function conditionFlips(prev: Condition[] | undefined, next: Condition[])
     if (c.type === 'Scaling' && SCALE_REASONS.has(c.reason)) continue;
     const old = byType.get(c.type);
     const bad = ABNORMAL_TRUE.has(c.type) ? 'True' : 'False';
-    if (old ? old.status !== c.status : c.status === bad)
+    // A new pipeline Ready on its first status write (issue 18) still says so once.
+    const firstReady = c.type === 'Ready' && c.status === 'True';
+    if (old ? old.status !== c.status : c.status === bad || firstReady)
       flips.push({ type: c.type, from: old?.status, to: c.status, reason: c.reason, message: c.message });
   }
   const readyNowTrue = flips.some((f) => f.type === 'Ready' && f.to === 'True');
