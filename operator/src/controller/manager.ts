@@ -398,8 +398,6 @@ export class Manager {
         this.opts.metrics?.observeReconcileRequests(run.scope);
         if (!run.ok) throw run.error;
         const r = run.value;
-        if (this.pipelines.get(...splitKey(key))) this.reconciled.add(key);
-        else this.reconciled.delete(key);
         if (r.requeue) {
           result = 'requeue';
           queue.addRateLimited(key);
@@ -416,6 +414,10 @@ export class Manager {
           err: (err as Error).message,
         });
       } finally {
+        // Started is started, even when it threw: its retry is not sent behind every untouched
+        // key of a storm (depth-first: a pipeline half made is finished before new ones start).
+        if (this.pipelines.get(...splitKey(key))) this.reconciled.add(key);
+        else this.reconciled.delete(key);
         // Before `done`: an event of someone else that came meanwhile queues the key again.
         if (this.ownWriteEvents.end(key)) queue.add(key);
         queue.done(key);
