@@ -189,7 +189,11 @@ describe('ChildApplier order (issue 18)', () => {
     const order: string[] = [];
     const kind = (path: string) => path.split('/').slice(-2)[0];
     const client: KubeClient = {
-      async request<T>(m: string, path: string, opts?: { body?: unknown }): Promise<T> {
+      async request<T>(
+        m: Parameters<KubeClient['request']>[0],
+        path: string,
+        opts?: { body?: unknown },
+      ): Promise<T> {
         order.push(`sent ${kind(path)}`);
         await new Promise((r) => setImmediate(r));
         order.push(`answered ${kind(path)}`);
