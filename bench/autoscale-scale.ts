@@ -30,6 +30,7 @@ import {
 } from './autoscale-support';
 import { OPERATOR_ENV, OPERATOR_NODE_ARGS } from '../scripts/operator-runtime';
 import { readyClock, zeroReplicaController } from './autoscale-watch';
+import { DEFAULT_CONCURRENCY } from '../operator/src/controller/concurrency';
 import { coldStart, phase, type Mark, type PhaseCounters } from './autoscale-phases';
 import {
   heapSnapshotArgs,
@@ -80,7 +81,7 @@ export interface ScaleResult {
 
 /** Switches of the scale part (bench CLI flags). */
 export interface ScaleBenchOptions {
-  /** Operator --concurrency. Default 16 (the operator's default). */
+  /** Operator --concurrency. Default: the operator's default (DEFAULT_CONCURRENCY). */
   concurrency?: number;
   /** Extra node arguments of the operator process, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/p']. */
   nodeArgs?: string[];
@@ -149,7 +150,7 @@ export async function scaleBench(
     ...(snapDir ? heapSnapshotArgs(snapDir) : []),
   ];
   const env = { ...OPERATOR_ENV, ...opts.env };
-  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? 16, nodeArgs, env);
+  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? DEFAULT_CONCURRENCY, nodeArgs, env);
   const { core, custom, kc } = clients(bed);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   await core.createNamespacedSecret({

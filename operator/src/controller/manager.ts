@@ -17,6 +17,9 @@ import { InformerSet } from './informer-set';
 import { LeaderElector } from './leader';
 import { ownerKey, pipelineChanged, SecretIndex } from './mapping';
 import { OwnWriteEvents } from './own-write-events';
+import { DEFAULT_CONCURRENCY } from './concurrency';
+
+export { DEFAULT_CONCURRENCY };
 import { podChanged, toPodView, type PodView } from '../status/pod-view';
 import { Reconciler, type ReconcilerOptions } from './reconciler';
 import {
@@ -47,7 +50,7 @@ export interface ManagerOptions {
   kubeConfig: KubeConfig;
   /** Namespaces to watch; empty = all. */
   namespaces: string[];
-  /** Parallel reconciles (different keys only). Default 16 (reconciles wait on I/O; backends are limited per server, apply/in-flight.ts). */
+  /** Parallel reconciles (different keys only). Default DEFAULT_CONCURRENCY. */
   concurrency?: number;
   /** Off: this instance reconciles right away (single replica, tests). */
   leaderElection?: LeaderElectionConfig | false;
@@ -366,7 +369,7 @@ export class Manager {
     await Promise.race([Promise.all(this.informerSets().map((s) => s.waitForSync())), aborted]);
     if (!this.leading || this.stopping.signal.aborted) return;
     for (const lp of this.pipelines.list()) this.queue.add(`${lp.metadata.namespace}/${lp.metadata.name}`);
-    const n = this.opts.concurrency ?? 16;
+    const n = this.opts.concurrency ?? DEFAULT_CONCURRENCY;
     this.workers = Array.from({ length: n }, () => this.runWorker(this.queue));
   }
 
