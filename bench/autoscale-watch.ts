@@ -57,6 +57,8 @@ export interface ReadyClock {
   counts(): { total: number; ready: number };
   /** Per pipeline: from its first watch event (its creation) to its first Ready=True. */
   latenciesMs(): number[];
+  /** When each pipeline first turned Ready (ms since the epoch). */
+  readyTimes(): number[];
   stop(): void;
 }
 
@@ -79,6 +81,7 @@ export function readyClock(kc: KubeConfig, namespace: string): ReadyClock {
   return {
     counts: () => ({ total: seen.size, ready: ready.size }),
     latenciesMs: () => [...ready].map(([name, at]) => at - (seen.get(name) ?? at)),
+    readyTimes: () => [...ready.values()],
     stop: () => w.stop(),
   };
 }
