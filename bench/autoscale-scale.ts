@@ -5,9 +5,13 @@
  * once they are, its steady-state CPU per pipeline poll, and its RSS after all are deleted (state
  * swept, no growth with churn: KEDA #7453).
  *
- * The bed has no Deployment controller. Idle pipelines scale to zero on their first poll, and for
- * a Deployment with zero replicas this benchmark writes what the controller would: observed
- * generation and zero pods (it never claims a pod that does not exist).
+ * The bed has no Deployment controller. The pipelines are created with minReplicas 0, and for a
+ * Deployment with zero replicas this benchmark writes what the controller would, from a watch
+ * (autoscale-watch.ts): observed generation and zero pods (it never claims a pod that does not
+ * exist). Ready is clocked from a watch too, so measuring does not load the apiserver.
+ *
+ * The pipelines are created 8 at a time: faster than `kubectl apply -f` of a 1000-object file,
+ * which sends one object after another.
  */
 import fs from 'node:fs';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
@@ -25,6 +29,8 @@ import {
   until,
 } from './autoscale-support';
 import { OPERATOR_ENV, OPERATOR_NODE_ARGS } from '../scripts/operator-runtime';
+import { readyClock, zeroReplicaController } from './autoscale-watch';
+import { DEFAULT_CONCURRENCY } from '../operator/src/controller/concurrency';
 import { coldStart, phase, type Mark, type PhaseCounters } from './autoscale-phases';
 import {
   heapSnapshotArgs,
@@ -53,8 +59,10 @@ export interface ScaleResult {
   };
   afterDeleteRssMiB: number;
   afterDeleteAutoscalerSeries: number;
-  /** Seconds after creation when 50% / 90% / 100% were Ready (5 s sampling). */
+  /** Seconds after the first create when 50% / 90% / 100% were Ready (watched). */
   readyAt?: Record<string, number>;
+  /** Per pipeline, seconds from its own creation to its first Ready=True (watched). */
+  readyLatency?: { p50: number; p90: number; max: number };
   /** Create phase (t0 -> all Ready): CPU of operator and kube-apiserver, reconciles, requests. */
   create?: PhaseCounters;
   steadyCounters?: PhaseCounters;
@@ -73,13 +81,13 @@ export interface ScaleResult {
 
 /** Switches of the scale part (bench CLI flags). */
 export interface ScaleBenchOptions {
-  /** Operator --concurrency. Default 16 (the operator's default). */
+  /** Operator --concurrency. Default: the operator's default (DEFAULT_CONCURRENCY). */
   concurrency?: number;
   /** Extra node arguments of the operator process, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/p']. */
   nodeArgs?: string[];
   /** Measure a cold start (a fresh operator over the Ready pipelines). Default true. */
   restart?: boolean;
-  /** Ready sampling period (readyAt resolution). Default 1000 ms. */
+  /** How often the watched Ready count is looked at (readyAt resolution; no request). Default 100 ms. */
   readyPollMs?: number;
   /** Skip the churn phase (delete all, sweep check). Default false. */
   skipDelete?: boolean;
@@ -95,6 +103,7 @@ function clients(bed: TestBed) {
   const kc = new KubeConfig();
   kc.loadFromFile(bed.kubernetes!.kubeconfig);
   return {
+    kc,
     core: kc.makeApiClient(CoreV1Api),
     apps: kc.makeApiClient(AppsV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
@@ -109,45 +118,6 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<unkno
       while (next < items.length) await fn(items[next++]);
     }),
   );
-}
-
-/** Writes Deployment status for zero-replica Deployments (what the Deployment controller would say). */
-function zeroReplicaStatusWriter(bed: TestBed): { stop(): Promise<void> } {
-  const { apps } = clients(bed);
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const list = await apps.listNamespacedDeployment({ namespace: NS }).catch(() => ({ items: [] }));
-      const stale = list.items.filter(
-        (d) => d.spec?.replicas === 0 && d.status?.observedGeneration !== d.metadata?.generation,
-      );
-      await pool(stale, 8, (d) =>
-        apps
-          .replaceNamespacedDeploymentStatus({
-            namespace: NS,
-            name: d.metadata!.name!,
-            body: {
-              ...d,
-              status: {
-                observedGeneration: d.metadata!.generation,
-                replicas: 0,
-                readyReplicas: 0,
-                updatedReplicas: 0,
-                availableReplicas: 0,
-              },
-            },
-          })
-          .catch(() => undefined),
-      );
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-    },
-  };
 }
 
 async function countReady(custom: CustomObjectsApi): Promise<{ total: number; ready: number }> {
@@ -180,8 +150,8 @@ export async function scaleBench(
     ...(snapDir ? heapSnapshotArgs(snapDir) : []),
   ];
   const env = { ...OPERATOR_ENV, ...opts.env };
-  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? 16, nodeArgs, env);
-  const { core, custom } = clients(bed);
+  const start = () => startOperator(bed, [NS], dir, opts.concurrency ?? DEFAULT_CONCURRENCY, nodeArgs, env);
+  const { core, custom, kc } = clients(bed);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   await core.createNamespacedSecret({
     namespace: NS,
@@ -191,7 +161,8 @@ export async function scaleBench(
     },
   });
   let op = await start();
-  const writer = zeroReplicaStatusWriter(bed);
+  const writer = zeroReplicaController(kc, NS);
+  const clock = readyClock(kc, NS);
   try {
     const names = Array.from({ length: n }, (_, i) => `p${String(i).padStart(4, '0')}`);
     const autoscaling = {
@@ -241,22 +212,32 @@ export async function scaleBench(
     await until(
       `all ${n} pipelines Ready`,
       async () => {
-        const c = await countReady(custom);
+        const c = clock.counts();
         const line = `${Math.round((Date.now() - t0) / 1000)}s: ${c.ready}/${c.total} Ready`;
         if (line.split(':')[1] !== last.split(':')[1]) process.stderr.write(`${line}\n`);
         last = line;
-        for (const [label, frac] of [
-          ['p50', 0.5],
-          ['p90', 0.9],
-          ['all', 1],
-        ] as const)
-          if (readyAt[label] === undefined && c.ready >= frac * n) readyAt[label] = (Date.now() - t0) / 1000;
         return c.ready === n;
       },
       3_600_000,
-      opts.readyPollMs ?? 1_000,
+      opts.readyPollMs ?? 100,
     );
     const allReady = Date.now();
+    // When the k-th pipeline turned Ready, from the watch: also while the bench was still creating
+    // (the earlier bench only looked once its creates were done, so p50 could not precede them).
+    const times = clock.readyTimes().sort((a, b) => a - b);
+    for (const [label, frac] of [
+      ['p50', 0.5],
+      ['p90', 0.9],
+      ['all', 1],
+    ] as const)
+      readyAt[label] = (times[Math.max(0, Math.ceil(frac * n) - 1)] - t0) / 1000;
+    // The watch's count, checked once against the apiserver's own list.
+    const listed = await countReady(custom);
+    if (listed.ready !== n) throw new Error(`watch said ${n} Ready, the list says ${listed.ready}`);
+    const lat = clock.latenciesMs().sort((a, b) => a - b);
+    const at = (q: number) => Math.round(lat[Math.min(lat.length - 1, Math.floor(q * lat.length))]) / 1000;
+    const readyLatency = { p50: at(0.5), p90: at(0.9), max: at(1) };
+    process.stderr.write(`ready latency per pipeline: ${JSON.stringify(readyLatency)}\n`);
     const m1 = await mark();
     const pid = op.child.pid!;
     const text = await scrape(op);
@@ -321,6 +302,7 @@ export async function scaleBench(
         afterDeleteRssMiB: NaN,
         afterDeleteAutoscalerSeries: NaN,
         readyAt,
+        readyLatency,
         create: phase(m0, m1),
         steadyCounters: phase(m1, m2, n),
         steadyLate: mMid ? phase(mMid, m2, n) : undefined,
@@ -363,6 +345,7 @@ export async function scaleBench(
       afterDeleteRssMiB: rssMiB(op.child.pid!),
       afterDeleteAutoscalerSeries: metric(afterText, 'logpipeline_autoscaler_lag_messages').series,
       readyAt,
+      readyLatency,
       create: phase(m0, m1),
       steadyCounters: phase(m1, m2, n),
       /** The second half of the steady window only (late first polls and scale-downs are over). */
@@ -371,6 +354,7 @@ export async function scaleBench(
       heapSnapshot,
     };
   } finally {
+    clock.stop();
     await writer.stop();
     await op.stop();
   }

@@ -11,9 +11,10 @@
  * - scale: the 1000-pipeline run (bench/autoscale-scale.ts): readyAt p50/p90/all, per-phase
  *   counters (create, steady, steadyLate: operator and apiserver CPU, reconciles, Kubernetes /
  *   ClickHouse / Kafka requests, per pipeline per minute), RSS, a cold start and the churn.
- *   Flags: --concurrency 16, --restart 1|0, --skip-delete 0|1, --cpu-prof-dir DIR,
+ *   Flags: --concurrency N (default: the operator's, 32), --restart 1|0, --skip-delete 0|1, --cpu-prof-dir DIR,
  *   --heap-snapshot-dir DIR (snapshot + summary by constructor), --operator-node-args '--max-semi-space-size=2'.
  */
+import { DEFAULT_CONCURRENCY } from '../operator/src/controller/concurrency';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -72,7 +73,7 @@ function parseOptions(argv: string[]): AutoscaleBenchOptions {
     pipelines: 1000,
     steadySeconds: 60,
     parts: ['reaction', 'drain', 'scale'],
-    concurrency: 16,
+    concurrency: DEFAULT_CONCURRENCY,
     cpuProfDir: '',
     restart: 1,
     skipDelete: 0,

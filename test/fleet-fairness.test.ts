@@ -35,6 +35,14 @@ const calls: string[] = [];
 let release: () => void = () => undefined;
 const gate = new Promise<void>((r) => (release = r));
 let holding = false;
+/** Two more gates, for the second case: its first late key, then its first late key after a throw. */
+let releaseLate: () => void = () => undefined;
+const lateGate = new Promise<void>((r) => (releaseLate = r));
+let holdingLate = false;
+let releaseAfterThrow: () => void = () => undefined;
+const afterThrowGate = new Promise<void>((r) => (releaseAfterThrow = r));
+let holdingAfterThrow = false;
+let failed = false;
 
 /** The real Topic part, recording each call and holding the first storm reconcile at the gate. */
 function recorded(part: ExternalPart): ExternalPart {
@@ -45,6 +53,13 @@ function recorded(part: ExternalPart): ExternalPart {
       if (spec.name.startsWith('storm-') && !holding) {
         holding = true;
         await gate;
+      }
+      if (spec.name.startsWith('late-') && !holdingLate) {
+        holdingLate = true;
+        await lateGate;
+      } else if (spec.name.startsWith('late-') && failed && !holdingAfterThrow) {
+        holdingAfterThrow = true;
+        await afterThrowGate;
       }
       return part.ensure(spec, ctx);
     },
@@ -61,6 +76,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   release();
+  releaseLate();
+  releaseAfterThrow();
   await manager.stop();
   await external.close();
   await deleteNamespace(namespace);
@@ -129,4 +146,39 @@ it('reconciles an edit of a reconciled pipeline ahead of a queued storm of new o
   );
   expect(at).toBeGreaterThanOrEqual(0);
   expect(newBefore.size).toBeLessThanOrEqual(2);
+});
+
+it('retries a new pipeline whose first reconcile threw ahead of the untouched keys of a storm', async () => {
+  // The first reconcile of `failing` throws (as an apiserver timeout would) before it does anything.
+  const reconcile = manager.reconciler.reconcile.bind(manager.reconciler);
+  manager.reconciler.reconcile = async (key) => {
+    if (key.endsWith('/failing') && !failed) {
+      failed = true;
+      throw new Error('injected: the apiserver did not answer');
+    }
+    return reconcile(key);
+  };
+  const queue = (manager as unknown as { queue: { len(): number } }).queue;
+  const late = Array.from({ length: 10 }, (_, i) => `late-${String(i).padStart(2, '0')}`);
+  // late-00 holds the one worker while `failing` and the other nine are queued, in that order.
+  await createPipeline({ ...pipeline(namespace, late[0]), spec: spec(late[0]) as never });
+  await waitFor('the first late reconcile held', async () => holdingLate);
+  for (const name of ['failing', ...late.slice(1)])
+    await createPipeline({ ...pipeline(namespace, name), spec: spec(name) as never });
+  await waitFor('all queued', async () => queue.len() >= late.length);
+  // `failing` throws next; the late key after it is held until the retry is queued again.
+  releaseLate();
+  await waitFor('failing thrown and the next late key held', async () => failed && holdingAfterThrow);
+  await waitFor('the retry of failing queued', async () => queue.len() >= late.length - 1);
+  const mark = calls.length;
+  releaseAfterThrow();
+  await waitFor(
+    'every late pipeline and failing reconciled',
+    async () => ['failing', ...late].every((n) => calls.includes(n)),
+    240_000,
+  );
+  // The retry goes first, not behind the 8 untouched keys (one lane of new keys put it last).
+  const after = calls.slice(mark).filter((n) => n === 'failing' || n.startsWith('late-'));
+  expect(after.indexOf('failing')).toBeGreaterThanOrEqual(0);
+  expect(after.indexOf('failing')).toBeLessThanOrEqual(1);
 });

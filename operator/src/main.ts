@@ -6,7 +6,7 @@
  * Flags (env): --kubeconfig (KUBECONFIG; else in-cluster, else ~/.kube/config),
  * --namespaces a,b (WATCH_NAMESPACES; empty = all), --leader-elect true|false (LEADER_ELECT),
  * --lease-namespace (LEASE_NAMESPACE, else POD_NAMESPACE, else default), --lease-name (LEASE_NAME),
- * --metrics-port (METRICS_PORT, 8080), --concurrency (CONCURRENCY, 16), --log-level (LOG_LEVEL),
+ * --metrics-port (METRICS_PORT, 8080), --concurrency (CONCURRENCY, 32), --log-level (LOG_LEVEL),
  * --clickhouse-ddl-in-flight (CLICKHOUSE_DDL_IN_FLIGHT, 4: per server), --kafka-admin-in-flight
  * (KAFKA_ADMIN_IN_FLIGHT, 8: per cluster), --external-recheck-seconds (EXTERNAL_RECHECK_SECONDS, 300:
  * how long a clean topic/table check is reused before the next drift check).
@@ -15,7 +15,7 @@ import os from 'node:os';
 import { KubeConfig } from './apply/kube-lib';
 import { configureDefaults } from './api/defaults';
 import { configureBackendLimits, DEFAULT_BACKEND_LIMITS } from './apply/in-flight';
-import { Manager } from './controller/manager';
+import { DEFAULT_CONCURRENCY, Manager } from './controller/manager';
 import { registerExternalParts } from './controller/parts';
 import { registrySource, startProbeServer } from '../../common/src/probe-server';
 import { createLogger, type LogLevel } from '../../common/src/log';
@@ -65,7 +65,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     leaseNamespace: get('lease-namespace', 'LEASE_NAMESPACE') || env.POD_NAMESPACE || 'default',
     leaseName: get('lease-name', 'LEASE_NAME') || 'logpipeline-operator',
     metricsPort: int(get('metrics-port', 'METRICS_PORT'), 8080, 'metrics port'),
-    concurrency: Math.max(1, int(get('concurrency', 'CONCURRENCY'), 16, 'concurrency')),
+    concurrency: Math.max(1, int(get('concurrency', 'CONCURRENCY'), DEFAULT_CONCURRENCY, 'concurrency')),
     clickhouseDdlInFlight: int(
       get('clickhouse-ddl-in-flight', 'CLICKHOUSE_DDL_IN_FLIGHT'),
       DEFAULT_BACKEND_LIMITS.clickhouseDdl,

@@ -138,6 +138,8 @@ export class ClickHouseCatalogue {
   private rounds = 0;
   /** Tables our own statements touched since the snapshot: key -> when (read again before use). */
   private readonly stale = new Map<string, number>();
+  /** Tables our statements in flight touch, by when the first of them started (markTouching). */
+  private readonly touching = new Map<string, number>();
   /** Tables read by a probe newer than the snapshot: key -> [when read, row or missing]. */
   private readonly probed = new Map<string, { at: number; table?: CatalogueTable; full: boolean }>();
   private readonly probes: Coalescer<string, CatalogueTable | undefined>;
@@ -180,6 +182,19 @@ export class ClickHouseCatalogue {
     const at = this.now();
     catalogueCounts.inc('invalidation');
     for (const t of tables) this.stale.set(tableKey(database, t), at);
+  }
+
+  /**
+   * Our statement on these tables is about to be sent: a round that reads while it runs may see
+   * its result before `markStale` is called, and must not report it as someone else's change
+   * (issue 18: that queued every new pipeline for one more reconcile with a full Table check).
+   */
+  markTouching(database: string, tables: readonly string[]): void {
+    const at = this.now();
+    for (const t of tables) {
+      const k = tableKey(database, t);
+      if (!this.touching.has(k)) this.touching.set(k, at);
+    }
   }
 
   /**
@@ -315,11 +330,15 @@ export class ClickHouseCatalogue {
         if (previous && this.opts.onChange) {
           // Tables our own statements touched since the last round were judged by the ensure that
           // ran them (its recheck): reporting them would re-run every new pipeline's Table part.
-          const ours = (k: string) => (this.stale.get(k) ?? Infinity) < snap.at;
+          const ours = (k: string) =>
+            (this.stale.get(k) ?? Infinity) < snap.at || (this.touching.get(k) ?? Infinity) < snap.at;
           const changed = changedTables(previous, snap).filter((k) => !ours(k));
           if (changed.length > 0) this.opts.onChange(changed);
         }
-        // Touches and probes older than this round are answered by it.
+        // Touches and probes older than this round are answered by it; a statement still running
+        // (touching, no markStale since) may show its result to the next round too.
+        for (const k of this.touching.keys())
+          if ((this.stale.get(k) ?? Infinity) < snap.at) this.touching.delete(k);
         for (const [k, at] of this.stale) if (at < snap.at) this.stale.delete(k);
         for (const [k, p] of this.probed) if (p.at < snap.at) this.probed.delete(k);
         return snap;

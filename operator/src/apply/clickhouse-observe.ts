@@ -38,6 +38,11 @@ export function markChanged(src: ObserveSource): void {
   if (viaCatalogue(src)) src.catalogue.markDirty();
 }
 
+/** Our statement on these tables is about to run: a round reading meanwhile does not report them. */
+export function markTablesTouching(src: ObserveSource, database: string, tables: readonly string[]): void {
+  if (viaCatalogue(src)) src.catalogue.markTouching(database, tables);
+}
+
 /** Our statement changed only these tables: they alone are read again (probed) before the next look. */
 export function markTablesChanged(src: ObserveSource, database: string, tables: readonly string[]): void {
   if (viaCatalogue(src)) src.catalogue.markStale(database, tables);

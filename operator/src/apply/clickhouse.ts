@@ -22,6 +22,7 @@ import {
   databaseExists,
   markChanged,
   markTablesChanged,
+  markTablesTouching,
   type ObserveSource,
   checkServerVersion,
   checkStorage,
@@ -248,6 +249,7 @@ export async function ensureTable(
       // ON CLUSTER DDL fans out to every node through the DDL queue: only a current leader sends it.
       if (ddl.cluster !== undefined) await guard.confirm(sql.split('\n')[0]);
       try {
+        if (touched) markTablesTouching(src, ddl.database, touched);
         await runStatement(client, sql, settings, guard.signal);
       } finally {
         // Even a failed statement may have changed something: look again before judging.

@@ -181,3 +181,41 @@ describe('ChildApplier and writes that are not edits (issue 18)', () => {
     expect(applier.wrote('Deployment', 'isp', 'fw-worker', rv)).toBe(false);
   });
 });
+
+describe('ChildApplier order (issue 18)', () => {
+  /** Records when each apply is sent and answered; answers come a macrotask later. */
+  function orderServer() {
+    const server = fakeServer();
+    const order: string[] = [];
+    const kind = (path: string) => path.split('/').slice(-2)[0];
+    const client: KubeClient = {
+      async request<T>(
+        m: Parameters<KubeClient['request']>[0],
+        path: string,
+        opts?: { body?: unknown },
+      ): Promise<T> {
+        order.push(`sent ${kind(path)}`);
+        await new Promise((r) => setImmediate(r));
+        order.push(`answered ${kind(path)}`);
+        return server.client.request<T>(m, path, opts);
+      },
+      watch: async () => undefined,
+    };
+    return { client, caches: server.caches, order };
+  }
+  const withWorkers = (workers: Record<string, unknown>) =>
+    resolveSpec({ ...lp, spec: { ...lp.spec, workers } as LogPipeline['spec'] });
+
+  it('sends all three at once for a Deployment created with zero replicas (no pod mounts the ConfigMap)', async () => {
+    const { client, caches, order } = orderServer();
+    const zero = withWorkers({ autoscaling: { enabled: true, minReplicas: 0, maxReplicas: 2 } });
+    await new ChildApplier(client, caches).apply(zero, config);
+    expect(order.slice(0, 3).every((o) => o.startsWith('sent'))).toBe(true);
+  });
+
+  it('applies the ConfigMap before the Deployment when pods may start or exist', async () => {
+    const { client, caches, order } = orderServer();
+    await new ChildApplier(client, caches).apply(withWorkers({ replicas: 2 }), config);
+    expect(order.indexOf('answered configmaps')).toBeLessThan(order.indexOf('sent deployments'));
+  });
+});

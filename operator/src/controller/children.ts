@@ -50,6 +50,9 @@ export interface ChildrenResult {
   writes: number;
 }
 
+/** What `ensure` returns for one child. */
+type ChildApplied<V extends ChildView> = { view: V; wrote: boolean; repaired: boolean };
+
 interface Memo {
   desiredHash: string;
   fingerprint: string;
@@ -99,24 +102,34 @@ export class ChildApplier {
       return r.view;
     };
     const cmName = configMapName(name);
-    track(
-      await this.ensure(
+    const configMap = () =>
+      this.ensure(
         buildConfigMap(spec, config),
         this.caches.configMaps.get(namespace, cmName),
         toConfigMapView,
-      ),
-      `ConfigMap/${cmName}`,
-    );
-    // The ConfigMap first (the workers mount it); the Deployment and its PDB do not depend on each
-    // other: applied at once, one round trip fewer on a new pipeline's path (issue 18).
-    const [dep, pdb] = await Promise.allSettled([
-      this.ensureDeployment(spec, config, secretsVersion),
-      this.ensure(
-        buildPodDisruptionBudget(spec),
-        this.caches.pdbs.get(namespace, workerName(name)),
-        toPdbView,
-      ),
-    ]);
+      );
+    const rest = () =>
+      Promise.allSettled([
+        this.ensureDeployment(spec, config, secretsVersion),
+        this.ensure(
+          buildPodDisruptionBudget(spec),
+          this.caches.pdbs.get(namespace, workerName(name)),
+          toPdbView,
+        ),
+      ]);
+    // The ConfigMap first (the workers mount it, and pods of a new template must read the new
+    // config); the Deployment and its PDB do not depend on each other. A Deployment created with
+    // zero replicas starts no pod, so all three go at once (issue 18: one round trip fewer).
+    let dep: PromiseSettledResult<ChildApplied<DeploymentView>>;
+    let pdb: PromiseSettledResult<ChildApplied<ChildView>>;
+    if (this.createdAtZero(spec)) {
+      const [cm, others] = await Promise.all([configMap(), rest()]);
+      track(cm, `ConfigMap/${cmName}`);
+      [dep, pdb] = others;
+    } else {
+      track(await configMap(), `ConfigMap/${cmName}`);
+      [dep, pdb] = await rest();
+    }
     if (dep.status === 'rejected') throw dep.reason;
     if (pdb.status === 'rejected') throw pdb.reason;
     const deployment = track(dep.value, `Deployment/${workerName(name)}`);
@@ -179,6 +192,19 @@ export class ChildApplier {
       }
     }
     return r;
+  }
+
+  /** True when the Deployment does not exist yet and is created with zero replicas (no pod). */
+  private createdAtZero(spec: ResolvedSpec): boolean {
+    const key = `Deployment/${spec.namespace}/${workerName(spec.name)}`;
+    if (this.caches.deployments.get(spec.namespace, workerName(spec.name)) || this.memo.has(key))
+      return false;
+    const auto = spec.workers.autoscaling;
+    return (
+      (auto.enabled
+        ? clampReplicas(auto.minReplicas, auto.minReplicas, auto.maxReplicas)
+        : spec.workers.replicas) === 0
+    );
   }
 
   /**

@@ -16,6 +16,10 @@ import type { CachedObject } from './informer';
 import { InformerSet } from './informer-set';
 import { LeaderElector } from './leader';
 import { ownerKey, pipelineChanged, SecretIndex } from './mapping';
+import { OwnWriteEvents } from './own-write-events';
+import { DEFAULT_CONCURRENCY } from './concurrency';
+
+export { DEFAULT_CONCURRENCY };
 import { podChanged, toPodView, type PodView } from '../status/pod-view';
 import { Reconciler, type ReconcilerOptions } from './reconciler';
 import {
@@ -46,7 +50,7 @@ export interface ManagerOptions {
   kubeConfig: KubeConfig;
   /** Namespaces to watch; empty = all. */
   namespaces: string[];
-  /** Parallel reconciles (different keys only). Default 16 (reconciles wait on I/O; backends are limited per server, apply/in-flight.ts). */
+  /** Parallel reconciles (different keys only). Default DEFAULT_CONCURRENCY. */
   concurrency?: number;
   /** Off: this instance reconciles right away (single replica, tests). */
   leaderElection?: LeaderElectionConfig | false;
@@ -87,6 +91,8 @@ export class Manager {
   private readonly log: Logger;
   /** Reconciles run by this instance (for tests and metrics). */
   reconcileCount = 0;
+  /** Events of pipelines whose reconcile runs: our own writes among them queue nothing. */
+  readonly ownWriteEvents = new OwnWriteEvents();
 
   constructor(private readonly opts: ManagerOptions) {
     this.log = opts.log ?? silentLogger;
@@ -157,9 +163,12 @@ export class Manager {
   private buildInformers() {
     const enqueue = (key: string | undefined) => key && this.queue.add(key);
     // A child exactly as our own apply stored it brings nothing new to the reconcile that wrote it.
-    const changed = (kind: string) => (o: ChildView) =>
-      !this.reconciler?.ownWrite(kind, o.metadata.namespace, o.metadata.name, o.metadata.resourceVersion) &&
-      enqueue(ownerKey(o.metadata));
+    const changed = (kind: string) => (o: ChildView) => {
+      const { namespace, name, resourceVersion } = o.metadata;
+      this.enqueueUnlessOwn(ownerKey(o.metadata), () =>
+        this.reconciler?.ownWrite(kind, namespace, name, resourceVersion),
+      );
+    };
     const childHandlers = (kind: string) => ({
       add: changed(kind),
       update: (_: ChildView, o: ChildView) => changed(kind)(o),
@@ -268,15 +277,26 @@ export class Manager {
       update: (old: LogPipeline, lp: LogPipeline) => {
         this.secretIndex.set(lp);
         const { namespace, name, resourceVersion } = lp.metadata;
+        if (!pipelineChanged(old, lp)) return;
         // Our own finalizer patch: the reconcile that sent it went on with the patched object.
-        if (this.reconciler?.ownWrite('LogPipeline', namespace, name, resourceVersion ?? '')) return;
-        if (pipelineChanged(old, lp)) this.queue.add(key(lp));
+        this.enqueueUnlessOwn(key(lp), () =>
+          this.reconciler?.ownWrite('LogPipeline', namespace, name, resourceVersion ?? ''),
+        );
       },
       delete: (lp: LogPipeline) => {
         this.secretIndex.remove(key(lp));
         this.queue.add(key(lp));
       },
     };
+  }
+
+  /**
+   * Queues `key` unless the event is exactly our own write; while the key's reconcile runs that is
+   * judged when it ends (its write's answer may not be read yet: own-write-events.ts).
+   */
+  private enqueueUnlessOwn(key: string | undefined, isOwn: () => boolean): void {
+    if (!key || this.ownWriteEvents.defer(key, isOwn) || isOwn()) return;
+    this.queue.add(key);
   }
 
   private informerSets(): Array<InformerSet<CachedObject & { metadata: { namespace?: string } }>> {
@@ -349,7 +369,7 @@ export class Manager {
     await Promise.race([Promise.all(this.informerSets().map((s) => s.waitForSync())), aborted]);
     if (!this.leading || this.stopping.signal.aborted) return;
     for (const lp of this.pipelines.list()) this.queue.add(`${lp.metadata.namespace}/${lp.metadata.name}`);
-    const n = this.opts.concurrency ?? 16;
+    const n = this.opts.concurrency ?? DEFAULT_CONCURRENCY;
     this.workers = Array.from({ length: n }, () => this.runWorker(this.queue));
   }
 
@@ -373,6 +393,7 @@ export class Manager {
     for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
       const started = process.hrtime.bigint();
       let result: 'success' | 'requeue' | 'error' = 'success';
+      this.ownWriteEvents.begin(key);
       try {
         this.reconcileCount++;
         // The requests this reconcile sends, for the per-reconcile histograms (request-counts.ts).
@@ -380,8 +401,6 @@ export class Manager {
         this.opts.metrics?.observeReconcileRequests(run.scope);
         if (!run.ok) throw run.error;
         const r = run.value;
-        if (this.pipelines.get(...splitKey(key))) this.reconciled.add(key);
-        else this.reconciled.delete(key);
         if (r.requeue) {
           result = 'requeue';
           queue.addRateLimited(key);
@@ -398,6 +417,12 @@ export class Manager {
           err: (err as Error).message,
         });
       } finally {
+        // Started is started, even when it threw: its retry is not sent behind every untouched
+        // key of a storm (depth-first: a pipeline half made is finished before new ones start).
+        if (this.pipelines.get(...splitKey(key))) this.reconciled.add(key);
+        else this.reconciled.delete(key);
+        // Before `done`: an event of someone else that came meanwhile queues the key again.
+        if (this.ownWriteEvents.end(key)) queue.add(key);
         queue.done(key);
         this.opts.metrics?.observeReconcile(result, Number(process.hrtime.bigint() - started) / 1e9);
       }

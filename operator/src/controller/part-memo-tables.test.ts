@@ -134,4 +134,48 @@ describe('PartMemo and the catalogue (PLAN 18 2b)', () => {
     await cat.snapshot(['logs']);
     expect(seen).toEqual([['logs.t3']]);
   });
+  it('does not report a table whose creation by us was in flight while a round read (issue 18)', async () => {
+    let t = 1000;
+    let tables = ['t1'];
+    const seen: string[][] = [];
+    let during: (() => void) | undefined;
+    const run = async <T>(query: string): Promise<T[]> => {
+      if (query.includes('system.tables')) {
+        // Our CREATE of t2 completes while this round is reading.
+        during?.();
+        return tables.map((name) => ({ database: 'logs', name, engine: 'MergeTree', comment: '' })) as T[];
+      }
+      if (query.includes('system.databases')) return [{ name: 'logs' }] as T[];
+      return [] as T[];
+    };
+    const cat = new ClickHouseCatalogue(run, { gatherMs: 0, now: () => t, onChange: (c) => seen.push(c) });
+    await cat.snapshot(['logs']);
+    t += 10;
+    cat.markTouching('logs', ['t2']);
+    t += 10;
+    during = () => {
+      tables = ['t1', 't2'];
+      t += 10;
+      cat.markStale('logs', ['t2']);
+      during = undefined;
+    };
+    cat.markDirty();
+    await cat.snapshot(['logs']);
+    // The same with t3, whose CREATE finishes only after the round read: the next round sees it.
+    t += 10;
+    cat.markTouching('logs', ['t3']);
+    cat.markDirty();
+    await cat.snapshot(['logs']);
+    tables = ['t1', 't2', 't3'];
+    t += 10;
+    cat.markStale('logs', ['t3']);
+    cat.markDirty();
+    await cat.snapshot(['logs']);
+    // Someone else's table is still reported.
+    tables = ['t1', 't2', 't3', 't4'];
+    t += 10;
+    cat.markDirty();
+    await cat.snapshot(['logs']);
+    expect(seen).toEqual([['logs.t4']]);
+  });
 });

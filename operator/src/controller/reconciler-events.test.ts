@@ -76,3 +76,30 @@ describe('reconciler records the Events external parts return (PLAN finding 8)',
     expect(reasons).not.toContain('TableChanged');
   });
 });
+
+describe('reconciler order of the claims (issue 18)', () => {
+  it('checks the topic and the tables at once: a new pipeline waits for the slower, not the sum', async () => {
+    const { client } = fakeClient(lp);
+    const rec = new Reconciler({
+      client,
+      pipelines: { get: () => lp },
+      secrets: none,
+      children: { configMaps: none, deployments: none, pdbs: none },
+    });
+    const order: string[] = [];
+    const part = (name: 'Topic' | 'Table'): ExternalPart => ({
+      name,
+      ensure: async () => {
+        order.push(`${name} started`);
+        await new Promise((r) => setImmediate(r));
+        order.push(`${name} done`);
+        return { status: 'True', reason: `${name}Ready`, message: 'ok' };
+      },
+      delete: async () => undefined,
+    });
+    rec.registerPart(part('Topic'));
+    rec.registerPart(part('Table'));
+    await rec.reconcile('isp/fw');
+    expect(order.slice(0, 2)).toEqual(['Topic started', 'Table started']);
+  });
+});

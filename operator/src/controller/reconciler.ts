@@ -240,8 +240,12 @@ export class Reconciler {
     // Claims first: workers are deployed only once the topic and tables are known to be ours.
     const ctx = this.partContext(lp);
     const sv = secretsVersion(spec, this.opts.secrets);
-    const topic = await timed('topic', () => this.runPart('Topic', spec, ctx, sv));
-    const table = await timed('table', () => this.runPart('Table', spec, ctx, sv));
+    // The two claims do not depend on each other (Kafka and ClickHouse): checked at once, so a new
+    // pipeline waits for the slower of the two, not their sum (issue 18).
+    const [topic, table] = await Promise.all([
+      timed('topic', () => this.runPart('Topic', spec, ctx, sv)),
+      timed('table', () => this.runPart('Table', spec, ctx, sv)),
+    ]);
     // What the parts did or refused (TopicChanged, DestructiveChangeRefused, ...), deduplicated.
     for (const ev of foldChangeEvents(topic.events, table.events)) await this.status.event(lp, ev);
     if (topic.conflict || table.conflict) return this.reportConflict(lp, spec, config, topic, table);

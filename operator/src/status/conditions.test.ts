@@ -123,6 +123,21 @@ describe('conditionFlips on the way to Ready (issue 18)', () => {
 });
 
 describe('workersCondition', () => {
+  it('needs no controller answer for a Deployment that never asked for a pod (issue 18)', () => {
+    const fresh = { ...dep({}, 1), replicas: 0 };
+    expect(workersCondition(fresh, 0, 'd')).toMatchObject({ status: 'True', reason: 'ScaledToZero' });
+    // Scaled since creation (generation 2), or asking for pods: the controller must answer first.
+    expect(workersCondition({ ...dep({}, 2), replicas: 0 }, 0, 'd')).toMatchObject({
+      status: 'Unknown',
+      reason: 'RolloutPending',
+    });
+    expect(workersCondition(dep({}, 1), 3, 'd')).toMatchObject({ reason: 'RolloutPending' });
+    // A stale status that still counts pods is never read as "none".
+    expect(workersCondition({ ...dep({ replicas: 2 }, 1), replicas: 0 }, 0, 'd')).toMatchObject({
+      reason: 'RolloutPending',
+    });
+  });
+
   it('distinguishes missing, unobserved, rolling, unavailable, ready and zero', () => {
     expect(workersCondition(undefined, 3, 'fw-worker')).toMatchObject({
       status: 'False',

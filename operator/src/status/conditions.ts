@@ -165,7 +165,7 @@ export function workersCondition(
   // No generation number in the message: a new pipeline's Deployment goes through generations 1
   // and 2 (created, then scaled) before the controller answers, and a message naming each would
   // cost one more status write per pipeline for no news.
-  if ((st.observedGeneration ?? 0) < dep.generation)
+  if ((st.observedGeneration ?? 0) < dep.generation && !neverAskedForPods(dep))
     return c(
       'Unknown',
       'RolloutPending',
@@ -185,6 +185,16 @@ export function workersCondition(
     return c('False', 'RollingOut', `${updated} of ${desired} workers updated to the current template`);
   if (ready < desired) return c('False', 'WorkersUnavailable', `${ready} of ${desired} workers ready`);
   return c('True', 'WorkersAvailable', `${ready} of ${desired} workers ready`);
+}
+
+/**
+ * True for a Deployment that has wanted zero pods since it was created (generation 1, replicas 0:
+ * every scale or template change bumps the generation): no pod of it can exist, so there is
+ * nothing for the Deployment controller to report. A new scaled-to-zero pipeline is Ready in the
+ * reconcile that created it, with one status write, not two (issue 18).
+ */
+export function neverAskedForPods(dep: DeploymentView): boolean {
+  return dep.generation === 1 && dep.replicas === 0 && (dep.status.replicas ?? 0) === 0;
 }
 
 /** Scaling: True while the Deployment is changing its number of pods. */
