@@ -25,7 +25,7 @@ describe('chart env -> operator config', () => {
       leaseNamespace: NS,
       leaseName: `${FULLNAME}-leader`,
       metricsPort: 8080,
-      concurrency: 16,
+      concurrency: 32,
       clickhouseDdlInFlight: 4,
       kafkaAdminInFlight: 8,
       externalRecheckMs: 300_000,
