@@ -9,6 +9,8 @@ describe('buildEngineConfig', () => {
       /<hot_cold>\s*<volumes>\s*<hot><disk>default<\/disk><\/hot>\s*<cold><disk>cold<\/disk><\/cold>/,
     );
     expect(xml).toContain('<display_name>logpipeline-testbed</display_name>');
+    // Parts move by TTL only, never because the machine's disk is nearly full.
+    expect(xml).toMatch(/<\/volumes>\s*<move_factor>0<\/move_factor>\s*<\/hot_cold>/);
   });
 
   it('leaves storage out when asked and escapes text', () => {
