@@ -12,7 +12,7 @@ import { FetchCursor } from '../../common/src/kafka/fetch-cursor';
 import { IntakeClock } from '../../common/src/stage-cpu';
 import type { ByteBudget } from './delivery/flow-control';
 import type { PartitionState } from './delivery/partition-state';
-import { senderHeader } from './encode/batch';
+import { senderHeader } from './encode/batch-io';
 import type { WorkerMetrics } from './observability/metrics';
 import { countLines } from './sink/row-lines';
 import type { BatchPipeline } from './worker-batches';
