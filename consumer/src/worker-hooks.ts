@@ -64,3 +64,11 @@ export function observeDelivery(
     },
   };
 }
+
+/** Counts offset commits by outcome and warns on a failed one. */
+export function observeCommits(metrics: WorkerMetrics, log: Logger): (ok: boolean, err?: unknown) => void {
+  return (ok, err) => {
+    metrics.commits.inc({ outcome: ok ? 'ok' : 'failed' });
+    if (!ok) log.warn('offset commit failed', { err: errorReason(err) });
+  };
+}

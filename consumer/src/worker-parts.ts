@@ -1,6 +1,7 @@
 /**
  * Construction of the worker's external parts from its config — kafkajs client, consumer, admin
- * and dead-letter producer, the ClickHouse sink, the encoder — and the loading of committed
+ * and dead-letter producer, the ClickHouse sink, the encoder, the coverage reporter, the Kafka
+ * record decoders — and the loading of committed
  * offsets with their cut journals for a new assignment. Kept apart from worker.ts so the worker
  * reads as the consume loop and its rebalance/drain rules.
  */
@@ -13,12 +14,19 @@ import {
   type Consumer,
   type Producer,
 } from 'kafkajs';
+import { hostname } from 'node:os';
 import type { Logger } from '../../common/src/log';
+import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
+import { installFastRecordDecoder } from '../../common/src/kafka/record-decoder';
+import { recordBatchLimitFor, setRecordBatchOutputLimit } from '../../common/src/kafka/batch-bound';
+import { installFastFetchBatch } from '../../common/src/kafka/fetch-batch';
 import type { WorkerConfig } from '../../common/src/worker-config';
 import { decodeJournal } from '../../common/src/cut-journal';
 import type { PartitionState } from './delivery/partition-state';
 import { consumerWithGenerations, type GenerationTracker } from './delivery/group-generation';
 import type { IdentityStats } from './encode/identity-stats';
+import type { WorkerMetrics } from './observability/metrics';
+import { CoverageReporter } from './observability/parser-coverage';
 import { BatchEncoder, type InsertFormat } from './encode/batch';
 import type { DeadLetterProducer } from './sink/batch-delivery';
 import { ClickHouseSink } from './sink/clickhouse-sink';
@@ -205,4 +213,42 @@ export function kafkaLogCreator(log: Logger, onOffsetReset?: (partition: number)
       if (onOffsetReset && entry.message === OFFSET_RESET && typeof entry.partition === 'number')
         onOffsetReset(entry.partition);
     };
+}
+
+/** Registers the Kafka codecs and installs the fast record decoders, logging which are in place. */
+export function installKafkaDecoding(maxValueBytes: number | undefined, log: Logger): void {
+  registerKafkaCodecs();
+  // No record batch decompresses past this (an inflating batch is dead-lettered whole: worker-values.ts).
+  setRecordBatchOutputLimit(recordBatchLimitFor(maxValueBytes));
+  // Before the consumer's first fetch loads kafkajs's own decoder (false inside jest's registry).
+  const fastBatch = installFastFetchBatch(); // in place only when main.ts loaded it before kafkajs
+  // Record runs (one lazily decompressed object per record batch) need the fast Batch, which
+  // expands them for kafkajs's own filtering of aborted transactions.
+  const runs = fastBatch && process.env.LOGPIPELINE_RECORD_RUNS !== '0';
+  const fastDecoder = installFastRecordDecoder(true, { runs });
+  log.info('kafka record decoder', {
+    decoder: fastDecoder ? (runs ? 'runs' : 'fast') : 'kafkajs',
+    batch: fastBatch ? 'fast' : 'kafkajs',
+  });
+}
+
+/** The parser-coverage reporter: identity metrics always, stats rows only when the operator configured the stats table. */
+export function createCoverage(
+  cfg: WorkerConfig,
+  secrets: WorkerSecrets,
+  identity: IdentityStats,
+  metrics: WorkerMetrics,
+  log: Logger,
+): CoverageReporter {
+  const c = cfg.clickhouse;
+  return new CoverageReporter(
+    identity,
+    metrics,
+    {
+      ...{ url: c.url, username: secrets.clickhouseUser, password: secrets.clickhousePassword },
+      ...{ database: c.database, table: cfg.coverage?.table, windowMs: cfg.coverage?.windowMs ?? 60_000 },
+      worker: process.env.HOSTNAME ?? hostname(),
+    },
+    log,
+  );
 }

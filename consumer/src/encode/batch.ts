@@ -19,65 +19,12 @@ import { ColumnInput, ColumnPlan, compileColumnPlan, PlannedColumn } from './col
 import type { IdentityStats } from './identity-stats';
 import { needsEscape } from './tsv-output';
 import { TsvRowWriter } from './tsv-writer';
-import { SENDER_HEADER } from '../../../common/src/ingest-config';
 import { RowBinaryRowWriter } from './rowbinary-writer';
+import { EscapeScanner } from './escape-scanner';
+import type { EncodedBatch, InsertFormat, MessageInput } from './batch-io';
 
-/** Body formats the encoder writes (the INSERT's FORMAT). */
-export type InsertFormat = 'TabSeparated' | 'RowBinary';
-
-/** The parts of a Kafka message the encoder reads (kafkajs messages fit after adding topic/partition). */
-export interface MessageInput {
-  value: Buffer | null;
-  topic: string;
-  partition: number;
-  /** Kafka offset (kafkajs gives strings). */
-  offset: string | number;
-  /** The message's SENDER_HEADER (the syslog receiver's sending device), when it has one. */
-  sender?: Buffer;
-  /**
-   * Set when the value's content-encoding could not be decoded (worker-values.ts): the dead-letter
-   * reason. The message is then dead-lettered whole (`value` = the bytes as sent), never parsed.
-   */
-  undecodable?: string;
-}
-
-/** Kafka message headers as kafkajs hands them (values are Buffers when read from a broker). */
-type Headers = Record<string, Buffer | string | (Buffer | string)[] | undefined> | undefined;
-
-/** The SENDER_HEADER value of a consumed message as bytes, or undefined when it has none. */
-export function senderHeader(headers: Headers): Buffer | undefined {
-  let v = headers?.[SENDER_HEADER];
-  if (Array.isArray(v)) v = v[0];
-  if (v === undefined) return undefined;
-  return typeof v === 'string' ? Buffer.from(v, 'latin1') : v;
-}
-
-/** A line that did not become a row, with where it came from and why. */
-export interface DeadLetter {
-  reason: string;
-  /** The line's bytes: a view into the message value (copy it if the value is released). */
-  line: Buffer;
-  messageIndex: number;
-  lineIndex: number;
-  topic: string;
-  partition: number;
-  offset: string;
-}
-
-/** Result of encoding one batch. */
-export interface EncodedBatch {
-  /** TSV rows; a view into the encoder's reused buffer, valid until the next encode call. */
-  data: Buffer;
-  rows: number;
-  lines: number;
-  deadLetters: DeadLetter[];
-  /** RowBinary: byte offset of each row plus the end (rows + 1 entries); TSV bodies are cut at LFs instead. */
-  rowStarts?: Uint32Array;
-  /** Blank lines (empty or only spaces/tabs, and empty messages): counted, never stored nor dead-lettered. */
-  blankLines: number;
-  /** Partition key of each row (rows entries, owned by the result) when the encoder knows the table's key. */
-  partitionKeys?: Float64Array;
-}
+export { senderHeader } from './batch-io';
+export type { DeadLetter, EncodedBatch, InsertFormat, MessageInput } from './batch-io';
 
 /** Parser settings plus the column plan inputs (the worker config's parser and columns sections). */
 export interface BatchEncoderOptions {
@@ -103,42 +50,6 @@ export interface BatchEncoderOptions {
 }
 
 const MISSING_PREFIX = 'missing_field:';
-
-const NOT_FOUND = Number.MAX_SAFE_INTEGER;
-
-/** Finds TSV specials per line with native scans, once per message instead of per byte in JS. */
-class EscapeScanner {
-  private buf: Buffer = Buffer.alloc(0);
-  private nextTab = -1;
-  private nextBackslash = -1;
-  private nextCr = -1;
-
-  reset(buf: Buffer): void {
-    this.buf = buf;
-    this.nextTab = this.nextBackslash = this.nextCr = -1;
-  }
-
-  /**
-   * @param binary RowBinary: nothing in the body is escaped, and the parsers' quote scans look for
-   *   backslashes themselves, so no native scan per message is made at all (a single-line message
-   *   paid one call, ~60 ns, only to spare a compare per quoted byte).
-   */
-  constructor(private readonly binary: boolean) {}
-
-  /** True when [s, e) holds no tab, backslash or CR (always false for RowBinary); calls must move forward. */
-  isClean(s: number, e: number): boolean {
-    if (this.binary) return false;
-    if (this.nextBackslash < s) this.nextBackslash = this.find(92, s);
-    if (this.nextTab < s) this.nextTab = this.find(9, s);
-    if (this.nextCr < s) this.nextCr = this.find(13, s);
-    return this.nextTab >= e && this.nextBackslash >= e && this.nextCr >= e;
-  }
-
-  private find(byte: number, from: number): number {
-    const i = this.buf.indexOf(byte, from);
-    return i < 0 ? NOT_FOUND : i;
-  }
-}
 
 /** Parses and encodes batches of Kafka messages for one pipeline configuration. */
 export class BatchEncoder {
@@ -225,16 +136,7 @@ export class BatchEncoder {
   private encodeMessage(msg: MessageInput, index: number, result: EncodedBatch): void {
     const value = msg.value ?? EMPTY;
     const writer = this.writer;
-    const row = writer.row;
-    if (msg.topic !== this.lastTopic || row.topic.length === 0) {
-      // Once per topic change (a batch is one partition), not once per message.
-      this.lastTopic = msg.topic;
-      row.topic = this.topicBytes(msg.topic);
-      row.topicClean = !needsEscape(row.topic, 0, row.topic.length);
-    }
-    row.partition = msg.partition;
-    row.offset = typeof msg.offset === 'number' ? msg.offset : Number(msg.offset);
-    row.sender = msg.sender ?? EMPTY;
+    this.stampSource(msg);
     const len = value.length;
     if (msg.undecodable !== undefined) {
       result.lines++;
@@ -274,6 +176,20 @@ export class BatchEncoder {
       lineIndex++;
       pos = end + 1;
     }
+  }
+
+  /** Sets the row's Kafka source columns (topic, partition, offset, sender) from the message. */
+  private stampSource(msg: MessageInput): void {
+    const row = this.writer.row;
+    if (msg.topic !== this.lastTopic || row.topic.length === 0) {
+      // Once per topic change (a batch is one partition), not once per message.
+      this.lastTopic = msg.topic;
+      row.topic = this.topicBytes(msg.topic);
+      row.topicClean = !needsEscape(row.topic, 0, row.topic.length);
+    }
+    row.partition = msg.partition;
+    row.offset = typeof msg.offset === 'number' ? msg.offset : Number(msg.offset);
+    row.sender = msg.sender ?? EMPTY;
   }
 
   /** Parses and writes (or dead-letters) one line; false when it is blank (counted only). */

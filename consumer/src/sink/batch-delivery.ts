@@ -7,7 +7,7 @@
  * durable, or throws AbortError when the batch was abandoned (partition revoked, shutdown).
  */
 import type { InsertGate } from '../delivery/flow-control';
-import type { DeadLetter, InsertFormat, MessageInput } from '../encode/batch';
+import type { DeadLetter, InsertFormat, MessageInput } from '../encode/batch-io';
 import type { ClickHouseSink, InsertTarget } from './clickhouse-sink';
 import {
   encodeDeadLetterRows,

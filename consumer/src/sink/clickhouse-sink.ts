@@ -9,7 +9,7 @@
 import { quoteIdentifier } from '../../../common/src/sql/identifiers';
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import type { InsertFormat } from '../encode/batch';
+import type { InsertFormat } from '../encode/batch-io';
 
 /** Connection and target of the sink. */
 export interface ClickHouseSinkOptions {

@@ -5,7 +5,7 @@
  * dead letters. Lines are split exactly like the encoder splits them (LF, trailing CR dropped).
  * Only used on the rare rejection path, so it favours clarity over speed.
  */
-import type { DeadLetter, MessageInput } from '../encode/batch';
+import type { DeadLetter, MessageInput } from '../encode/batch-io';
 import { TOO_MANY_LINES } from '../parse/reasons';
 
 /** Where one encoded row came from. */
