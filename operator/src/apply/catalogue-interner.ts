@@ -5,7 +5,7 @@
  * starts a new interner, so text of dropped tables is not kept. Entries are frozen: shared by
  * many tables, they must never be changed through one of them.
  */
-import type { CatalogueTable } from './clickhouse-catalogue';
+import type { CatalogueTable } from './catalogue-snapshot';
 
 type Column = { name: string; type: string };
 

@@ -9,8 +9,30 @@
  * single-flight and gathered: callers asking while a round is being prepared share it, callers
  * asking after a change wait for a fresh one.
  */
-import type { ObservedTable } from '../desired/clickhouse';
 import { CountMap } from './request-counts';
+import { Coalescer } from './coalesce';
+import { CatalogueInterner } from './catalogue-interner';
+import {
+  changedTables,
+  tableKey,
+  type CatalogueExecutor,
+  type CatalogueExtra,
+  type CatalogueOptions,
+  type CatalogueSnapshot,
+  type CatalogueTable,
+} from './catalogue-snapshot';
+import { readProbe, readRound } from './catalogue-queries';
+
+export {
+  changedTables,
+  tableKey,
+  type CatalogueExecutor,
+  type CatalogueExtra,
+  type CatalogueOptions,
+  type CatalogueSnapshot,
+  type CatalogueTable,
+} from './catalogue-snapshot';
+export { QUERIES_PER_ROUND } from './catalogue-queries';
 
 /**
  * What the catalogues of this process did (exported as metrics): `read fresh` (a snapshot reused),
@@ -19,113 +41,6 @@ import { CountMap } from './request-counts';
  * or some of its tables, stale).
  */
 export const catalogueCounts = new CountMap();
-import { Coalescer } from './coalesce';
-import { CatalogueInterner } from './catalogue-interner';
-
-/** Runs one read-only query with parameters and returns its rows (a fake in unit tests). */
-export type CatalogueExecutor = <T>(query: string, params: Record<string, unknown>) => Promise<T[]>;
-
-/** Server-wide facts a round reads once some pipeline needs them (ON CLUSTER, storage policies). */
-export type CatalogueExtra = 'clusters' | 'storage';
-
-/** One table as the catalogue saw it. */
-export interface CatalogueTable extends ObservedTable {
-  comment: string;
-}
-
-/** What one round read. */
-export interface CatalogueSnapshot {
-  version: string;
-  host: string;
-  uuid: string;
-  databases: ReadonlySet<string>;
-  /** Keyed by `database.table`. */
-  tables: ReadonlyMap<string, CatalogueTable>;
-  /** The databases this round asked about (present or not). */
-  readDatabases: ReadonlySet<string>;
-  /** Cluster names of system.clusters (rounds after someone asked for 'clusters'). */
-  clusters?: ReadonlySet<string>;
-  /** Volumes of each storage policy, and the server's disks (rounds after someone asked for 'storage'). */
-  policies?: ReadonlyMap<string, Array<{ volume: string; disks: string[] }>>;
-  disks?: ReadonlySet<string>;
-  /** When the round started (ms). */
-  at: number;
-}
-
-/** Tuning of a catalogue. */
-export interface CatalogueOptions {
-  /** Reuse a snapshot this long. Default 30 s. */
-  maxAgeMs?: number;
-  /** Wait this long before a round starts, so concurrent callers share it. Default 5 ms. */
-  gatherMs?: number;
-  now?: () => number;
-  /**
-   * Called after a round with the `database.table` keys that appeared, vanished or changed since
-   * the previous round (databases both rounds read only): memoized Table outcomes of those tables
-   * are stale (controller/part-memo.ts). Tables our own statements touched since the last round are
-   * left out: the ensure that ran them judged the result.
-   */
-  onChange?: (tables: string[]) => void;
-}
-
-type TableRow = Omit<CatalogueTable, 'columns' | 'skipIndexes'> & { database: string; name: string };
-
-const Q_SERVER = 'SELECT version() AS version, hostName() AS host, toString(serverUUID()) AS uuid';
-const Q_DATABASES = 'SELECT name FROM system.databases WHERE has({dbs:Array(String)}, name)';
-const Q_TABLES =
-  'SELECT database, name, engine, engine_full AS engineFull, sorting_key AS sortingKey, ' +
-  'partition_key AS partitionKey, storage_policy AS storagePolicy, comment ' +
-  'FROM system.tables WHERE has({dbs:Array(String)}, database)';
-const Q_COLUMNS =
-  'SELECT database, table, name, type FROM system.columns WHERE has({dbs:Array(String)}, database) ' +
-  'ORDER BY database, table, position';
-const Q_CLUSTERS = 'SELECT DISTINCT cluster FROM system.clusters';
-const Q_POLICIES = 'SELECT policy_name AS policy, volume_name AS volume, disks FROM system.storage_policies';
-const Q_DISKS = 'SELECT name FROM system.disks';
-const Q_INDEXES =
-  'SELECT database, table, name FROM system.data_skipping_indices WHERE has({dbs:Array(String)}, database)';
-
-// Probes: only the named tables (pruned by database and name, then matched exactly), for every
-// reconcile waiting at once. `keys` are `database.table` of validated identifiers (no dots inside).
-const PROBE_WHERE =
-  "has({dbs:Array(String)}, database) AND has({names:Array(String)}, NAME) AND has({keys:Array(String)}, concat(database, '.', NAME))";
-const Q_PROBE_TABLES =
-  'SELECT database, name, engine, engine_full AS engineFull, sorting_key AS sortingKey, ' +
-  'partition_key AS partitionKey, storage_policy AS storagePolicy, comment ' +
-  `FROM system.tables WHERE ${PROBE_WHERE.replace(/NAME/g, 'name')}`;
-const Q_PROBE_COLUMNS =
-  `SELECT database, table, name, type FROM system.columns WHERE ${PROBE_WHERE.replace(/NAME/g, 'table')} ` +
-  'ORDER BY database, table, position';
-const Q_PROBE_INDEXES = `SELECT database, table, name FROM system.data_skipping_indices WHERE ${PROBE_WHERE.replace(/NAME/g, 'table')}`;
-
-/** Queries one round sends (for tests and the bench), plus 1 for 'clusters' and 2 for 'storage' once needed. */
-export const QUERIES_PER_ROUND = 5;
-
-/** `database.table`, the key of a snapshot's tables. */
-export function tableKey(database: string, table: string): string {
-  return `${database}.${table}`;
-}
-
-/** Tables (`database.table`) that differ between two rounds, in databases both rounds read. */
-export function changedTables(before: CatalogueSnapshot, after: CatalogueSnapshot): string[] {
-  const dbs = new Set([...before.readDatabases].filter((d) => after.readDatabases.has(d)));
-  const inScope = (key: string) => dbs.has(key.slice(0, key.indexOf('.')));
-  const out: string[] = [];
-  for (const [key, t] of after.tables) {
-    const prev = before.tables.get(key);
-    if (inScope(key) && (!prev || !sameTable(prev, t))) out.push(key);
-  }
-  for (const key of before.tables.keys()) if (inScope(key) && !after.tables.has(key)) out.push(key);
-  return out;
-}
-
-function sameTable(a: CatalogueTable, b: CatalogueTable): boolean {
-  const scalar = ['engine', 'engineFull', 'sortingKey', 'partitionKey', 'storagePolicy', 'comment'] as const;
-  if (scalar.some((k) => a[k] !== b[k])) return false;
-  if (a.columns.length !== b.columns.length || a.skipIndexes.length !== b.skipIndexes.length) return false;
-  if (a.columns.some((c, i) => c.name !== b.columns[i].name || c.type !== b.columns[i].type)) return false;
-  return a.skipIndexes.every((x, i) => x === b.skipIndexes[i]);
-}
 
 /** Shared, invalidated-on-write catalogue of one server; see the module comment. */
 export class ClickHouseCatalogue {
@@ -235,31 +150,10 @@ export class ClickHouseCatalogue {
     // A light probe lacks columns and indexes: a caller planning changes reads the table in full.
     return full && !probe.full && probe.table ? 'unknown' : probe.table;
   }
-
   private async probe(keys: string[], full: boolean): Promise<Map<string, CatalogueTable | undefined>> {
     const at = this.now();
-    const dbs = [...new Set(keys.map((k) => k.split('.')[0]))];
-    const names = [...new Set(keys.map((k) => k.slice(k.indexOf('.') + 1)))];
-    const params = { dbs, names, keys };
-    const wanted = new Set(keys);
     catalogueCounts.inc('read probe');
-    const rows = (await this.run<TableRow>(Q_PROBE_TABLES, params)).filter((r) =>
-      wanted.has(tableKey(r.database, r.name)),
-    );
-    const found = new Map<string, CatalogueTable>();
-    for (const { database, name, ...row } of rows)
-      found.set(tableKey(database, name), { ...row, columns: [], skipIndexes: [] });
-    if (full && found.size > 0) {
-      const p = { ...params, keys: [...found.keys()] };
-      const columns = await this.run<{ database: string; table: string; name: string; type: string }>(
-        Q_PROBE_COLUMNS,
-        p,
-      );
-      const indexes = await this.run<{ database: string; table: string; name: string }>(Q_PROBE_INDEXES, p);
-      for (const c of columns)
-        found.get(tableKey(c.database, c.table))?.columns.push({ name: c.name, type: c.type });
-      for (const i of indexes) found.get(tableKey(i.database, i.table))?.skipIndexes.push(i.name);
-    }
+    const found = await readProbe(this.run, keys, full);
     for (const [k, t] of found) found.set(k, this.interner.table(t));
     const out = new Map<string, CatalogueTable | undefined>();
     for (const k of keys) {
@@ -352,57 +246,15 @@ export class ClickHouseCatalogue {
     this.pending = pending;
     return pending;
   }
-
   private async fetch(dbs: string[]): Promise<CatalogueSnapshot> {
     const at = this.now();
     this.rounds++;
     catalogueCounts.inc('round');
-    const params = { dbs };
-    const [server] = await this.run<{ version: string; host: string; uuid: string }>(Q_SERVER, {});
-    const databases = await this.run<{ name: string }>(Q_DATABASES, params);
-    const tableRows = await this.run<TableRow>(Q_TABLES, params);
-    const columns = await this.run<{ database: string; table: string; name: string; type: string }>(
-      Q_COLUMNS,
-      params,
-    );
-    const indexes = await this.run<{ database: string; table: string; name: string }>(Q_INDEXES, params);
-    const extras = await this.fetchExtras();
-    const tables = new Map<string, CatalogueTable>();
-    for (const { database, name, ...row } of tableRows)
-      tables.set(tableKey(database, name), { ...row, columns: [], skipIndexes: [] });
-    for (const c of columns)
-      tables.get(tableKey(c.database, c.table))?.columns.push({ name: c.name, type: c.type });
-    for (const i of indexes) tables.get(tableKey(i.database, i.table))?.skipIndexes.push(i.name);
+    const snap = await readRound(this.run, dbs, this.extras, at);
     // A new round, new canonical copies: nothing of the tables this round no longer sees is kept.
     const interner = new CatalogueInterner();
-    for (const [k, t] of tables) tables.set(k, interner.table(t));
+    for (const [k, t] of snap.tables) snap.tables.set(k, interner.table(t));
     this.interner = interner;
-    return {
-      version: server?.version ?? 'unknown',
-      host: server?.host ?? 'unknown',
-      uuid: server?.uuid ?? '',
-      databases: new Set(databases.map((d) => d.name)),
-      readDatabases: new Set(dbs),
-      ...extras,
-      tables,
-      at,
-    };
-  }
-
-  private async fetchExtras(): Promise<Pick<CatalogueSnapshot, 'clusters' | 'policies' | 'disks'>> {
-    const out: Pick<CatalogueSnapshot, 'clusters' | 'policies' | 'disks'> = {};
-    if (this.extras.has('clusters'))
-      out.clusters = new Set((await this.run<{ cluster: string }>(Q_CLUSTERS, {})).map((r) => r.cluster));
-    if (this.extras.has('storage')) {
-      const policies = new Map<string, Array<{ volume: string; disks: string[] }>>();
-      for (const r of await this.run<{ policy: string; volume: string; disks: string[] }>(Q_POLICIES, {})) {
-        const list = policies.get(r.policy) ?? [];
-        list.push({ volume: r.volume, disks: r.disks });
-        policies.set(r.policy, list);
-      }
-      out.policies = policies;
-      out.disks = new Set((await this.run<{ name: string }>(Q_DISKS, {})).map((r) => r.name));
-    }
-    return out;
+    return snap;
   }
 }

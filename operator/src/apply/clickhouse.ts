@@ -2,6 +2,7 @@
  * Thin, idempotent appliers for a pipeline's ClickHouse tables. Expected conditions (invalid spec,
  * old server, missing storage, refused destructive change, identity mismatch) come back as an
  * outcome with a reason; connection and server failures throw ClickHouseApplyError for a retry.
+ * Ownership checks live in clickhouse-claims.ts, dropping in clickhouse-drop.ts.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { ResolvedSpec } from '../api/defaults';
@@ -12,11 +13,11 @@ import {
   type Refusal,
   type TableDDL,
 } from '../desired/clickhouse';
-import { checkIdentifier, catchSchemaError } from '../../../common/src/sql/identifiers';
-import { judgeClaim, ownerRecord, ownerString, parseOwnerComment, type Owner } from '../desired/ownership';
+import { ownerRecord, ownerString } from '../desired/ownership';
 import { runStatement } from './clickhouse-client';
 import { UNGUARDED, type DestructiveGuard } from './guard';
 import type { ClickHouseCatalogue } from './clickhouse-catalogue';
+import { checkClaims, physicalNames, recheckCreated, type Run, type TableClaim } from './clickhouse-claims';
 import {
   checkCluster,
   databaseExists,
@@ -29,30 +30,11 @@ import {
   observeTable,
   serverIdentity,
   serverVersion,
-  tableComments,
   tableExists,
 } from './clickhouse-observe';
 
-/** Who claims a pipeline's tables and how a table without its record may be taken over. */
-export interface TableClaim {
-  owner: Owner;
-  /** The pipeline asked to adopt unowned tables (annotation logpipeline.io/adopt). */
-  adopt: boolean;
-  /**
-   * The server identity this pipeline's status recorded for these tables before owner records
-   * existed (an upgrade from an operator version that wrote none), when no older pipeline claims
-   * them; such tables are stamped on that same server only.
-   */
-  legacyIdentity?: string;
-  /** Checked before ON CLUSTER DDL and DROP; cancels them when the lease is lost. */
-  guard?: DestructiveGuard;
-  /**
-   * The older pipeline (`namespace/name`) that names the same table on the server `identity`, if
-   * any: it wins before anything is created, since two pipelines creating one table's companions
-   * at once could each win a different one.
-   */
-  olderClaimant?: (identity: string) => string | undefined;
-}
+export type { TableClaim } from './clickhouse-claims';
+export { dropTable, pipelineTableNames, type DropOutcome } from './clickhouse-drop';
 
 /** Result of ensureTable: readiness with a condition reason, plus what the status records. */
 export interface TableOutcome {
@@ -69,18 +51,6 @@ export interface TableOutcome {
   refusals: Refusal[];
   /** `namespace/name/uid` recorded on every table, once the claim passed. */
   owner?: string;
-}
-
-/** Result of dropTable. */
-export interface DropOutcome {
-  dropped: boolean;
-  reason: 'TablesDropped' | 'TablesNotOwned' | 'ServerIdentityMismatch' | 'InvalidSchema';
-  message: string;
-  identity?: string;
-  /** Tables left in place because their owner record names another pipeline (or none). */
-  kept?: string[];
-  /** Tables dropped by this call (none when a retried deletion finds them gone). */
-  droppedNow?: string[];
 }
 
 function outcome(reason: string, message: string, extra: Partial<TableOutcome> = {}): TableOutcome {
@@ -101,9 +71,6 @@ async function preflight(
   if (moves.length === 0 && spec.clickhouse.storagePolicy === undefined) return undefined;
   return checkStorage(client, spec.clickhouse.storagePolicy, moves);
 }
-
-/** Runs one statement; `touched` names the only tables it changes (none: it may change anything). */
-type Run = (sql: string, settings?: Record<string, string>, touched?: string[]) => Promise<void>;
 
 async function reconcileOne(
   client: ObserveSource,
@@ -152,67 +119,30 @@ async function reconcileTables(
   return refusals;
 }
 
-function physicalNames(ddl: TableDDL): string[] {
-  return [...new Set(ddl.tables.flatMap((t) => [t.storageName, t.name]))];
-}
-
 /**
- * Reads the owner record of every existing table of the pipeline and judges the claim before any
- * statement runs: a conflict comes back as its message; adopted or legacy tables are stamped.
+ * The statement runner of one ensureTable: confirms leadership before ON CLUSTER DDL, marks the
+ * catalogue around each statement, and records what ran into `into`.
  */
-async function checkClaims(
-  client: ObserveSource,
+function statementRunner(
+  client: ClickHouseClient,
+  src: ObserveSource,
   ddl: TableDDL,
-  claim: TableClaim,
-  identity: string,
-  run: Run,
-): Promise<{ message: string; existing: Set<string> } | { existing: Set<string> }> {
-  const comments = await tableComments(client, ddl.database, physicalNames(ddl));
-  const legacy = claim.legacyIdentity !== undefined && claim.legacyIdentity === identity;
-  const stamps: string[] = [];
-  const conflicts: string[] = [];
-  for (const [name, comment] of comments) {
-    const verdict = judgeClaim(comment, claim.owner, `table ${ddl.database}.${name}`, {
-      adopt: claim.adopt,
-      legacy,
-    });
-    if (verdict.kind === 'conflict') conflicts.push(verdict.message);
-    else if (verdict.kind === 'stamp') stamps.push(name);
-  }
-  const existing = new Set(comments.keys());
-  if (conflicts.length > 0) return { message: conflicts.join('; '), existing };
-  for (const name of stamps) {
-    await run(
-      `ALTER TABLE ${quoted(ddl.database, name)}${ddl.onCluster} MODIFY COMMENT '${ownerRecord(claim.owner)}'`,
-      undefined,
-      [name],
-    );
-  }
-  return { existing };
-}
-
-function quoted(database: string, table: string): string {
-  return `\`${database}\`.\`${table}\``;
-}
-
-/** After creating: a table someone else created in between carries their record, not ours. */
-async function recheckCreated(
-  client: ObserveSource,
-  ddl: TableDDL,
-  claim: TableClaim,
-  existedBefore: Set<string>,
-): Promise<string | undefined> {
-  const created = physicalNames(ddl).filter((n) => !existedBefore.has(n));
-  if (created.length === 0) return undefined;
-  const comments = await tableComments(client, ddl.database, created);
-  for (const [name, comment] of comments) {
-    const owner = parseOwnerComment(comment);
-    if (owner?.uid !== claim.owner.uid) {
-      const who = owner ? `LogPipeline ${owner.namespace}/${owner.name} (uid ${owner.uid})` : 'no pipeline';
-      return `table ${ddl.database}.${name} was created concurrently and is owned by ${who}`;
-    }
-  }
-  return undefined;
+  guard: DestructiveGuard,
+) {
+  return (into: string[]): Run =>
+    async (sql, settings, touched) => {
+      // ON CLUSTER DDL fans out to every node through the DDL queue: only a current leader sends it.
+      if (ddl.cluster !== undefined) await guard.confirm(sql.split('\n')[0]);
+      try {
+        if (touched) markTablesTouching(src, ddl.database, touched);
+        await runStatement(client, sql, settings, guard.signal);
+      } finally {
+        // Even a failed statement may have changed something: look again before judging.
+        if (touched) markTablesChanged(src, ddl.database, touched);
+        else markChanged(src);
+      }
+      into.push(sql);
+    };
 }
 
 /**
@@ -243,21 +173,7 @@ export async function ensureTable(
   if (missing) return outcome(missing.reason, missing.message, { identity, version });
   const applied: string[] = [];
   const guard = claim?.guard ?? UNGUARDED;
-  const runInto =
-    (into: string[]): Run =>
-    async (sql, settings, touched) => {
-      // ON CLUSTER DDL fans out to every node through the DDL queue: only a current leader sends it.
-      if (ddl.cluster !== undefined) await guard.confirm(sql.split('\n')[0]);
-      try {
-        if (touched) markTablesTouching(src, ddl.database, touched);
-        await runStatement(client, sql, settings, guard.signal);
-      } finally {
-        // Even a failed statement may have changed something: look again before judging.
-        if (touched) markTablesChanged(src, ddl.database, touched);
-        else markChanged(src);
-      }
-      into.push(sql);
-    };
+  const runInto = statementRunner(client, src, ddl, guard);
   const run = runInto(applied);
   let existing = new Set<string>();
   const older = claim?.olderClaimant?.(identity);
@@ -275,98 +191,29 @@ export async function ensureTable(
   const refusals = await reconcileTables(src, ddl, spec.clickhouse.retention, runInto, applied);
   const lost = claim && (await recheckCreated(src, ddl, claim, existing));
   if (lost) return outcome('Conflict', lost, { identity, version, applied });
-  const owner = claim && ownerString(claim.owner);
+  return finalOutcome(ddl, refusals, {
+    identity,
+    version,
+    applied,
+    owner: claim && ownerString(claim.owner),
+  });
+}
+
+/** The outcome once every table was reconciled: the refused differences, or ready. */
+function finalOutcome(
+  ddl: TableDDL,
+  refusals: Refusal[],
+  done: Pick<TableOutcome, 'identity' | 'version' | 'applied' | 'owner'>,
+): TableOutcome {
   if (refusals.length > 0) {
-    return outcome(refusals[0].reason, refusals.map((r) => r.message).join('; '), {
-      identity,
-      version,
-      applied,
-      refusals,
-      owner,
-    });
+    return outcome(refusals[0].reason, refusals.map((r) => r.message).join('; '), { ...done, refusals });
   }
   const names = ddl.tables.map((t) => t.name).join(', ');
   return {
     ready: true,
     reason: 'TableReady',
     message: `${ddl.database}: ${names} match the spec`,
-    identity,
-    version,
-    applied,
+    ...done,
     refusals,
-    owner,
-  };
-}
-
-/** Every table name a pipeline may have created (whatever is enabled now), Distributed fronts first. */
-export function pipelineTableNames(spec: ResolvedSpec): string[] {
-  const base = [
-    spec.clickhouse.table,
-    spec.deadLetter.table,
-    spec.integrity.table,
-    spec.integrity.checkpointTable,
-    spec.integrity.sealTable,
-    spec.coverage.table,
-  ];
-  return spec.clickhouse.cluster ? [...base, ...base.map((t) => `${t}_local`)] : base;
-}
-
-/**
- * Drops the pipeline's tables (deletionPolicy Delete) after checking that the server is the one the
- * tables were created on and, table by table, that its owner record names `owner` (a table owned
- * by another pipeline, or by none, is left in place); the leadership guard is confirmed right
- * before each DROP and cancels it in flight. The database is left in place (it may hold other
- * pipelines).
- */
-export async function dropTable(
-  client: ClickHouseClient,
-  spec: ResolvedSpec,
-  expectedIdentity: string,
-  claim: { owner: Owner; guard?: DestructiveGuard },
-): Promise<DropOutcome> {
-  const names = catchSchemaError(() => {
-    const database = checkIdentifier(spec.clickhouse.database, 'database');
-    const cluster =
-      spec.clickhouse.cluster === undefined ? undefined : checkIdentifier(spec.clickhouse.cluster, 'cluster');
-    return { database, cluster, tables: pipelineTableNames(spec).map((t) => checkIdentifier(t, 'table')) };
-  });
-  if (!names.ok) return { dropped: false, reason: 'InvalidSchema', message: names.message };
-  const { database, cluster, tables } = names.value;
-  const identity = await serverIdentity(client, cluster);
-  if (identity !== expectedIdentity) {
-    return {
-      dropped: false,
-      reason: 'ServerIdentityMismatch',
-      message: `server is ${identity}, tables were created on ${expectedIdentity}; nothing dropped`,
-      identity,
-    };
-  }
-  const guard = claim.guard ?? UNGUARDED;
-  const onCluster = cluster ? ` ON CLUSTER '${cluster}'` : '';
-  const comments = await tableComments(client, database, tables);
-  const dropped: string[] = [];
-  const kept: string[] = [];
-  for (const table of tables) {
-    if (!comments.has(table)) continue;
-    const owner = parseOwnerComment(comments.get(table));
-    if (owner?.uid !== claim.owner.uid) {
-      kept.push(
-        `${database}.${table} (${owner ? `owned by ${owner.namespace}/${owner.name}` : 'no owner record'})`,
-      );
-      continue;
-    }
-    const sql = `DROP TABLE IF EXISTS \`${database}\`.\`${table}\`${onCluster} SYNC`;
-    await guard.confirm(`DROP TABLE ${database}.${table}`);
-    await runStatement(client, sql, undefined, guard.signal);
-    dropped.push(`${database}.${table}`);
-  }
-  const keptNote = kept.length > 0 ? `; left in place: ${kept.join(', ')}` : '';
-  return {
-    dropped: dropped.length > 0 || kept.length === 0,
-    reason: kept.length > 0 ? 'TablesNotOwned' : 'TablesDropped',
-    message: `dropped ${dropped.length > 0 ? dropped.join(', ') : 'nothing'}${keptNote}`,
-    identity,
-    kept,
-    droppedNow: dropped,
   };
 }

@@ -4,66 +4,26 @@
  * instance (a standby has warm caches); only the leader runs workers. Losing leadership drains
  * the workers; `stop` releases the lease, drains, and stops the informers.
  */
-import type { KubeConfig } from '../apply/kube-lib';
 import type { LogPipeline } from '../api/types';
 import { leaderGuard } from '../apply/guard';
 import { createKubeClient, type KubeClient } from '../apply/kube-rest';
 import { withRequestScope } from '../apply/request-counts';
-import { MANAGED_BY, MANAGED_BY_LABEL, WORKER_APP_NAME, labelValue } from '../desired/labels';
 import { silentLogger, type Logger } from '../../../common/src/log';
-import type { OperatorMetrics } from '../observability/metrics';
 import type { CachedObject } from './informer';
-import { InformerSet } from './informer-set';
+import type { InformerSet } from './informer-set';
 import { LeaderElector } from './leader';
-import { ownerKey, pipelineChanged, SecretIndex } from './mapping';
+import { buildInformers, pipelineKeyOfPod, podsOfPipeline } from './manager-informers';
+import type { ManagerOptions } from './manager-options';
+import { pipelineChanged, SecretIndex } from './mapping';
 import { OwnWriteEvents } from './own-write-events';
 import { DEFAULT_CONCURRENCY } from './concurrency';
-
-export { DEFAULT_CONCURRENCY };
-import { podChanged, toPodView, type PodView } from '../status/pod-view';
-import { Reconciler, type ReconcilerOptions } from './reconciler';
-import {
-  toConfigMapView,
-  toDeploymentView,
-  toPdbView,
-  toPipelineView,
-  toSecretView,
-  toServiceView,
-  type ChildView,
-  type ServiceView,
-  type DeploymentView,
-  type SecretView,
-} from '../status/views';
+import type { PodView } from '../status/pod-view';
+import { Reconciler } from './reconciler';
+import type { ChildView, ServiceView, DeploymentView, SecretView } from '../status/views';
 import { WorkQueue, type WorkQueueOptions } from './workqueue';
 
-/** Leader-election settings (client-go defaults: 15 s / 10 s / 2 s). */
-export interface LeaderElectionConfig {
-  namespace: string;
-  name: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-}
-
-/** Everything the manager needs. */
-export interface ManagerOptions {
-  kubeConfig: KubeConfig;
-  /** Namespaces to watch; empty = all. */
-  namespaces: string[];
-  /** Parallel reconciles (different keys only). Default DEFAULT_CONCURRENCY. */
-  concurrency?: number;
-  /** Off: this instance reconciles right away (single replica, tests). */
-  leaderElection?: LeaderElectionConfig | false;
-  /** Unique name of this instance (pod name). */
-  identity: string;
-  log?: Logger;
-  metrics?: OperatorMetrics;
-  queue?: WorkQueueOptions;
-  resyncMs?: number;
-  /** How long a clean Topic/Table outcome is reused before the next real check (part-memo.ts); 0: never. */
-  externalRecheckMs?: number;
-  workerColumns?: ReconcilerOptions['workerColumns'];
-}
+export { DEFAULT_CONCURRENCY };
+export type { LeaderElectionConfig, ManagerOptions } from './manager-options';
 
 /** The running operator. */
 export class Manager {
@@ -161,106 +121,29 @@ export class Manager {
 
   /** Informers of pipelines, owned children (label-selected) and Secret metadata; handlers only enqueue. */
   private buildInformers() {
-    const enqueue = (key: string | undefined) => key && this.queue.add(key);
-    // A child exactly as our own apply stored it brings nothing new to the reconcile that wrote it.
-    const changed = (kind: string) => (o: ChildView) => {
-      const { namespace, name, resourceVersion } = o.metadata;
-      this.enqueueUnlessOwn(ownerKey(o.metadata), () =>
-        this.reconciler?.ownWrite(kind, namespace, name, resourceVersion),
-      );
-    };
-    const childHandlers = (kind: string) => ({
-      add: changed(kind),
-      update: (_: ChildView, o: ChildView) => changed(kind)(o),
-      delete: (o: ChildView) => enqueue(ownerKey(o.metadata)),
-    });
-    const common = { client: this.client, namespaces: this.opts.namespaces, onError: this.informerError };
-    const owned = (kind: string) => ({
-      ...common,
-      kind,
-      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
-      handlers: childHandlers(kind),
-    });
-    const pipelines = new InformerSet<LogPipeline>({
-      ...common,
-      name: 'logpipelines',
-      kind: 'LogPipeline',
-      transform: toPipelineView,
-      handlers: this.pipelineHandlers(),
-    });
-    const deployments = new InformerSet<DeploymentView>({
-      ...owned('Deployment'),
-      name: 'deployments',
-      transform: toDeploymentView,
-    });
-    const configMaps = new InformerSet<ChildView>({
-      ...owned('ConfigMap'),
-      name: 'configmaps',
-      transform: toConfigMapView,
-    });
-    const pdbs = new InformerSet<ChildView>({
-      ...owned('PodDisruptionBudget'),
-      name: 'poddisruptionbudgets',
-      transform: toPdbView,
-    });
-    const services = new InformerSet<ServiceView>({
-      ...owned('Service'),
-      name: 'services',
-      transform: toServiceView,
-    });
-    const hpas = new InformerSet<ChildView>({
-      ...owned('HorizontalPodAutoscaler'),
-      name: 'horizontalpodautoscalers',
-      transform: toPdbView,
-    });
-    const onSecret = (s: CachedObject) => {
-      this.reconciler?.secretValues.forget(s.metadata.namespace ?? '', s.metadata.name);
-      for (const key of this.secretIndex.pipelinesFor(s.metadata.namespace ?? '', s.metadata.name))
-        this.queue.add(key);
-    };
-    const secrets = new InformerSet<SecretView>({
-      ...common,
-      name: 'secrets',
-      kind: 'Secret',
-      metadataOnly: true,
-      transform: toSecretView,
-      // update: a rotated Secret (new resourceVersion) re-applies users/grants and rolls the workers.
-      handlers: {
-        add: onSecret,
-        update: (old, s) => old.metadata.resourceVersion !== s.metadata.resourceVersion && onSecret(s),
-        delete: onSecret,
+    return buildInformers({
+      client: this.client,
+      namespaces: this.opts.namespaces,
+      onError: this.informerError,
+      enqueue: (key) => key && this.queue.add(key),
+      // A child exactly as our own apply stored it brings nothing new to the reconcile that wrote it.
+      childChanged: (kind, owner, o) => {
+        const { namespace, name, resourceVersion } = o.metadata;
+        this.enqueueUnlessOwn(owner, () => this.reconciler?.ownWrite(kind, namespace, name, resourceVersion));
       },
+      pipelineHandlers: this.pipelineHandlers(),
+      secretChanged: (s: CachedObject) => {
+        this.reconciler?.secretValues.forget(s.metadata.namespace ?? '', s.metadata.name);
+        for (const key of this.secretIndex.pipelinesFor(s.metadata.namespace ?? '', s.metadata.name))
+          this.queue.add(key);
+      },
+      podKey: (p) => pipelineKeyOfPod(this.pipelines, p),
     });
-    const onPod = (p: PodView) => enqueue(this.pipelineKeyOfPod(p));
-    const pods = new InformerSet<PodView>({
-      ...common,
-      name: 'pods',
-      kind: 'Pod',
-      labelSelector: `app.kubernetes.io/name=${WORKER_APP_NAME},${MANAGED_BY_LABEL}=${MANAGED_BY}`,
-      transform: toPodView,
-      // A pod's status changes often (probes, restarts); only a change of what we keep matters.
-      handlers: { add: onPod, update: (old, p) => podChanged(old, p) && onPod(p), delete: onPod },
-    });
-    return { pipelines, deployments, configMaps, pdbs, services, hpas, secrets, pods };
   }
 
   /** The worker pods of pipeline `namespace/name`. */
   private podsOf(namespace: string, name: string): PodView[] {
-    const label = labelValue(name);
-    const out: PodView[] = [];
-    for (const p of this.pods.list())
-      if (p.metadata.namespace === namespace && p.pipeline === label) out.push(p);
-    return out;
-  }
-
-  /** The key of the pipeline a worker pod belongs to (its label may be a hashed long name). */
-  private pipelineKeyOfPod(p: PodView): string | undefined {
-    const ns = p.metadata.namespace;
-    if (this.pipelines.get(ns, p.pipeline)) return `${ns}/${p.pipeline}`;
-    for (const lp of this.pipelines.list())
-      if (lp.metadata.namespace === ns && labelValue(lp.metadata.name) === p.pipeline)
-        return `${ns}/${lp.metadata.name}`;
-    return undefined;
+    return podsOfPipeline(this.pods, namespace, name);
   }
 
   private informerError = (err: Error, attempt: number, retryInMs: number) => {

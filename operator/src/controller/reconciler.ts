@@ -4,93 +4,37 @@
  * "retry with this key's backoff"; a TerminalError becomes a False condition and is not retried
  * until the spec changes; timed work is returned as `requeueAfterMs`.
  */
-import type { WorkerColumn } from '../../../common/src/worker-config';
-import { resolveSpec, workerImageAllowlist, type ResolvedSpec } from '../api/defaults';
-import { checkWorkerPolicy } from '../api/worker-policy';
+import type { ResolvedSpec } from '../api/defaults';
 import type { LogPipeline } from '../api/types';
-import { PIPELINE_RULES } from '../api/validate-rules';
-import { applyReplicasAsAutoscaler, patchFinalizers, readSecretKey } from '../apply/kube';
-import { KubeApiError, type KubeClient } from '../apply/kube-rest';
-import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
-import { renderWorkerConfig, type RenderedConfig } from '../desired/configmap';
-import { checkWorkerColumns, INVALID_COLUMNS } from '../desired/worker-columns';
+import { patchFinalizers, readSecretKey } from '../apply/kube';
+import { KubeApiError } from '../apply/kube-rest';
+import type { RenderedConfig } from '../desired/configmap';
+import { INVALID_COLUMNS } from '../desired/worker-columns';
 import { workerName } from '../desired/labels';
 import { silentLogger, type Logger } from '../../../common/src/log';
-import { UNGUARDED, type DestructiveGuard } from '../apply/guard';
-import { NOT_CONFIGURED, readyCondition, workersCondition, type ConditionInput } from '../status/conditions';
+import { UNGUARDED } from '../apply/guard';
+import { readyCondition, type ConditionInput } from '../status/conditions';
 import { computeStatus, conflictConditions } from '../status/compute';
 import { progressConditions } from '../status/kstatus';
 import { sanitizeMessage } from '../status/sanitize';
-import { ChildApplier, clampReplicas, type ChildCaches, type Lookup } from './children';
+import { ChildApplier } from './children';
 import { IngestApplier } from './ingest-children';
-import { ingestCondition, ingestStatus, packingLimitCondition } from '../status/ingest';
-import type { IngestSpec } from '../desired/ingest';
-import type {
-  ExternalPart,
-  PartContext,
-  PartName,
-  PartOutcome,
-  ScalingOutcome,
-  ScalingPart,
-  SealingPart,
-} from './external';
+import type { ExternalPart, PartContext, PartName, ScalingPart, SealingPart } from './external';
 import { FINALIZER, finalizePipeline } from './finalize';
+import { applyIngest } from './ingest-step';
+import { reportMissingSecrets } from './missing-secrets';
 import { foldChangeEvents } from './parts/change-events';
+import { preparePipeline, type PreparedPipeline } from './prepare';
+import { TerminalError, type ReconcileResult, type ReconcilerOptions } from './reconcile-types';
+import { runAutoscaler, runPart, type PartRun } from './run-parts';
 import { referencedSecrets, secretsVersion } from './secrets';
 import { timed } from '../apply/request-counts';
 import { PartMemo } from './part-memo';
 import { SecretValues } from './secret-values';
-import { StatusWriter, type StatusObserver } from './status-writer';
-import type { DeploymentView, SecretView } from '../status/views';
+import { StatusWriter } from './status-writer';
+import type { DeploymentView } from '../status/views';
 
-/** What the work loop does after a reconcile. */
-export interface ReconcileResult {
-  /** Run again after this delay (timed work, periodic drift check). */
-  requeueAfterMs?: number;
-  /** Run again with the key's exponential backoff (a transient condition, e.g. a missing Secret). */
-  requeue?: boolean;
-}
-
-/** An error that retrying cannot fix (an invalid spec): reported as a False condition. */
-export class TerminalError extends Error {
-  constructor(
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Dependencies and tuning of the reconciler. */
-export interface ReconcilerOptions {
-  client: KubeClient;
-  pipelines: Lookup<LogPipeline>;
-  secrets: Lookup<SecretView>;
-  children: ChildCaches;
-  log?: Logger;
-  /** Name of this operator instance (Event reportingInstance). */
-  identity?: string;
-  /** Periodic re-check of every pipeline (drift of external parts). Default 10 min. */
-  resyncMs?: number;
-  /** Columns the worker fills; default: the ClickHouse schema builder. */
-  workerColumns?: (spec: ResolvedSpec) => WorkerColumn[];
-  observer?: StatusObserver;
-  now?: () => Date;
-  /** Every cached pipeline (claims); default none. */
-  allPipelines?: () => Iterable<LogPipeline>;
-  /** The current leadership term's guard of destructive statements; default: never refuses. */
-  guard?: () => DestructiveGuard;
-  /** Reuse of clean Topic/Table outcomes (part-memo.ts); 0 turns it off. Default 5 min. */
-  externalRecheckMs?: number;
-  /** Queues a pipeline key (`namespace/name`): peers of a changed claim are judged again at once. */
-  enqueue?: (key: string) => void;
-  /** Bound on deletionPolicy Delete before it falls back to Retain (finalize.ts). */
-  deleteTimeoutMs?: number;
-}
-
-const URL_RULE = PIPELINE_RULES.find((r) => r.id === 'no-credentials-in-url')!;
-
-const defaultColumns = (spec: ResolvedSpec) => buildWorkerColumns(resolveTableSchema(spec));
+export { TerminalError, type ReconcileResult, type ReconcilerOptions } from './reconcile-types';
 
 /** Reconciles LogPipelines into Kubernetes children, external parts and status. */
 export class Reconciler {
@@ -203,27 +147,10 @@ export class Reconciler {
     };
   }
 
-  private prepare(lp: LogPipeline): { spec: ResolvedSpec; config: RenderedConfig } {
-    try {
-      const spec = resolveSpec(lp);
-      // Stored before admission refused it (an older CRD): never render it into the ConfigMap.
-      if (!URL_RULE.holds(spec.clickhouse.url, undefined))
-        throw new TerminalError('CredentialsInURL', URL_RULE.explain(spec.clickhouse.url, undefined));
-      checkWorkerPolicy(spec, workerImageAllowlist());
-      const columns = (this.opts.workerColumns ?? defaultColumns)(spec);
-      // The worker would refuse these columns at startup: say so before deploying it.
-      checkWorkerColumns(spec, columns);
-      return { spec, config: renderWorkerConfig(spec, columns) };
-    } catch (err) {
-      const reason = (err as { reason?: unknown }).reason;
-      throw new TerminalError(typeof reason === 'string' ? reason : 'InvalidSpec', sanitizeMessage(err));
-    }
-  }
-
   private async sync(lp: LogPipeline): Promise<ReconcileResult> {
-    let prepared: { spec: ResolvedSpec; config: RenderedConfig };
+    let prepared: PreparedPipeline;
     try {
-      prepared = this.prepare(lp);
+      prepared = preparePipeline(lp, this.opts.workerColumns);
     } catch (err) {
       const e = err as TerminalError;
       const ready: ConditionInput = { type: 'Ready', status: 'False', reason: e.reason, message: e.message };
@@ -235,7 +162,7 @@ export class Reconciler {
     }
     const { spec, config } = prepared;
     const missing = referencedSecrets(spec).filter((r) => !this.opts.secrets.get(spec.namespace, r.name));
-    if (missing.length > 0) return this.reportMissingSecrets(lp, spec, missing);
+    if (missing.length > 0) return reportMissingSecrets(this.reportDeps(), lp, spec, missing);
 
     // Claims first: workers are deployed only once the topic and tables are known to be ours.
     const ctx = this.partContext(lp);
@@ -243,20 +170,39 @@ export class Reconciler {
     // The two claims do not depend on each other (Kafka and ClickHouse): checked at once, so a new
     // pipeline waits for the slower of the two, not their sum (issue 18).
     const [topic, table] = await Promise.all([
-      timed('topic', () => this.runPart('Topic', spec, ctx, sv)),
-      timed('table', () => this.runPart('Table', spec, ctx, sv)),
+      timed('topic', () => runPart(this.partRunner(), 'Topic', spec, ctx, sv)),
+      timed('table', () => runPart(this.partRunner(), 'Table', spec, ctx, sv)),
     ]);
     // What the parts did or refused (TopicChanged, DestructiveChangeRefused, ...), deduplicated.
     for (const ev of foldChangeEvents(topic.events, table.events)) await this.status.event(lp, ev);
     if (topic.conflict || table.conflict) return this.reportConflict(lp, spec, config, topic, table);
-    let deployment = await timed('children', () =>
+    const deployment = await timed('children', () =>
       this.applyChildren(lp, spec, config, secretsVersion(spec, this.opts.secrets)),
     );
     if (!deployment) return {};
-    const ingest = await this.applyIngest(lp, spec, topic.observed?.maxMessageBytes as number | undefined);
-    const live = deployment;
-    const scaling = await timed('autoscaler', () => this.runAutoscaler(spec, live, ctx));
-    deployment = scaling.deployment;
+    return this.syncRunning(lp, spec, ctx, topic, table, deployment);
+  }
+
+  /** The rest of sync once the children are applied: ingest, autoscaler, seal, status, next run. */
+  private async syncRunning(
+    lp: LogPipeline,
+    spec: ResolvedSpec,
+    ctx: PartContext,
+    topic: PartRun,
+    table: PartRun,
+    live: DeploymentView,
+  ): Promise<ReconcileResult> {
+    const ingestDeps = { ingestApplier: this.ingestApplier, status: this.status, secrets: this.opts.secrets };
+    const ingest = await applyIngest(
+      ingestDeps,
+      lp,
+      spec,
+      topic.observed?.maxMessageBytes as number | undefined,
+    );
+    const scaling = await timed('autoscaler', () =>
+      runAutoscaler(this.autoscaler, this.opts.client, spec, live, ctx),
+    );
+    const deployment = scaling.deployment;
     const seal = await this.sealer?.evaluate(spec, ctx);
     for (const ev of seal?.events ?? []) await this.status.event(lp, ev);
     const { conditions, extra } = computeStatus(
@@ -286,6 +232,14 @@ export class Reconciler {
       seal?.requeueAfterMs,
     ];
     return { requeueAfterMs: Math.min(...delays.filter((d): d is number => typeof d === 'number' && d > 0)) };
+  }
+
+  private partRunner() {
+    return { parts: this.parts, partMemo: this.partMemo, log: this.log };
+  }
+
+  private reportDeps() {
+    return { status: this.status, children: this.opts.children, log: this.log };
   }
 
   /** Applies the children; undefined when the apiserver refused them (reported as a condition). */
@@ -318,88 +272,6 @@ export class Reconciler {
     }
   }
 
-  /** Applies (or removes) the syslog receiver; its condition and status when spec.ingest is set. */
-  private async applyIngest(lp: LogPipeline, spec: ResolvedSpec, topicMaxMessageBytes?: number) {
-    if (!spec.ingest) {
-      const deleted = await this.ingestApplier.remove(spec);
-      if (deleted > 0)
-        await this.status.event(lp, {
-          type: 'Normal',
-          reason: 'IngestRemoved',
-          message: `spec.ingest was removed: deleted ${deleted} receiver objects`,
-        });
-      return undefined;
-    }
-    // Terminal until the spec or the topic changes: said once per reconcile, nothing rolled out.
-    const tooBig = packingLimitCondition(spec.ingest, spec.kafka.topic.name, topicMaxMessageBytes);
-    if (tooBig) {
-      await this.status.event(lp, { type: 'Warning', reason: tooBig.reason, message: tooBig.message });
-      return { condition: tooBig, stall: { reason: tooBig.reason, message: tooBig.message }, status: {} };
-    }
-    let applied;
-    try {
-      applied = await this.ingestApplier.apply(spec as IngestSpec, this.opts.secrets);
-    } catch (err) {
-      // 400/422: the apiserver refuses what spec.ingest asks for (e.g. a Service the cluster cannot make).
-      if (!(err instanceof KubeApiError) || (err.status !== 400 && err.status !== 422)) throw err;
-      const condition: ConditionInput = {
-        type: 'IngestReady',
-        status: 'False',
-        reason: 'InvalidIngestSpec',
-        message: sanitizeMessage(err),
-      };
-      return { condition, stall: { reason: condition.reason, message: condition.message }, status: {} };
-    }
-    const { observation, repaired } = applied;
-    for (const child of repaired) {
-      const message = `${child} was changed or deleted outside the operator; restored`;
-      await this.status.event(lp, { type: 'Warning', reason: 'ChildRepaired', message });
-    }
-    return { ...ingestCondition(observation), status: ingestStatus(observation) };
-  }
-
-  private async runPart(name: PartName, spec: ResolvedSpec, ctx: PartContext, sv?: string) {
-    const part = this.parts.get(name);
-    const type = `${name}Ready` as const;
-    if (!part) {
-      const condition: ConditionInput = {
-        type,
-        status: 'Unknown',
-        reason: NOT_CONFIGURED,
-        message: `no ${name.toLowerCase()} manager is registered in this operator`,
-      };
-      return { condition };
-    }
-    let outcome: PartOutcome;
-    try {
-      outcome = this.partMemo
-        ? await this.partMemo.ensure(part, spec, ctx, sv)
-        : await part.ensure(spec, ctx);
-    } catch (err) {
-      this.log.warn('external part failed', {
-        namespace: spec.namespace,
-        name: spec.name,
-        part: name,
-        err: (err as Error).message,
-      });
-      outcome = { status: 'False', reason: 'EnsureFailed', message: sanitizeMessage(err), retry: true };
-    }
-    const condition: ConditionInput = {
-      type,
-      status: outcome.status,
-      reason: outcome.reason,
-      message: outcome.message,
-    };
-    return {
-      condition,
-      observed: outcome.observed,
-      retry: outcome.retry,
-      requeueAfterMs: outcome.requeueAfterMs,
-      conflict: outcome.conflict === true,
-      events: outcome.events,
-    };
-  }
-
   /**
    * A claim failed: no workers. A Deployment that already exists (the spec was changed to name
    * another pipeline's table or topic) is scaled to 0; none is created. Re-checked periodically,
@@ -428,47 +300,6 @@ export class Reconciler {
     const conditions = conflictConditions(topic.condition, table.condition, deployment, name);
     await this.status.write(lp, conditions, {});
     return { requeueAfterMs: Math.min(this.opts.resyncMs ?? 600_000, 60_000) };
-  }
-
-  private async runAutoscaler(
-    spec: ResolvedSpec,
-    deployment: DeploymentView,
-    ctx: PartContext,
-  ): Promise<{ outcome?: ScalingOutcome; deployment: DeploymentView }> {
-    const auto = spec.workers.autoscaling;
-    if (!this.autoscaler) return { deployment };
-    // Without autoscaling the part only watches for stalled partitions and never sets replicas.
-    const outcome = await this.autoscaler.evaluate(spec, deployment, ctx);
-    if (!auto.enabled || outcome.replicas === undefined) return { outcome, deployment };
-    const replicas = clampReplicas(outcome.replicas, auto.minReplicas, auto.maxReplicas);
-    if (replicas !== deployment.replicas) {
-      await applyReplicasAsAutoscaler(this.opts.client, spec.namespace, deployment.metadata.name, replicas);
-    }
-    return { outcome: { ...outcome, replicas }, deployment: { ...deployment, replicas } };
-  }
-
-  private async reportMissingSecrets(
-    lp: LogPipeline,
-    spec: ResolvedSpec,
-    missing: Array<{ name: string; purpose: string }>,
-  ): Promise<ReconcileResult> {
-    const list = missing.map((m) => `Secret "${m.name}" (${m.purpose})`).join(', ');
-    const message = `${list} not found in namespace ${spec.namespace}`;
-    const deployment = this.opts.children.deployments.get(spec.namespace, workerName(spec.name));
-    const desired = spec.workers.autoscaling.enabled ? (deployment?.replicas ?? 0) : spec.workers.replicas;
-    const ready: ConditionInput = { type: 'Ready', status: 'False', reason: 'SecretNotFound', message };
-    await this.status.write(
-      lp,
-      [ready, workersCondition(deployment, desired, workerName(spec.name)), ...progressConditions(ready)],
-      {},
-    );
-    this.log.info('waiting for secrets', {
-      namespace: spec.namespace,
-      name: spec.name,
-      secrets: missing.map((m) => m.name),
-    });
-    // The Secret informer enqueues this pipeline when one of them appears; the backoff is the fallback.
-    return { requeue: true };
   }
 
   private async finalize(lp: LogPipeline): Promise<ReconcileResult> {
