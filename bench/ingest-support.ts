@@ -12,6 +12,7 @@ import { registerKafkaCodecs } from '../common/src/kafka/codecs';
 import { startKafka, stopKafka } from '../test/env/kafka';
 import { freePort } from '../test/env/process';
 import { readTestBed } from '../test/env/testbed';
+import { createTopicsWithLeaders } from '../test/env/kafka-topics';
 
 /** A Kafka bootstrap and how to let it go. */
 export async function benchKafka(dir: string): Promise<{ bootstrap: string; release(): Promise<void> }> {
@@ -26,7 +27,7 @@ export async function benchKafka(dir: string): Promise<{ bootstrap: string; rele
 export async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
   const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
+  await createTopicsWithLeaders(admin, [{ topic, numPartitions: partitions }]);
   await admin.disconnect();
 }
 

@@ -29,6 +29,7 @@ import {
 } from './operator-harness';
 import { generateSampleLines } from './fixtures/samples';
 import { chClient, kafkaClient, produceLines, testProducer } from './worker-support';
+import { createTopicsWithLeaders } from './env/kafka-topics';
 
 /** One observation of a pipeline. */
 export interface Sample {
@@ -181,10 +182,7 @@ export async function createTopic(loop: Loop, name: string, partitions: number):
   const admin = kafkaClient(loop.bed, 'autoscale-test-admin').admin();
   await admin.connect();
   try {
-    await admin.createTopics({
-      topics: [{ topic: `${loop.namespace}.${name}`, numPartitions: partitions }],
-      waitForLeaders: true,
-    });
+    await createTopicsWithLeaders(admin, [{ topic: `${loop.namespace}.${name}`, numPartitions: partitions }]);
   } finally {
     await admin.disconnect();
   }

@@ -24,6 +24,7 @@ import {
   waitFor,
 } from './operator-harness';
 import { readTestBed } from './env/testbed';
+import { createTopicsWithLeaders } from './env/kafka-topics';
 
 const bed = readTestBed();
 const POLL = '1s';
@@ -160,7 +161,7 @@ it('reads 5 and 50 consumer groups with one OffsetFetch and no coordinator looku
   await admin.connect();
   const observers = new KafkaObservers({ gatherMs: 5 });
   try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
+    await createTopicsWithLeaders(admin, [{ topic, numPartitions: 2 }]);
     const group = (i: number) => `${namespace}.g${i}`;
     await admin.setOffsets({
       groupId: group(3),

@@ -18,6 +18,7 @@ import {
 import { LZ4_ASYNC_THRESHOLD_BYTES, lz4Codec, registerLz4Codec } from '../common/src/kafka/lz4-codec';
 import { restartKafka } from './env/kafka';
 import { readTestBed, writeTestBed } from './env/testbed';
+import { createTopicsWithLeaders } from './env/kafka-topics';
 
 const bed = readTestBed();
 if (!bed.kafka) throw new Error('the test bed has no Kafka part: integration tests need a real broker');
@@ -154,9 +155,7 @@ describe('Kafka test bed', () => {
     async () => {
       const topic = `smoke-lz4-${randomUUID()}`;
       const groupId = `smoke-${randomUUID()}`;
-      expect(
-        await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS }], waitForLeaders: true }),
-      ).toBe(true);
+      expect(await createTopicsWithLeaders(admin, [{ topic, numPartitions: PARTITIONS }])).toBe(true);
 
       await produceAll(producer, topic, CompressionTypes.LZ4);
       expect(lz4Frames.compressed).toBeGreaterThanOrEqual(MESSAGES / CHUNK);
@@ -185,10 +184,7 @@ describe('Kafka test bed', () => {
     async () => {
       const topic = `smoke-broker-lz4-${randomUUID()}`;
       const configEntries = [{ name: 'compression.type', value: 'lz4' }];
-      await admin.createTopics({
-        topics: [{ topic, numPartitions: PARTITIONS, configEntries }],
-        waitForLeaders: true,
-      });
+      await createTopicsWithLeaders(admin, [{ topic, numPartitions: PARTITIONS, configEntries }]);
       const described = await admin.describeConfigs({
         resources: [{ type: 2, name: topic, configNames: ['compression.type'] }],
         includeSynonyms: false,
@@ -214,7 +210,7 @@ describe('Kafka test bed', () => {
   it('restarts on the same port with its data and cluster id (restartKafka)', async () => {
     const topic = `smoke-restart-${randomUUID()}`;
     const count = 300;
-    await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS }], waitForLeaders: true });
+    await createTopicsWithLeaders(admin, [{ topic, numPartitions: PARTITIONS }]);
     await produceAll(producer, topic, CompressionTypes.LZ4, count);
 
     const restarted = await restartKafka(kafkaBed);

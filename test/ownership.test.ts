@@ -31,6 +31,7 @@ import {
   waitFor,
 } from './operator-harness';
 import { readTestBed } from './env/testbed';
+import { createTopicsWithLeaders } from './env/kafka-topics';
 
 const bed = readTestBed();
 const DB = 'own_test';
@@ -283,7 +284,7 @@ describe('adoption of an unowned table', () => {
 
 describe('adoption of an unowned topic', () => {
   it('refuses a topic created by hand until the pipeline asks to adopt it, then records itself', async () => {
-    await admin.createTopics({ topics: [{ topic: 'own.byhand', numPartitions: 1 }], waitForLeaders: true });
+    await createTopicsWithLeaders(admin, [{ topic: 'own.byhand', numPartitions: 1 }]);
     await createPipeline({ ...pipeline(namespace, 'byhand'), spec: spec('byhand', 'own.byhand') as never });
     const lp = await waitForReason('byhand', 'TopicReady', 'Conflict');
     expect(condition(lp, 'TopicReady')?.message).toContain('no owner record');

@@ -28,6 +28,7 @@ import {
   workerConfig,
   type WorkerProcess,
 } from './worker-support';
+import { createTopicsWithLeaders } from './env/kafka-topics';
 
 jest.setTimeout(240_000);
 
@@ -115,10 +116,9 @@ test('kcat reads back what kafkajs produced with every codec', async () => {
   const topic = `${p.topic}.out`;
   const admin = kafkaClient(bed).admin();
   await admin.connect();
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'compression.type', value: 'producer' }] }],
-  });
+  await createTopicsWithLeaders(admin, [
+    { topic, numPartitions: 1, configEntries: [{ name: 'compression.type', value: 'producer' }] },
+  ]);
   const producer = await testProducer(bed);
   const types = [CompressionTypes.GZIP, CompressionTypes.LZ4, CompressionTypes.Snappy, CompressionTypes.ZSTD];
   const sent: string[][] = [];

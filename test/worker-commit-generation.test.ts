@@ -14,6 +14,7 @@ import {
 } from '../consumer/src/delivery/group-generation';
 import { readTestBed } from './env/testbed';
 import { pollUntil } from './worker-support';
+import { createTopicsWithLeaders } from './env/kafka-topics';
 
 jest.setTimeout(180_000);
 
@@ -54,7 +55,7 @@ async function committed(): Promise<{ offset: string; metadata: string | null }>
 beforeAll(async () => {
   admin = new Kafka({ brokers: [bed.kafka!.bootstrap], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
+  await createTopicsWithLeaders(admin, [{ topic, numPartitions: 2 }]);
   // Offsets 0-9 exist, so every offset committed below (at most 8) lies inside the log. On an empty
   // partition a committed 5 is out of range: after any later rebalance kafkajs's owner fetches
   // from it, gets OFFSET_OUT_OF_RANGE and commits its default offset (-2, no metadata) over it.

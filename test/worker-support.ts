@@ -18,6 +18,7 @@ import { resolveSpec, type ResolvedSpec } from '../operator/src/api/defaults';
 import { buildTableDDL } from '../operator/src/desired/clickhouse';
 import { generateSampleLines } from './fixtures/samples';
 import type { TestBed } from './env/testbed';
+import { createTopicsWithLeaders } from './env/kafka-topics';
 
 /** Everything one test pipeline owns on the bed. */
 export interface Pipeline {
@@ -113,17 +114,14 @@ export async function createPipeline(
   const admin = kafkaClient(bed).admin();
   await admin.connect();
   try {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        {
-          topic: p.topic,
-          numPartitions: p.partitions,
-          configEntries: [{ name: 'compression.type', value: compression }],
-        },
-        { topic: p.dlqTopic, numPartitions: p.partitions },
-      ],
-    });
+    await createTopicsWithLeaders(admin, [
+      {
+        topic: p.topic,
+        numPartitions: p.partitions,
+        configEntries: [{ name: 'compression.type', value: compression }],
+      },
+      { topic: p.dlqTopic, numPartitions: p.partitions },
+    ]);
   } finally {
     await admin.disconnect();
   }
