@@ -74,9 +74,13 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     metrics: opts.registry && new AutoscalerMetrics(opts.registry),
   });
   manager.reconciler.setAutoscaler(autoscaler);
-  manager.reconciler.setSealer(
-    withChainWatch(new SealScheduler(opts.seal), new ChainWatch(opts.chain), clickhouse),
-  );
+  // ChainLinked: background rounds while leading; a changed condition queues the pipeline's reconcile.
+  const chain = new ChainWatch({
+    onChange: (key) => manager.enqueue(key),
+    active: () => manager.isLeader(),
+    ...opts.chain,
+  });
+  manager.reconciler.setSealer(withChainWatch(new SealScheduler(opts.seal), chain, clickhouse));
   // Kafka and ClickHouse clients of credentials no pipeline uses any more (a rotated Secret) are closed.
   const sweep = setInterval(() => {
     const live = new Set<string>();
@@ -94,6 +98,7 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     close: async () => {
       clearInterval(sweep);
       autoscaler.close();
+      chain.close();
       await Promise.allSettled([kafka.close(), clickhouse.close(), observers.close(), topics.close()]);
     },
   };
