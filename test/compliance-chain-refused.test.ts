@@ -17,7 +17,13 @@ import { generateSampleLines } from './fixtures/samples';
 import { bedClient, clickhouseBed } from './compliance-fixture';
 import { freePort } from './env/process';
 import { readTestBed } from './env/testbed';
-import { integrityWorkerConfig, scalar, signingKeys, spawnSigningWorker } from './integrity-support';
+import {
+  integrityWorkerConfig,
+  scalar,
+  signingKeys,
+  spawnSigningWorker,
+  verifyTable,
+} from './integrity-support';
 import {
   apis,
   condition,
@@ -34,7 +40,7 @@ import { produceLines, stopWorker, testProducer, type WorkerProcess } from './wo
 
 const bed = readTestBed();
 const DB = `chainref_${process.pid}_${Date.now() % 1e6}`;
-const { keys } = signingKeys('chainref-');
+const { keys, publicKeyFile } = signingKeys('chainref-');
 
 let ch: ClickHouseClient;
 let namespace: string;
@@ -164,4 +170,15 @@ test('a link ClickHouse refuses is named on the pipeline, with one Event, until 
   expect(await scalar(ch, `SELECT count() AS n FROM \`${DB}\`.fw_integrity`)).toBeGreaterThan(0);
   // Still one Event for the refusal: the flip back to True is the only other one.
   expect(await chainEvents()).toHaveLength(1);
+
+  // verify reports the unlinked range, and the cause the worker signed beside it.
+  expect(await stopWorker(worker)).toBe(0);
+  worker = undefined;
+  const { code, report } = await verifyTable(bed, DB, 'fw', publicKeyFile);
+  expect(code).not.toBe(0);
+  expect(report.findings.some((f) => f.partition === 0)).toBe(true);
+  const signed = report.notices.filter((n) => n.detail.startsWith('the worker signed that it stored'));
+  expect(signed.length).toBeGreaterThan(0);
+  expect(signed[0]).toMatchObject({ partition: 0 });
+  expect(signed[0].detail).toMatch(/ClickHouse refused the integrity link 3 times: .*refuse_links/);
 }, 360_000);
