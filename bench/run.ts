@@ -100,7 +100,11 @@ async function main(argv: string[]): Promise<void> {
       results[name] = await runOne(name, extra, env);
     }
   } finally {
-    if (bed) await stopTestBed(bed);
+    if (bed) {
+      await stopTestBed(bed);
+      // The bed's data (Kafka log, ClickHouse parts) is this run's alone: nothing left in /tmp.
+      fs.rmSync(bed.dir, { recursive: true, force: true });
+    }
   }
   // Load average at the end (each benchmark's own JSON has its own, taken while it ran).
   const machine = { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() };
