@@ -103,7 +103,11 @@ async function main(argv: string[]): Promise<void> {
     if (bed) {
       await stopTestBed(bed);
       // The bed's data (Kafka log, ClickHouse parts) is this run's alone: nothing left in /tmp.
-      fs.rmSync(bed.dir, { recursive: true, force: true });
+      try {
+        fs.rmSync(bed.dir, { recursive: true, force: true, maxRetries: 5 });
+      } catch (err) {
+        process.stderr.write(`bench: ${bed.dir} not removed: ${(err as Error).message}\n`);
+      }
     }
   }
   // Load average at the end (each benchmark's own JSON has its own, taken while it ran).
