@@ -1,10 +1,11 @@
 /**
- * What the ChainLinked condition reads (operator/src/compliance/chain-watch.ts), as queries and pure
- * functions: the operator half of "a batch left unlinked says why" (doctrine "Say why"). A worker that stores a
- * batch without its hash-chain link (ClickHouse refused the link insert for its content, or the
- * batch could not be digested) signs the range and the cause into its chain's next checkpoint as
- * `unlinked` (the worker's checkpoint writer, see docs/compliance.md). The workers' logs and metrics are not read by
- * the operator; the checkpoint table is, and it is evidence as well: the gap and its cause are signed.
+ * What the ChainLinked condition reads (operator/src/compliance/chain-watch.ts), as queries and
+ * pure functions: the operator half of "a batch left unlinked says why" (doctrine "Say why"). A
+ * worker that stores a batch without its hash-chain link (ClickHouse refused the link insert for
+ * its content, or the batch could not be digested) signs the range and the cause into its chain's
+ * next checkpoint as `unlinked` (the worker's checkpoint writer, see docs/compliance.md). The
+ * workers' logs and metrics are not read by the operator; the checkpoint table is, and it is
+ * evidence as well: the gap and its cause are signed.
  *
  * The `ChainLinked` condition (only with spec.integrity.enabled; it does not gate Ready):
  * - False `ChainLinkRefused` while a range noted in the last 7 days has no link at or after its last
