@@ -15,6 +15,7 @@
  *   --heap-snapshot-dir DIR (snapshot + summary by constructor), --operator-node-args '--max-semi-space-size=2'.
  */
 import { DEFAULT_CONCURRENCY } from '../operator/src/controller/concurrency';
+import { registerKafkaCodecs } from '../common/src/kafka/codecs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -299,6 +300,7 @@ async function main(): Promise<void> {
     fs.mkdirSync(podDir, { recursive: true });
     const result: Record<string, unknown> = { cpus: os.cpus().length };
     if (o.parts.includes('reaction') || o.parts.includes('drain')) {
+      registerKafkaCodecs();
       const admin = new Kafka({ brokers: [bed.kafka!.bootstrap], logLevel: logLevel.NOTHING }).admin();
       await admin.connect();
       const producer = await testProducer(bed);

@@ -5,6 +5,8 @@
  * flags for one go through `--<name>-args "<flags>"`. Numbers are CPU-normalised medians (see each
  * benchmark's header); the machine's load makes wall-clock figures noisy. The document starts
  * with the machine (Node version, load average) and issue 15's `targets` (bench/targets.ts).
+ * stdout carries that document and nothing else (progress goes to stderr; `npm run --silent bench`
+ * keeps npm's own lines away too); `--out <file>` writes it to a file instead.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -83,14 +85,12 @@ async function main(argv: string[]): Promise<void> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'logpipeline-bench-'));
     env.LP_TESTBED_FILE = path.join(dir, 'state.json');
     process.env.LP_TESTBED_FILE = env.LP_TESTBED_FILE;
-    // The bed reports itself on stdout; this document's stdout is the JSON alone.
-    const log = console.log;
-    console.log = (...args: unknown[]) => console.error(...args);
-    try {
-      bed = await startTestBed({ ownerPid: process.pid, dir });
-    } finally {
-      console.log = log;
-    }
+    // This document's stdout is the JSON alone: the bed's progress lines go to stderr.
+    bed = await startTestBed({
+      ownerPid: process.pid,
+      dir,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
   }
   const results: Record<string, unknown> = {};
   try {
@@ -100,13 +100,26 @@ async function main(argv: string[]): Promise<void> {
       results[name] = await runOne(name, extra, env);
     }
   } finally {
-    if (bed) await stopTestBed(bed);
+    if (bed) {
+      await stopTestBed(bed);
+      // The bed's data (Kafka log, ClickHouse parts) is this run's alone: nothing left in /tmp.
+      try {
+        fs.rmSync(bed.dir, { recursive: true, force: true, maxRetries: 5 });
+      } catch (err) {
+        process.stderr.write(`bench: ${bed.dir} not removed: ${(err as Error).message}\n`);
+      }
+    }
   }
   // Load average at the end (each benchmark's own JSON has its own, taken while it ran).
   const machine = { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() };
   // Issue 15's targets first: each with its value, its JSON source and met / not met / not measured.
   const targets = issue15Targets(results);
-  process.stdout.write(`${JSON.stringify({ machine, targets, results }, null, 2)}\n`);
+  const document = `${JSON.stringify({ machine, targets, results }, null, 2)}\n`;
+  const out = flag(argv, 'out');
+  if (out) {
+    fs.writeFileSync(out, document);
+    process.stderr.write(`bench: wrote ${out}\n`);
+  } else process.stdout.write(document);
 }
 
 main(process.argv.slice(2)).catch((err: Error) => {

@@ -6,6 +6,7 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
 import { qualifiedName } from '../../common/src/sql/identifiers';
 import { readPipeline } from './stack';
 import type { Sample } from './stats';
@@ -62,6 +63,7 @@ export class Collector {
       request_timeout: 15_000,
       log: { level: ClickHouseLogLevel.OFF },
     });
+    registerKafkaCodecs();
     this.admin = new Kafka({
       clientId: 'logpipeline-demo-stats',
       brokers: [target.kafkaBootstrap],

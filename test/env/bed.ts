@@ -19,6 +19,11 @@ export interface BedOptions {
   /** Process whose exit stops the bed (0: the bed outlives its starter, as with env:up). */
   ownerPid: number;
   dir?: string;
+  /**
+   * Where the bed's progress lines go (one line per call, no newline); default `console.log`. A
+   * caller whose stdout is a document (`npm run bench`'s JSON) passes a writer to stderr.
+   */
+  log?: (line: string) => void;
 }
 
 /** Starts the requested parts concurrently, applies the CRDs, records the state file. */
@@ -53,7 +58,7 @@ export async function startTestBed(opts: BedOptions): Promise<TestBed> {
   }
   writeTestBed(bed);
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`test bed up in ${secs}s (${dir})`);
+  (opts.log ?? console.log)(`test bed up in ${secs}s (${dir})`);
   return bed;
 }
 

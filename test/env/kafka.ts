@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
+import { registerKafkaCodecs } from '../../common/src/kafka/codecs';
 import { cdsArgs, classpath, settleDump, stopBrokerJvm } from './kafka-jvm';
 import { cacheDir, freePort, requireTool, startProcess, stopProcess, tailLog, waitUntil } from './process';
 import type { KafkaBed } from './testbed';
@@ -162,6 +163,7 @@ function brokerArgs(dir: string, libs: string): string[] {
 
 /** True once the broker at `bootstrap` answers describeCluster with our cluster id. */
 async function answersAs(bootstrap: string, clusterId: string): Promise<boolean> {
+  registerKafkaCodecs();
   const kafka = new Kafka({
     clientId: 'testbed-probe',
     brokers: [bootstrap],

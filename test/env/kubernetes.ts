@@ -35,7 +35,8 @@ function ensureBinaries(): { etcd: string; apiserver: string; controllerManager:
   if (![etcd, apiserver, controllerManager].every((f) => fs.existsSync(f))) {
     requireTool('go', 'etcd and kube-apiserver are built from Go modules');
     execFileSync('bash', [path.join(REPO, 'scripts/build-k8s.sh')], {
-      stdio: 'inherit',
+      // Build progress to stderr: a caller's stdout may be a document (`npm run bench`'s JSON).
+      stdio: ['ignore', 2, 2],
       env: { ...process.env, K8S_VERSION, ETCD_VERSION },
     });
   }

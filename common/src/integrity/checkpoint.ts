@@ -43,6 +43,19 @@ export interface CheckpointPayload {
   interval_ms?: number;
   /** v2: the table's delete-after retention in force when signing (absent: none known). */
   retention_ms?: number;
+  /**
+   * Ranges the writer stored without a link since its previous checkpoint, and why (absent: none).
+   * The operator reads them into the ChainLinked condition (operator/src/compliance/chain-watch.ts).
+   */
+  unlinked?: UnlinkedRange[];
+}
+
+/** A batch stored without its integrity link: the offsets it covers and the cause (one line). */
+export interface UnlinkedRange {
+  partition: number;
+  first_offset: number;
+  last_offset: number;
+  reason: string;
 }
 
 /** A checkpoint's id: hex SHA-256 of its canonical text (what `prev` and sealed manifests name). */

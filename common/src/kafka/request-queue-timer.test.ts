@@ -1,5 +1,7 @@
 /* eslint-disable @typescript-eslint/no-require-imports */
-import { fixKafkaRequestQueueTimer } from './request-queue-timer';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fixKafkaRequestQueueTimer, pendingCheckDelayMs } from './request-queue-timer';
 
 interface Queue {
   pending: unknown[];
@@ -95,5 +97,51 @@ describe('kafkajs request-queue timer', () => {
     expect(sent).toEqual([2]);
     expect(q.throttleCheckTimeoutId).toBeNull();
     q.destroy();
+  });
+});
+
+describe('pendingCheckDelayMs', () => {
+  const now = Date.parse('2026-12-04T05:00:00Z');
+
+  it('is never negative for kafkajs’s unset throttle (-1), the source of the −1.8e12 ms warning', () => {
+    // kafkajs's own delay for the same queue: minus the epoch in milliseconds.
+    expect(-1 - now).toBeLessThan(-1.7e12);
+    expect(pendingCheckDelayMs(-1, now)).toBe(10);
+    expect(pendingCheckDelayMs(0, now)).toBe(10);
+  });
+
+  it('waits out a throttle still running, and re-checks in 10 ms once it ended', () => {
+    expect(pendingCheckDelayMs(now + 250, now)).toBe(250);
+    expect(pendingCheckDelayMs(now, now)).toBe(10);
+    expect(pendingCheckDelayMs(now - 5, now)).toBe(10);
+  });
+});
+
+describe('every kafkajs client of the repository runs with the fixed timer', () => {
+  const root = path.resolve(__dirname, '../../..');
+  const dirs = ['operator', 'consumer', 'common', 'scripts', 'test', 'bench'];
+  const sources = (dir: string): string[] =>
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) return e.name === 'node_modules' || e.name === 'dist' ? [] : sources(p);
+      return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [p] : [];
+    });
+
+  it('installs the fix in each module that constructs a Kafka client (no TimeoutNegativeWarning)', () => {
+    const files = dirs.flatMap((d) => sources(path.join(root, d)));
+    const constructing = files.filter((f) => /new Kafka\(/.test(fs.readFileSync(f, 'utf8')));
+    expect(constructing.length).toBeGreaterThan(5);
+    const unfixed = constructing.filter((f) => {
+      const text = fs.readFileSync(f, 'utf8');
+      // buildKafkaConfig (operator/src/apply/kafka-client.ts) installs it for every config it builds.
+      return !/registerKafkaCodecs\(\)|fixKafkaRequestQueueTimer\(|buildKafkaConfig\(/.test(text);
+    });
+    expect(unfixed.map((f) => path.relative(root, f))).toEqual([]);
+  });
+
+  it('has buildKafkaConfig install it', () => {
+    const text = fs.readFileSync(path.join(root, 'operator/src/apply/kafka-client.ts'), 'utf8');
+    const body = text.slice(text.indexOf('export function buildKafkaConfig'));
+    expect(body.slice(0, body.indexOf('\n}\n'))).toMatch(/registerKafkaCodecs\(\)/);
   });
 });

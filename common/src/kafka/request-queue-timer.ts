@@ -23,16 +23,25 @@ interface RequestQueueLike {
   checkPendingRequests(): void;
 }
 
+/**
+ * The delay of the next queue check: the time left of a broker's throttle, else kafkajs's 10 ms
+ * re-check. Never negative: kafkajs starts `throttledUntil` at -1, so its own `throttledUntil - now`
+ * is about minus the epoch in milliseconds (the −1.8e12 ms TimeoutNegativeWarning).
+ */
+export function pendingCheckDelayMs(throttledUntil: number, now: number): number {
+  const untilThrottleEnds = throttledUntil - now;
+  return untilThrottleEnds > 0 ? untilThrottleEnds : CHECK_PENDING_REQUESTS_INTERVAL_MS;
+}
+
 /** Arms the queue's re-check only while a request waits (see the module comment). */
 export function scheduleCheckPendingRequests(this: RequestQueueLike): void {
   if (this.throttleCheckTimeoutId || this.pending.length === 0) return;
-  const untilThrottleEnds = this.throttledUntil - Date.now();
   this.throttleCheckTimeoutId = setTimeout(
     () => {
       this.throttleCheckTimeoutId = null;
       this.checkPendingRequests();
     },
-    untilThrottleEnds > 0 ? untilThrottleEnds : CHECK_PENDING_REQUESTS_INTERVAL_MS,
+    pendingCheckDelayMs(this.throttledUntil, Date.now()),
   );
 }
 

@@ -4,7 +4,12 @@
  * row in `<table>_checkpoints`. A checkpoint whose heads did not move since the previous one is
  * skipped. A TSA outage never blocks the pipeline: the checkpoint is stored without a token and the
  * failure is counted (verify reports checkpoints without tokens when asked to check them).
+ * Ranges left without a link (noteUnlinked) are signed into the next checkpoint as `unlinked`, with
+ * their cause: the operator's ChainLinked condition reads them there.
  */
+
+/** Most unlinked ranges one checkpoint carries (the newest; a refusing table refuses every batch). */
+export const MAX_UNLINKED_NOTES = 20;
 import { CHECKPOINT_COLUMNS } from '../../../common/src/tables';
 import { createHash, type KeyObject } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -21,6 +26,7 @@ import {
   GENESIS_CHECKPOINT,
   keyFingerprint,
   signCheckpoint,
+  type UnlinkedRange,
 } from '../../../common/src/integrity/checkpoint';
 import { qualified, type IntegrityTarget } from './link-store';
 import { requestTimeStamp, type TsaClientAuth } from '../../../common/src/integrity/tsa-request';
@@ -68,6 +74,8 @@ export class Checkpointer {
   private lastHeads = '';
   /** Id of the last checkpoint of this chain; undefined: read it from the table before the next write. */
   private prevId: string | undefined;
+  /** Ranges left without a link since the last stored checkpoint. */
+  private unlinked: UnlinkedRange[] = [];
 
   /** Creates the writer (no I/O until start() or checkpointNow()). */
   constructor(private readonly opts: CheckpointerOptions) {}
@@ -86,6 +94,12 @@ export class Checkpointer {
     await this.checkpointNow().catch(() => undefined);
   }
 
+  /** Records a range left without a link; the next checkpoint signs it (the newest 20 are kept). */
+  noteUnlinked(range: UnlinkedRange): void {
+    this.unlinked.push(range);
+    if (this.unlinked.length > MAX_UNLINKED_NOTES) this.unlinked.shift();
+  }
+
   /** Signs and stores the current heads now (serialised with the timer); null when nothing moved. */
   checkpointNow(): Promise<CheckpointResult | null> {
     const next = this.running.then(() => this.write());
@@ -97,23 +111,27 @@ export class Checkpointer {
     const o = this.opts;
     const heads = o.state.heads();
     const headsKey = JSON.stringify(heads);
-    if (heads.length === 0 || headsKey === this.lastHeads) {
+    const notes = [...this.unlinked];
+    if (heads.length === 0 || (headsKey === this.lastHeads && notes.length === 0)) {
       this.stats.skippedUnchanged++;
       return null;
     }
     const prev = this.prevId ?? (await this.latestId());
     const createdAtMs = (o.now ?? Date.now)();
-    const payload = buildCheckpointPayload({
-      ...o.target,
-      createdAtMs,
-      key: o.key,
-      columns: o.columns,
-      timeColumn: o.timeColumn,
-      heads,
-      prev,
-      intervalMs: o.intervalMs,
-      retentionMs: o.retentionMs,
-    });
+    const payload = {
+      ...buildCheckpointPayload({
+        ...o.target,
+        createdAtMs,
+        key: o.key,
+        columns: o.columns,
+        timeColumn: o.timeColumn,
+        heads,
+        prev,
+        intervalMs: o.intervalMs,
+        retentionMs: o.retentionMs,
+      }),
+      ...(notes.length > 0 ? { unlinked: notes } : {}),
+    };
     const text = canonicalJson(payload);
     const signature = signCheckpoint(text, o.key);
     const token = await this.timestamp(text);
@@ -145,6 +163,8 @@ export class Checkpointer {
       throw err;
     }
     this.lastHeads = headsKey;
+    // Notes taken while this one was written wait for the next.
+    this.unlinked = this.unlinked.filter((n) => !notes.includes(n));
     this.prevId = checkpointId(text);
     this.stats.written++;
     return { createdAtMs, heads: heads.length, timestamped: token !== undefined, text };

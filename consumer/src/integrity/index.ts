@@ -15,7 +15,7 @@ import { SECRET_ENV, type WorkerConfig } from '../../../common/src/worker-config
 import { DLQ_COLUMNS } from '../../../common/src/tables';
 import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import { ChainState, type SealedBatch, type SealInput } from './chain-state';
-import { loadSigningKey } from '../../../common/src/integrity/checkpoint';
+import { loadSigningKey, type UnlinkedRange } from '../../../common/src/integrity/checkpoint';
 import { Checkpointer, type CheckpointResult } from './checkpointer';
 import { insertLink, restorePartitions, type IntegrityTarget } from './link-store';
 import type { TsaClientAuth } from '../../../common/src/integrity/tsa-request';
@@ -171,6 +171,18 @@ export class IntegrityRecorder {
   /** Inserts a sealed dead-letter batch's link. */
   async commitDeadLetters(sealed: SealedBatch): Promise<void> {
     if (this.deadLetters) await insertLink(this.opts.client, this.deadLetters.target, sealed);
+  }
+
+  /**
+   * Records a batch of the data chain (or the dead-letter chain) stored without its link: the range
+   * and cause are signed into that chain's next checkpoint, which is written at once (best effort;
+   * the interval retries it). Without a signing key there are no checkpoints to carry it.
+   */
+  noteUnlinked(chain: 'data' | 'deadLetters', range: UnlinkedRange): void {
+    const checkpointer = chain === 'data' ? this.checkpointer : this.deadLetters?.checkpointer;
+    if (!checkpointer) return;
+    checkpointer.noteUnlinked(range);
+    void checkpointer.checkpointNow().catch(() => undefined);
   }
 
   /** Signs the current heads now (tests, shutdown); null when there was nothing new or no key. */

@@ -8,8 +8,9 @@ const sealed: SealedBatch = { status: 'new', record: null, token: 't#integrity' 
 
 /** A recorder whose link inserts fail with `err` (its chain head is always held). */
 function recorder(err: () => Error) {
-  const calls = { commits: 0 };
+  const calls = { commits: 0, unlinked: [] as Array<{ chain: string; range: Record<string, unknown> }> };
   const r = {
+    noteUnlinked: (chain: string, range: Record<string, unknown>) => calls.unlinked.push({ chain, range }),
     owns: () => true,
     assign: async () => undefined,
     seal: () => sealed,
@@ -47,6 +48,18 @@ describe('IntegrityStage link inserts', () => {
     await record(new IntegrityStage(r, (m) => warnings.push(m)), partition());
     expect(calls.commits).toBe(LINK_DATA_ERROR_ATTEMPTS);
     expect(warnings[warnings.length - 1]).toMatch(/refused; batch left without an integrity link/);
+    // The range and ClickHouse's error go to the next signed checkpoint (the operator's ChainLinked).
+    expect(calls.unlinked).toEqual([
+      {
+        chain: 'data',
+        range: {
+          partition: 0,
+          first_offset: 10,
+          last_offset: 19,
+          reason: `ClickHouse refused the integrity link ${LINK_DATA_ERROR_ATTEMPTS} times: Cannot parse input`,
+        },
+      },
+    ]);
   });
 
   it('keeps retrying while the sink is unavailable, until the partition is revoked', async () => {
@@ -58,5 +71,6 @@ describe('IntegrityStage link inserts', () => {
     });
     await expect(record(stage, state)).rejects.toThrow(/abort/i);
     expect(calls.commits).toBeGreaterThan(LINK_DATA_ERROR_ATTEMPTS);
+    expect(calls.unlinked).toEqual([]);
   });
 });

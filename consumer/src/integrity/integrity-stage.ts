@@ -24,6 +24,8 @@ export interface IntegrityTicket {
  * Attempts of a link insert ClickHouse refuses for its content (a `data` error: the same bytes are
  * refused every time). After them the batch is left unlinked — verify names its range — instead of
  * stalling the partition forever (the retry doctrine: only an unavailable sink waits without limit).
+ * The range and ClickHouse's error are signed into the chain's next checkpoint, where the operator
+ * reads them into the pipeline's ChainLinked condition and a Warning Event (docs/compliance.md).
  */
 export const LINK_DATA_ERROR_ATTEMPTS = 3;
 
@@ -77,12 +79,13 @@ export class IntegrityStage {
           first: job.firstOffset,
           err: sealed,
         });
+        this.unlinked('data', job, `the batch could not be digested: ${sealed}`);
         return;
       }
-      const stored = await this.retry('inserting the integrity link', job, signal, () =>
+      const refused = await this.retry('inserting the integrity link', job, signal, () =>
         this.recorder.commit(sealed),
       );
-      if (!stored) return;
+      if (refused !== undefined) return this.unlinked('data', job, refused);
       if (deadLetterBody && this.recorder.chainsDeadLetters) {
         // Dead letters are received lines too: their own chain per source partition, same order.
         const dl = this.recorder.sealDeadLetters({
@@ -96,11 +99,13 @@ export class IntegrityStage {
         if (typeof dl === 'string') {
           if (!state.alive) throw new AbortError();
           this.warn('dead letters left without an integrity link', { partition: job.partition, err: dl });
+          this.unlinked('deadLetters', job, `the dead letters could not be digested: ${dl}`);
           return;
         }
-        await this.retry('inserting the dead-letter link', job, signal, () =>
+        const dlRefused = await this.retry('inserting the dead-letter link', job, signal, () =>
           this.recorder.commitDeadLetters(dl),
         );
+        if (dlRefused !== undefined) this.unlinked('deadLetters', job, dlRefused);
       }
     } finally {
       ticket.release();
@@ -163,26 +168,37 @@ export class IntegrityStage {
     return next;
   }
 
+  /** Hands a range left without a link to the recorder (signed into the chain's next checkpoint). */
+  private unlinked(chain: 'data' | 'deadLetters', job: BatchJob, reason: string): void {
+    this.recorder.noteUnlinked(chain, {
+      partition: job.partition,
+      first_offset: job.firstOffset,
+      last_offset: job.lastOffset,
+      reason,
+    });
+  }
+
   /** Final checkpoint and timer stop on shutdown. */
   async stop(): Promise<void> {
     await this.recorder.stop().catch(() => undefined);
   }
 
   /**
-   * Runs `fn` until it succeeds (true) or the partition is revoked (AbortError); an error ClickHouse
-   * gives for the content (`data`, or `unknown` past its attempts) ends it with false after bounded attempts.
+   * Runs `fn` until it succeeds (undefined) or the partition is revoked (AbortError); an error
+   * ClickHouse gives for the content (`data`, or `unknown` past its attempts) ends it after bounded
+   * attempts with the cause as one line (`ClickHouse refused … N times: <error>`).
    */
   private async retry(
     what: string,
     job: BatchJob,
     signal: AbortSignal,
     fn: () => Promise<void>,
-  ): Promise<boolean> {
+  ): Promise<string | undefined> {
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) throw new AbortError();
       try {
         await fn();
-        return true;
+        return undefined;
       } catch (err) {
         const cls = errorClass(err);
         const limit =
@@ -194,7 +210,7 @@ export class IntegrityStage {
             attempts: attempt + 1,
             err: errorReason(err),
           });
-          return false;
+          return `ClickHouse refused ${what.replace(/^inserting /, '')} ${attempt + 1} times: ${errorReason(err, 300)}`;
         }
         this.warn(`${what} failed; retrying`, {
           partition: job.partition,

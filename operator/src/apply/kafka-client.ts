@@ -110,6 +110,8 @@ export interface KafkaAdminOptions {
 
 /** The kafkajs configuration for a connection. */
 export function buildKafkaConfig(conn: KafkaConnection, opts: KafkaAdminOptions = {}): KafkaConfig {
+  // Every client built from this config gets the fixed request-queue timer (no negative timeout).
+  registerKafkaCodecs();
   const config: KafkaConfig = {
     clientId: opts.clientId ?? 'logpipeline-operator',
     brokers: conn.brokers,

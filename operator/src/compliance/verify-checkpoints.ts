@@ -88,6 +88,7 @@ export async function checkCheckpoints(
         result.columnSets.push(payload.columns);
       result.timeColumn = payload.time_column;
       if (payload.v === 2) noteV2(result, payload);
+      noteUnlinked(payload, at, sink);
     }
     if (!opts.tsaCAs) continue;
     if (row.tsa_token === '') {
@@ -123,6 +124,23 @@ function noteV2(result: CheckpointPassResult, payload: CheckpointPayload): void 
     result.intervalMs = Math.max(result.intervalMs ?? 0, payload.interval_ms);
   if (payload.retention_ms !== undefined)
     result.signedRetentionMs = Math.max(result.signedRetentionMs ?? 0, payload.retention_ms);
+}
+
+/**
+ * A checkpoint's signed note of ranges its writer stored without a link, and why (the chain's
+ * findings name the same ranges as breaks): a notice, so the report says the cause next to them.
+ */
+function noteUnlinked(payload: CheckpointPayload, at: number, sink: FindingSink): void {
+  for (const u of payload.unlinked ?? []) {
+    sink.notice({
+      kind: 'info',
+      partition: u.partition,
+      firstOffset: u.first_offset,
+      lastOffset: u.last_offset,
+      checkpointAtMs: at,
+      detail: `the worker signed that it stored these offsets without an integrity link: ${u.reason}`,
+    });
+  }
 }
 
 /** Verifies signature and content; returns the payload when it can be trusted (or when no key is given, parsed). */

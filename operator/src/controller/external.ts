@@ -101,8 +101,11 @@ export interface ScalingPart {
 
 /** What the scheduled seal reports in one evaluation: the Sealed condition, status.seal, Events, next look. */
 export interface SealOutcome {
-  condition: ConditionInput;
-  observed: NonNullable<LogPipelineStatus['seal']>;
+  /** Absent without spec.integrity.seal (only ChainLinked is reported then). */
+  condition?: ConditionInput;
+  observed?: NonNullable<LogPipelineStatus['seal']>;
+  /** ChainLinked, with spec.integrity.enabled (operator/src/compliance/chain-watch.ts). */
+  chainLinked?: ConditionInput;
   events: PipelineEvent[];
   requeueAfterMs: number;
 }

@@ -222,7 +222,11 @@ export class Reconciler {
     );
     // spec.ingest removed: its condition and status fields go too (null deletes in a merge patch).
     if (!spec.ingest && lp.status?.ingest) extra.ingest = null;
-    await timed('status', () => this.status.write(lp, conditions, extra, spec.ingest ? [] : ['IngestReady']));
+    const gone = [
+      ...(spec.ingest ? [] : ['IngestReady']),
+      ...(spec.integrity.enabled ? [] : ['ChainLinked']),
+    ];
+    await timed('status', () => this.status.write(lp, conditions, extra, gone));
     if (topic.retry || table.retry) return { requeue: true };
     const delays = [
       this.opts.resyncMs ?? 600_000,

@@ -57,7 +57,7 @@ export function computeStatus(
   topic: PartObservation,
   table: PartObservation,
   scaling: ScalingObservation | undefined,
-  seal?: { condition: ConditionInput; observed: LogPipelineStatus['seal'] },
+  seal?: { condition?: ConditionInput; observed?: LogPipelineStatus['seal']; chainLinked?: ConditionInput },
   progress: ProgressObservation = {},
 ): { conditions: ConditionInput[]; extra: LogPipelineStatus } {
   const auto = spec.workers.autoscaling.enabled;
@@ -91,7 +91,8 @@ export function computeStatus(
     ...(ingest ? [ingest.condition] : []),
     scalingCond,
     // The seal is evidence about past days, not the data path: it does not gate Ready.
-    ...(seal ? [seal.condition] : []),
+    ...(seal?.condition ? [seal.condition] : []),
+    ...(seal?.chainLinked ? [seal.chainLinked] : []),
     ...progressConditions(ready, stall),
     parserCoverageCondition(parserCoverage, spec.coverage.maxMissingSrcIpPercent),
   ];
@@ -106,7 +107,7 @@ export function computeStatus(
     ...(table.observed ? { table: tableObserved } : {}),
     ...(parserCoverage ? { parserCoverage } : {}),
     ...(scaling?.lag ? { lag: scaling.lag } : {}),
-    ...(seal ? { seal: seal.observed } : {}),
+    ...(seal?.observed ? { seal: seal.observed } : {}),
     ...(ingest ? { ingest: ingest.status } : {}),
   };
   return { conditions, extra };

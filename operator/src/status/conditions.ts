@@ -16,6 +16,7 @@ export const CONDITION_TYPES = [
   'IngestReady',
   'Scaling',
   'Sealed',
+  'ChainLinked',
   'Stalled',
   'Reconciling',
   'ParserCoverage',

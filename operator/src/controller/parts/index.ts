@@ -7,6 +7,8 @@ import { workerName } from '../../desired/labels';
 import type { Manager } from '../manager';
 import { createScalingPart, type LagScaler } from './scaling-part';
 import { SealScheduler } from './seal-part';
+import { ChainWatch, type ChainWatchOptions } from '../../compliance/chain-watch';
+import { withChainWatch } from './chain-part';
 import { ClickHousePool } from './clickhouse-pool';
 import { createTablePart } from './table-part';
 import { createTopicPart } from './topic-part';
@@ -36,6 +38,8 @@ export interface ExternalPartsOptions {
   registry?: Registry;
   /** The scheduled seal (clock and delays; tests shorten them). */
   seal?: ConstructorParameters<typeof SealScheduler>[0];
+  /** The ChainLinked condition's reads (interval; tests shorten it). */
+  chain?: ChainWatchOptions;
 }
 
 /** Registers the Topic and Table parts and the autoscaler on `manager` and returns their shared clients. */
@@ -70,7 +74,13 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     metrics: opts.registry && new AutoscalerMetrics(opts.registry),
   });
   manager.reconciler.setAutoscaler(autoscaler);
-  manager.reconciler.setSealer(new SealScheduler(opts.seal));
+  // ChainLinked: background rounds while leading; a changed condition queues the pipeline's reconcile.
+  const chain = new ChainWatch({
+    onChange: (key) => manager.enqueue(key),
+    active: () => manager.isLeader(),
+    ...opts.chain,
+  });
+  manager.reconciler.setSealer(withChainWatch(new SealScheduler(opts.seal), chain, clickhouse));
   // Kafka and ClickHouse clients of credentials no pipeline uses any more (a rotated Secret) are closed.
   const sweep = setInterval(() => {
     const live = new Set<string>();
@@ -88,6 +98,7 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
     close: async () => {
       clearInterval(sweep);
       autoscaler.close();
+      chain.close();
       await Promise.allSettled([kafka.close(), clickhouse.close(), observers.close(), topics.close()]);
     },
   };
