@@ -75,8 +75,11 @@ export function putString(b: Buffer, o: number, src: Uint8Array, s: number, e: n
     b[o++] = m;
   }
   if (n >= NATIVE_COPY_MIN) {
-    // Buffer.copy: no view object per value (subarray + set allocates one).
-    Buffer.prototype.copy.call(src, b, o, s, e);
+    // The whole source (a single-line message's `raw`): TypedArray set is a plain memcpy, about
+    // 100 ns cheaper than Buffer.copy's argument checks. A part of it: Buffer.copy, which makes no
+    // view object per value (subarray + set allocates one).
+    if (s === 0 && e === src.length) b.set(src, o);
+    else Buffer.prototype.copy.call(src, b, o, s, e);
     return o + n;
   }
   for (let i = s; i < e; i++) b[o++] = src[i];

@@ -1,7 +1,8 @@
 /**
  * Local-time to UTC conversion for clock stamps that carry no offset (RFC 3164, FortiGate date/time
  * without tz, PAN-OS CSV times). Fixed offsets are arithmetic; IANA zones ask Intl once per
- * 15-minute bucket and cache the offset, so the hot path is a Map lookup.
+ * 15-minute bucket and cache the offset, so the hot path is a compare with the last bucket (else a
+ * Map lookup).
  */
 
 const BUCKET_MS = 15 * 60_000;
@@ -29,6 +30,9 @@ class FixedZone implements TimeZone {
 class IanaZone implements TimeZone {
   private readonly format: Intl.DateTimeFormat;
   private readonly offsets = new Map<number, number>();
+  /** The last bucket asked for and its offset: neighbouring lines almost always share one. */
+  private lastBucket = NaN;
+  private lastOffset = 0;
 
   constructor(readonly name: string) {
     this.format = new Intl.DateTimeFormat('en-US', {
@@ -46,12 +50,15 @@ class IanaZone implements TimeZone {
   /** Offset (ms east of UTC) in force at a UTC instant, cached per bucket. */
   private offsetAt(utcMs: number): number {
     const bucket = Math.floor(utcMs / BUCKET_MS);
+    if (bucket === this.lastBucket) return this.lastOffset;
     let offset = this.offsets.get(bucket);
     if (offset === undefined) {
       offset = this.computeOffset(bucket * BUCKET_MS);
       if (this.offsets.size >= MAX_CACHE) this.offsets.clear();
       this.offsets.set(bucket, offset);
     }
+    this.lastBucket = bucket;
+    this.lastOffset = offset;
     return offset;
   }
 
