@@ -60,15 +60,19 @@ async function waitFor(what: string, check: () => Promise<boolean>, everyMs: num
   }
 }
 
-/** Runs the peer on `topic` (holding `lines` lines) with its own group and measures it. */
+/**
+ * Runs the peer on `topic` (holding `lines` lines) with its own group and measures it; `engine`
+ * overrides the peer's engine settings (A/B of its configuration).
+ */
 export async function measurePeer(
   bed: TestBed,
   topic: string,
   groupId: string,
   lines: number,
   timeoutMs = 600_000,
+  engine: Pick<PeerArgs, 'consumers' | 'flushIntervalMs'> = {},
 ): Promise<PeerRun> {
-  const args: PeerArgs = { broker: bed.kafka!.bootstrap, topic, group: groupId, lines, timeoutMs };
+  const args: PeerArgs = { broker: bed.kafka!.bootstrap, topic, group: groupId, lines, timeoutMs, ...engine };
   const child = spawn(process.execPath, [path.join(__dirname, 'e2e-peer.js'), JSON.stringify(args)], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
