@@ -40,12 +40,17 @@ export async function committedEverything(admin: Admin, topic: string, groupId: 
   return ends.every((e) => (at.get(e.partition) ?? -1) >= Number(e.high));
 }
 
-/** True once a member of the stable group holds at least one partition. */
+/**
+ * True once a member of the group holds at least one partition, whatever the group's state: with
+ * two consumers the first one consumed through a long PreparingRebalance (its assignment stays
+ * listed), and waiting for `Stable` started the window halfway through the backlog.
+ */
 async function assigned(admin: Admin, groupId: string): Promise<boolean> {
   const { groups } = await admin.describeGroups([groupId]);
   const g = groups[0];
-  if (!g || g.state !== 'Stable') return false;
+  if (!g) return false;
   return g.members.some((m) => {
+    if (m.memberAssignment.length === 0) return false;
     const a = AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
     return a !== null && Object.values(a.assignment).some((partitions) => partitions.length > 0);
   });
