@@ -12,7 +12,7 @@
  * on three partitions the second consumer's join usually came while the first was filling a block
  * (the bed's broker starts rebalances at once: group.initial.rebalance.delay.ms = 0); the revoked
  * consumer drops that block and its messages are read again: 5-39 % more messages read
- * (system.kafka_consumers) in 6 of 7 such runs, and in alternating pairs one consumer read 4-15 %
+ * (system.kafka_consumers) in 5 of 6 such runs, and in alternating pairs one consumer read 4-17 %
  * more lines per CPU-second in 4 of 5 — by chance of timing. A longer kafka_flush_interval_ms
  * (7.5 s: one part instead of 2-3) measured the same (73.7k / 90.1k against 74.4k / 87.7k).
  * Usage: node dist/bench/e2e-peer.js '<json PeerArgs>'
