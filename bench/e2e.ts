@@ -23,8 +23,6 @@
  * `LP_BENCH_WORKER_NODE_ARGS` adds Node flags to the worker.
  * Prints JSON with medians.
  */
-import { execFileSync } from 'node:child_process';
-import type { Admin } from 'kafkajs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,7 +30,7 @@ import { generateSampleLines } from '../test/fixtures/samples';
 import { freePort } from '../test/env/process';
 import type { TestBed } from '../test/env/testbed';
 import * as s from '../test/worker-support';
-import type { PeerResult } from './e2e-peer';
+import { committedEverything, measurePeer, type PeerRun } from './e2e-peer-run';
 import { profileBreakdown, type ProfileBreakdown } from './profile-breakdown';
 import { benchMachine, runBenchMain, withKafkaBed } from './clickhouse-bench';
 import type { StageCpuSummary } from '../common/src/stage-cpu';
@@ -165,16 +163,6 @@ async function workerCounter(port: number, ...names: string[]): Promise<number> 
   return n;
 }
 
-/** True once the group's committed offset reached the end of every partition of the topic. */
-async function committedEverything(admin: Admin, p: s.Pipeline): Promise<boolean> {
-  const [ends, [committed]] = await Promise.all([
-    admin.fetchTopicOffsets(p.topic),
-    admin.fetchOffsets({ groupId: p.groupId, topics: [p.topic] }),
-  ]);
-  const at = new Map((committed?.partitions ?? []).map((c) => [c.partition, Number(c.offset)]));
-  return ends.every((e) => (at.get(e.partition) ?? -1) >= Number(e.high));
-}
-
 /**
  * A fresh pipeline; under heavy load the broker may answer the new topic's first metadata request
  * with UNKNOWN_TOPIC_OR_PARTITION (kafkajs waits only on LEADER_NOT_AVAILABLE): the same pipeline
@@ -259,7 +247,7 @@ async function workerRun(
     // stored): polling ClickHouse (count + uniqExact over every raw line) cost the server ~15 ms a
     // poll, and scraping the worker's /metrics cost the worker ~10 % of a small run.
     await s.pollUntil(
-      () => committedEverything(admin, p),
+      () => committedEverything(admin, p.topic, p.groupId),
       (done) => done,
       600_000,
       200,
@@ -357,30 +345,14 @@ async function createIntegrityTables(bed: TestBed, p: s.Pipeline): Promise<void>
   }
 }
 
-async function peerRun(
-  bed: TestBed,
-  o: E2eOptions,
-  lines: Buffer[],
-  perMessage: number,
-): Promise<PeerResult & { linesPerCpuSecond: number }> {
+async function peerRun(bed: TestBed, o: E2eOptions, lines: Buffer[], perMessage: number): Promise<PeerRun> {
   return withPipeline(bed, o.partitions, async (p) => {
     const total = await produceBacklog(bed, p, o.partitions, lines, perMessage);
-    const args = {
-      broker: bed.kafka!.bootstrap,
-      topic: p.topic,
-      group: `${p.groupId}.peer`,
-      lines: total,
-      partitions: o.partitions,
-      timeoutMs: 600_000,
-    };
-    const out = execFileSync(process.execPath, [path.join(__dirname, 'e2e-peer.js'), JSON.stringify(args)], {
-      maxBuffer: 1 << 20,
-    }).toString();
-    const r = JSON.parse(out.trim().split('\n').pop()!) as PeerResult;
+    const r = await measurePeer(bed, p.topic, `${p.groupId}.peer`, total);
     if (r.rows !== total || r.parsedRows !== total) {
       throw new Error(`peer stored ${r.rows} rows (${r.parsedRows} parsed), expected ${total}`);
     }
-    return { ...r, linesPerCpuSecond: total / r.cpuSeconds };
+    return r;
   });
 }
 
@@ -421,27 +393,23 @@ async function benchMode(
 ): Promise<Record<string, unknown>> {
   const formats = o.formats.split(',') as Format[];
   const runs = new Map<Format, RunResult[]>(formats.map((f) => [f, []]));
+  const peerRuns: PeerRun[] = [];
   for (let i = 0; i < o.runs; i++) {
     const order = i % 2 === 0 ? formats : [...formats].reverse();
+    // The peer runs in every round (last in even rounds, first in odd ones) so a load drift hits
+    // both sides of a round's ratio alike.
+    if (o.peer && i % 2 === 1) peerRuns.push(await peerRun(bed, o, lines, perMessage));
     for (const f of order) runs.get(f)!.push(await workerRun(bed, o, lines, perMessage, idleCpu, f));
+    if (o.peer && i % 2 === 0) peerRuns.push(await peerRun(bed, o, lines, perMessage));
   }
-  const peerRuns = [];
-  if (o.peer) for (let i = 0; i < o.runs; i++) peerRuns.push(await peerRun(bed, o, lines, perMessage));
-  const peer = o.peer
-    ? summarize(peerRuns, ['rows', 'wallSeconds', 'cpuSeconds', 'linesPerCpuSecond'])
-    : undefined;
+  const peer = o.peer ? summarize(peerRuns, PEER_KEYS) : undefined;
   const worker: Record<string, unknown> = {};
   for (const [f, r] of runs) {
     const median = summarize(r, RUN_KEYS);
     worker[f] = {
       median,
-      vsPeer: peer
-        ? {
-            linesPerCpuSecond: round3(median.linesPerCpuSecond / peer.linesPerCpuSecond),
-            netLinesPerCpuSecond: round3(median.netLinesPerCpuSecond / peer.linesPerCpuSecond),
-            steadyLinesPerCpuSecond: round3(median.steadyLinesPerCpuSecond / peer.linesPerCpuSecond),
-          }
-        : undefined,
+      steadySpread: spread(r.map((x) => x.steadyLinesPerCpuSecond)),
+      vsPeer: peer ? versusPeer(median, r, peer, peerRuns) : undefined,
       runs: r,
     };
   }
@@ -459,7 +427,49 @@ async function benchMode(
   return {
     worker,
     formatComparison: saving,
-    peerKafkaEngine: o.peer ? { median: peer, runs: peerRuns } : undefined,
+    peerKafkaEngine: o.peer
+      ? { median: peer, steadySpread: spread(peerRuns.map((x) => x.steadyLinesPerCpuSecond)), runs: peerRuns }
+      : undefined,
+  };
+}
+
+const PEER_KEYS: Array<keyof PeerRun> = [
+  'lines',
+  'steadyWallSeconds',
+  'steadyCpuSeconds',
+  'steadyLinesPerCpuSecond',
+  'wallSeconds',
+  'cpuSeconds',
+  'linesPerCpuSecond',
+  'messagesRead',
+  'rebalanceRevocations',
+  'parts',
+];
+
+/** Lowest and highest value and (highest / lowest - 1). */
+function spread(values: number[]): { min: number; max: number; relative: number } {
+  const min = Math.min(...values);
+  const max = Math.max(...values);
+  return { min: Math.round(min), max: Math.round(max), relative: round3(max / min - 1) };
+}
+
+/**
+ * The worker against the peer: the steady-state ratio is the median of each round's own ratio
+ * (the worker's run against the peer's run of the same round), the other two compare medians.
+ */
+function versusPeer(
+  med: Record<string, number>,
+  runs: RunResult[],
+  peer: Record<string, number>,
+  peerRuns: PeerRun[],
+): Record<string, unknown> {
+  const rounds = runs.map((r, i) => round3(r.steadyLinesPerCpuSecond / peerRuns[i].steadyLinesPerCpuSecond));
+  return {
+    steadyLinesPerCpuSecond: round3(median(rounds)),
+    steadyRoundRatios: rounds,
+    steadyRatioOfMedians: round3(med.steadyLinesPerCpuSecond / peer.steadyLinesPerCpuSecond),
+    linesPerCpuSecond: round3(med.linesPerCpuSecond / peer.linesPerCpuSecond),
+    netLinesPerCpuSecond: round3(med.netLinesPerCpuSecond / peer.linesPerCpuSecond),
   };
 }
 
@@ -542,9 +552,13 @@ const MEASURES = {
   netLinesPerCpuSecond:
     'gross minus the median CPU of an idle worker that starts, joins an empty topic and stops',
   steadyLinesPerCpuSecond:
-    'lines / worker CPU from its first group join to the last row stored (steady-state throughput; the targets use it)',
+    "lines / CPU from the consumer group's first assignment to the last row stored, the same window for the worker and the peer (steady-state throughput; the targets use it). Start: the worker logs its join; the peer's assignment is seen by polling the group every 50 ms. End: the group's committed offsets reach the end of the topic (both commit after the rows are stored), polled every 200 ms; CPU read from /proc, nothing polled inside either process",
   perMillionLines: 'worker figures use the steady-state CPU; server = ClickHouse process CPU during the run',
-  peer: 'CPU of the Kafka-engine process from creating its tables to the last row visible',
+  peer: "ClickHouse's Kafka engine in its own chdb process, one consumer (like the one worker), a materialized view parsing FortiGate in SQL into the same schema; steady* = the window above, linesPerCpuSecond = its own CPU from creating its tables to the end of that window; messagesRead above the topic's messages means a rebalance made it read again",
+  vsPeer:
+    "steadyLinesPerCpuSecond = median of the rounds' own ratios (each round runs the worker and the peer back to back on the same backlog: steadyRoundRatios), steadyRatioOfMedians = ratio of the two medians",
+  steadySpread:
+    'lowest and highest steady lines per CPU-second over the runs, relative = highest / lowest - 1',
 };
 
 if (require.main === module) {

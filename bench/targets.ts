@@ -50,7 +50,11 @@ function atMost(name: string, goal: number, unit: string, value: number | null, 
   return { name, goal: `<= ${goal}`, value, unit, met: value === null ? null : value <= goal, source };
 }
 
-/** Throughput and peer ratio of one traffic mode (steady state: CPU from the group join to the last row). */
+/**
+ * Throughput and peer ratio of one traffic mode (steady state: CPU from the group's first
+ * assignment to the last row stored, the same window for the peer; the ratio is the median of the
+ * rounds' own ratios, bench/e2e.ts versusPeer).
+ */
 function throughput(e2e: Json, mode: 'packed100' | 'single', lines: number, ratio: number): Target[] {
   const base = `${mode}.worker.RowBinary`;
   const label = mode === 'packed100' ? 'packed (100 lines/message)' : 'single-line';
