@@ -11,7 +11,8 @@
  * - scale: the 1000-pipeline run (bench/autoscale-scale.ts): readyAt p50/p90/all, per-phase
  *   counters (create, steady, steadyLate: operator and apiserver CPU, reconciles, Kubernetes /
  *   ClickHouse / Kafka requests, per pipeline per minute), RSS, a cold start and the churn.
- *   Flags: --concurrency N (default: the operator's, 32), --restart 1|0, --skip-delete 0|1, --cpu-prof-dir DIR,
+ *   Flags: --concurrency N (default: the operator's, 32), --create-concurrency N (creates in flight,
+ *   default 64), --restart 1|0, --skip-delete 0|1, --cpu-prof-dir DIR,
  *   --heap-snapshot-dir DIR (snapshot + summary by constructor), --operator-node-args '--max-semi-space-size=2'.
  */
 import { DEFAULT_CONCURRENCY } from '../operator/src/controller/concurrency';
@@ -36,7 +37,7 @@ import { startTestBed, stopTestBed } from '../test/env/bed';
 import { PodRunner } from '../test/env/pod-runner';
 import { readTestBed, type TestBed } from '../test/env/testbed';
 import { produceLines, testProducer } from '../test/worker-support';
-import { scaleBench } from './autoscale-scale';
+import { DEFAULT_CREATE_CONCURRENCY, scaleBench } from './autoscale-scale';
 import { benchSpec, groupLag, median, startOperator, until } from './autoscale-support';
 
 /** Benchmark settings (CLI flags of the same name in kebab-case). */
@@ -49,6 +50,8 @@ export interface AutoscaleBenchOptions {
   parts: string[];
   /** Operator --concurrency in the scale part. */
   concurrency: number;
+  /** Scale part: LogPipeline creates in flight (the storm; default DEFAULT_CREATE_CONCURRENCY). */
+  createConcurrency: number;
   /** Scale part: write an operator CPU profile into this directory ('' = none). */
   cpuProfDir: string;
   /** Scale part: measure a cold start (1) or not (0). */
@@ -75,6 +78,7 @@ function parseOptions(argv: string[]): AutoscaleBenchOptions {
     steadySeconds: 60,
     parts: ['reaction', 'drain', 'scale'],
     concurrency: DEFAULT_CONCURRENCY,
+    createConcurrency: DEFAULT_CREATE_CONCURRENCY,
     cpuProfDir: '',
     restart: 1,
     skipDelete: 0,
@@ -344,6 +348,7 @@ async function main(): Promise<void> {
     if (o.parts.includes('scale'))
       result.scale = await scaleBench(bed, dir, o.pipelines, o.steadySeconds, {
         concurrency: o.concurrency,
+        createConcurrency: o.createConcurrency,
         nodeArgs: [
           ...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []),
           ...o.operatorNodeArgs.split(' ').filter((a) => a !== ''),

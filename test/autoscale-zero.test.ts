@@ -4,7 +4,7 @@
  * one worker within a poll or two (the group never committed, so the lag counts from the log
  * start), every line is stored once, and the pipeline goes back to zero.
  */
-import { condition, getPipeline } from './operator-harness';
+import { apis, condition, getPipeline, maybe, waitFor } from './operator-harness';
 import {
   createAutoscaledPipeline,
   produce,
@@ -49,11 +49,17 @@ test('goes to zero when idle, wakes when lines arrive, drains, and goes back to 
     const lp = await getPipeline(l.namespace, 'zero');
     expect(condition(lp, 'WorkersReady')).toMatchObject({ status: 'True', reason: 'ScaledToZero' });
     expect(condition(lp, 'Ready')?.status).toBe('True');
+    // No PodDisruptionBudget for a Deployment that never asked for a pod (issue 18)...
+    const pdb = () =>
+      maybe(apis().policy.readNamespacedPodDisruptionBudget({ namespace: l.namespace, name: 'zero-worker' }));
+    expect(await pdb()).toBeUndefined();
 
     const sent = Date.now();
     await produce(l, 'zero', 5_000, 5);
     const produced = Date.now();
     const woke = await rec.until('woken', (s) => s.replicas >= 1 && s.t > sent, 60_000);
+    // ...and one from the scale-up that asks for the first (sent with the scale write).
+    expect((await waitFor('the PDB of the woken workers', pdb)).spec?.maxUnavailable).toBe(1);
     const drained = await rec.until(
       'drained',
       (s, all) => s.lag?.total === 0 && all.some((x) => x.t > sent && (x.lag?.total ?? 0) > 0),

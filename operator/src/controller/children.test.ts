@@ -147,7 +147,8 @@ describe('ChildApplier and writes that are not edits (issue 18)', () => {
     };
     const applier = new ChildApplier(client, server.caches);
     const first = await applier.apply(autoSpec(), config);
-    expect(first.writes).toBe(3);
+    // ConfigMap and Deployment: no PDB for a Deployment that never asked for a pod.
+    expect(first.writes).toBe(2);
     expect(paths.filter((p) => p.endsWith('/scale'))).toEqual([]);
     expect(first.deployment.replicas).toBe(0);
     // The apiserver records our manager as the owner of spec.replicas (it sent them).
@@ -206,16 +207,58 @@ describe('ChildApplier order (issue 18)', () => {
   const withWorkers = (workers: Record<string, unknown>) =>
     resolveSpec({ ...lp, spec: { ...lp.spec, workers } as LogPipeline['spec'] });
 
-  it('sends all three at once for a Deployment created with zero replicas (no pod mounts the ConfigMap)', async () => {
+  it('sends ConfigMap and Deployment at once for a Deployment created with zero replicas (no pod mounts the ConfigMap)', async () => {
     const { client, caches, order } = orderServer();
     const zero = withWorkers({ autoscaling: { enabled: true, minReplicas: 0, maxReplicas: 2 } });
     await new ChildApplier(client, caches).apply(zero, config);
-    expect(order.slice(0, 3).every((o) => o.startsWith('sent'))).toBe(true);
+    expect(order.slice(0, 2).every((o) => o.startsWith('sent'))).toBe(true);
+    expect(order.filter((o) => o.startsWith('sent')).sort()).toEqual(['sent configmaps', 'sent deployments']);
   });
 
   it('applies the ConfigMap before the Deployment when pods may start or exist', async () => {
     const { client, caches, order } = orderServer();
     await new ChildApplier(client, caches).apply(withWorkers({ replicas: 2 }), config);
     expect(order.indexOf('answered configmaps')).toBeLessThan(order.indexOf('sent deployments'));
+  });
+});
+
+describe('ChildApplier PodDisruptionBudget (issue 18: none before the first pod)', () => {
+  const pdbPath = (server: ReturnType<typeof fakeServer>) =>
+    [...server.stored.keys()].find((p) => p.includes('/poddisruptionbudgets/'));
+  const auto = (minReplicas: number) =>
+    resolveSpec({
+      ...lp,
+      spec: { ...lp.spec, workers: { autoscaling: { enabled: true, minReplicas, maxReplicas: 2 } } },
+    });
+
+  it('creates none for a Deployment at zero, and one with the first scale-up (ensurePdb)', async () => {
+    const server = fakeServer();
+    const applier = new ChildApplier(server.client, server.caches);
+    await applier.apply(auto(0), config);
+    expect(pdbPath(server)).toBeUndefined();
+    // Applied again at zero: still none, and nothing sent.
+    expect((await applier.apply(auto(0), config)).writes).toBe(0);
+    // The autoscaler's scale-up applies it (runAutoscaler); the next apply keeps it, sending nothing.
+    expect((await applier.ensurePdb(auto(0))).wrote).toBe(true);
+    expect(pdbPath(server)).toBeDefined();
+    expect((await applier.apply(auto(0), config)).writes).toBe(0);
+  });
+
+  it('creates it with the children when the Deployment asks for pods, and keeps it once it exists', async () => {
+    const server = fakeServer();
+    await new ChildApplier(server.client, server.caches).apply(auto(1), config);
+    expect(pdbPath(server)).toBeDefined();
+    // Scaled to zero since (the autoscaler's write), and a restarted operator: the PDB that exists
+    // is checked as desired (nothing sent)...
+    const depPath = [...server.stored.keys()].find((p) => p.includes('/deployments/'))!;
+    const dep = server.stored.get(depPath)!;
+    server.stored.set(depPath, { ...dep, spec: { ...(dep.spec as object), replicas: 0 } });
+    const restarted = new ChildApplier(server.client, server.caches);
+    expect((await restarted.apply(auto(0), config)).writes).toBe(0);
+    // ...and kept: deleted by someone, it is restored (a repair) although no pod is asked for.
+    server.stored.delete(pdbPath(server)!);
+    const again = await restarted.apply(auto(0), config);
+    expect(again.repaired).toContain('PodDisruptionBudget/fw-worker');
+    expect(pdbPath(server)).toBeDefined();
   });
 });

@@ -111,17 +111,13 @@ export class ChildApplier {
     const rest = () =>
       Promise.allSettled([
         this.ensureDeployment(spec, config, secretsVersion),
-        this.ensure(
-          buildPodDisruptionBudget(spec),
-          this.caches.pdbs.get(namespace, workerName(name)),
-          toPdbView,
-        ),
+        this.pdbWanted(spec) ? this.ensurePdb(spec) : Promise.resolve(undefined),
       ]);
     // The ConfigMap first (the workers mount it, and pods of a new template must read the new
     // config); the Deployment and its PDB do not depend on each other. A Deployment created with
     // zero replicas starts no pod, so all three go at once (issue 18: one round trip fewer).
     let dep: PromiseSettledResult<ChildApplied<DeploymentView>>;
-    let pdb: PromiseSettledResult<ChildApplied<ChildView>>;
+    let pdb: PromiseSettledResult<ChildApplied<ChildView> | undefined>;
     if (this.createdAtZero(spec)) {
       const [cm, others] = await Promise.all([configMap(), rest()]);
       track(cm, `ConfigMap/${cmName}`);
@@ -133,8 +129,33 @@ export class ChildApplier {
     if (dep.status === 'rejected') throw dep.reason;
     if (pdb.status === 'rejected') throw pdb.reason;
     const deployment = track(dep.value, `Deployment/${workerName(name)}`);
-    track(pdb.value, `PodDisruptionBudget/${workerName(name)}`);
+    if (pdb.value) track(pdb.value, `PodDisruptionBudget/${workerName(name)}`);
     return { deployment, repaired, writes };
+  }
+
+  /**
+   * Applies the workers' PodDisruptionBudget (a no-op when it is as desired). The autoscaler calls
+   * it with a scale-up: a Deployment created with zero replicas gets its PDB only then.
+   */
+  ensurePdb(spec: ResolvedSpec): Promise<ChildApplied<ChildView>> {
+    const pdb = buildPodDisruptionBudget(spec);
+    return this.ensure(pdb, this.caches.pdbs.get(spec.namespace, pdb.metadata.name), toPdbView);
+  }
+
+  /**
+   * True when the PDB is applied with the other children: it exists (kept as desired, repaired
+   * when deleted) or the Deployment asks for pods. A budget of a Deployment that never had a pod
+   * protects nothing, and at a thousand new scaled-to-zero pipelines it was one write in six
+   * (issue 18); the first scale-up creates it (`runAutoscaler`).
+   */
+  private pdbWanted(spec: ResolvedSpec): boolean {
+    const { namespace, name } = spec;
+    if (this.caches.pdbs.get(namespace, workerName(name))) return true;
+    if (this.memo.has(`PodDisruptionBudget/${namespace}/${workerName(name)}`)) return true;
+    const auto = spec.workers.autoscaling;
+    if (!auto.enabled) return spec.workers.replicas > 0;
+    const live = this.caches.deployments.get(namespace, workerName(name));
+    return clampReplicas(live?.replicas ?? auto.minReplicas, auto.minReplicas, auto.maxReplicas) > 0;
   }
 
   /**

@@ -4,7 +4,8 @@
  */
 import type { LogPipeline } from '../api/types';
 import type { KubeClient } from '../apply/kube-rest';
-import { MANAGED_BY, MANAGED_BY_LABEL, WORKER_APP_NAME, labelValue } from '../desired/labels';
+import { MANAGED_BY, MANAGED_BY_LABEL, WORKER_APP_NAME, labelValue, workerName } from '../desired/labels';
+import { onlyConfirmsNoPods } from '../status/conditions';
 import { podChanged, toPodView, type PodView } from '../status/pod-view';
 import {
   toConfigMapView,
@@ -75,6 +76,7 @@ export function buildInformers(hooks: InformerHooks): ManagerInformers {
       ...owned('Deployment'),
       name: 'deployments',
       transform: toDeploymentView,
+      handlers: deploymentHandlers(hooks),
     }),
     configMaps: new InformerSet<ChildView>({
       ...owned('ConfigMap'),
@@ -97,6 +99,26 @@ export function buildInformers(hooks: InformerHooks): ManagerInformers {
       transform: toPdbView,
     }),
     ...buildWatchedInformers(hooks, common),
+  };
+}
+
+/**
+ * The owned-child handlers, except that a worker Deployment's update that only confirms it has
+ * no pods (the Deployment controller's first answer to a scaled-to-zero Deployment) queues
+ * nothing: the reconcile reads nothing of it (status/conditions.ts `onlyConfirmsNoPods`).
+ */
+function deploymentHandlers(hooks: InformerHooks): InformerHandlers<DeploymentView> {
+  const changed = (o: DeploymentView) => hooks.childChanged('Deployment', ownerKey(o.metadata), o);
+  return {
+    add: changed,
+    update: (old, o) => {
+      const owner = ownerKey(o.metadata);
+      const isWorker =
+        owner !== undefined && o.metadata.name === workerName(owner.slice(owner.indexOf('/') + 1));
+      if (isWorker && onlyConfirmsNoPods(old, o)) return;
+      changed(o);
+    },
+    delete: (o) => hooks.enqueue(ownerKey(o.metadata)),
   };
 }
 

@@ -200,7 +200,9 @@ export class Reconciler {
       topic.observed?.maxMessageBytes as number | undefined,
     );
     const scaling = await timed('autoscaler', () =>
-      runAutoscaler(this.autoscaler, this.opts.client, spec, live, ctx),
+      runAutoscaler(this.autoscaler, this.opts.client, spec, live, ctx, () =>
+        this.childApplier.ensurePdb(spec),
+      ),
     );
     const deployment = scaling.deployment;
     const seal = await this.sealer?.evaluate(spec, ctx);

@@ -81,13 +81,17 @@ export async function runPart(
   };
 }
 
-/** Evaluates the autoscaler and applies its clamped replica count when autoscaling is on. */
+/**
+ * Evaluates the autoscaler and applies its clamped replica count when autoscaling is on; a scale
+ * to one or more workers applies the PDB with it (`ensurePdb`: created with the first scale-up).
+ */
 export async function runAutoscaler(
   autoscaler: ScalingPart | undefined,
   client: KubeClient,
   spec: ResolvedSpec,
   deployment: DeploymentView,
   ctx: PartContext,
+  ensurePdb: () => Promise<unknown> = async () => undefined,
 ): Promise<{ outcome?: ScalingOutcome; deployment: DeploymentView }> {
   const auto = spec.workers.autoscaling;
   if (!autoscaler) return { deployment };
@@ -96,7 +100,10 @@ export async function runAutoscaler(
   if (!auto.enabled || outcome.replicas === undefined) return { outcome, deployment };
   const replicas = clampReplicas(outcome.replicas, auto.minReplicas, auto.maxReplicas);
   if (replicas !== deployment.replicas) {
-    await applyReplicasAsAutoscaler(client, spec.namespace, deployment.metadata.name, replicas);
+    await Promise.all([
+      applyReplicasAsAutoscaler(client, spec.namespace, deployment.metadata.name, replicas),
+      replicas > 0 ? ensurePdb() : undefined,
+    ]);
   }
   return { outcome: { ...outcome, replicas }, deployment: { ...deployment, replicas } };
 }

@@ -6,6 +6,7 @@ import {
   CONFLICT,
   conditionFlips,
   mergeConditions,
+  onlyConfirmsNoPods,
   readyCondition,
   scalingCondition,
   workersCondition,
@@ -171,6 +172,38 @@ describe('workersCondition', () => {
       reason: 'ProgressDeadlineExceeded',
       message: 'too slow',
     });
+  });
+});
+
+describe('onlyConfirmsNoPods (issue 18: no reconcile for the controller answer)', () => {
+  const fresh = { ...dep({}, 1), replicas: 0 };
+  const answered = (extra: Partial<DeploymentView['status']> = {}): DeploymentView => ({
+    ...fresh,
+    metadata: { ...fresh.metadata, resourceVersion: '2' },
+    status: {
+      observedGeneration: 1,
+      replicas: 0,
+      conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable' }],
+      ...extra,
+    },
+  });
+  it('is true when the controller only confirms that a never-scaled Deployment has no pods', () => {
+    expect(onlyConfirmsNoPods(fresh, answered())).toBe(true);
+    // The same answer leaves workersCondition where it was: nothing to reconcile.
+    expect(workersCondition(answered(), 0, 'd')).toEqual(workersCondition(fresh, 0, 'd'));
+  });
+  it('is false for anything the reconcile reads', () => {
+    const failed = answered({
+      conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }],
+    });
+    expect(onlyConfirmsNoPods(fresh, failed)).toBe(false);
+    expect(onlyConfirmsNoPods(fresh, answered({ replicas: 1 }))).toBe(false);
+    expect(onlyConfirmsNoPods(fresh, { ...answered(), fingerprint: 'edited' })).toBe(false);
+    expect(onlyConfirmsNoPods(fresh, { ...answered(), replicas: 1, generation: 2 })).toBe(false);
+    expect(onlyConfirmsNoPods(fresh, { ...answered(), ownsReplicas: false })).toBe(false);
+    // Asked for pods since creation (generation 2): the controller's answer matters.
+    const scaled = { ...fresh, generation: 2 };
+    expect(onlyConfirmsNoPods(scaled, { ...answered(), generation: 2 })).toBe(false);
   });
 });
 

@@ -198,6 +198,32 @@ export function neverAskedForPods(dep: DeploymentView): boolean {
   return dep.generation === 1 && dep.replicas === 0 && (dep.status.replicas ?? 0) === 0;
 }
 
+/**
+ * True when `dep` differs from `old` only by the Deployment controller's answer for a Deployment
+ * that never asked for pods (observedGeneration, conditions that are not a failed Progressing):
+ * `workersCondition` and the status read nothing of it, so the update needs no reconcile (issue
+ * 18: the answer cost every new scaled-to-zero pipeline a second, no-op reconcile). Everything
+ * else (spec, metadata, generation, replica counts, a False Progressing) still queues the owner.
+ */
+export function onlyConfirmsNoPods(old: DeploymentView, dep: DeploymentView): boolean {
+  if (!neverAskedForPods(old) || !neverAskedForPods(dep)) return false;
+  if (dep.status.conditions?.some((c) => c.type === 'Progressing' && c.status === 'False')) return false;
+  const counts = (d: DeploymentView) => [
+    d.status.replicas ?? 0,
+    d.status.updatedReplicas ?? 0,
+    d.status.readyReplicas ?? 0,
+    d.status.availableReplicas ?? 0,
+  ];
+  return (
+    old.fingerprint === dep.fingerprint &&
+    old.appliedHash === dep.appliedHash &&
+    old.foreignSpec === dep.foreignSpec &&
+    old.ownsReplicas === dep.ownsReplicas &&
+    old.metadata.uid === dep.metadata.uid &&
+    counts(old).join() === counts(dep).join()
+  );
+}
+
 /** Scaling: True while the Deployment is changing its number of pods. */
 export function scalingCondition(
   dep: DeploymentView | undefined,
