@@ -253,3 +253,22 @@ test('a TSA failure is Sealed=False with a Warning Event (no password), and reco
   expect(await sealRows(DAY_B)).toBe(1);
   expect((await getPipeline(namespace, 'fw'))?.status?.seal?.lastSealedDay).toBe(DAY_A);
 }, 150_000);
+
+test('removing spec.integrity.seal removes the Sealed condition and status.seal; the stored seals stay', async () => {
+  // A merge patch with null deletes the field: the pipeline no longer has a scheduled seal.
+  await patchPipelineSpec(namespace, 'fw', { integrity: { seal: null } });
+  const cleared = await waitFor(
+    'Sealed condition and status.seal gone',
+    async () => {
+      const cur = await getPipeline(namespace, 'fw');
+      const current = cur?.metadata?.generation === cur?.status?.observedGeneration;
+      return current && !condition(cur, 'Sealed') && cur?.status?.seal === undefined ? cur : undefined;
+    },
+    60_000,
+  );
+  expect(cleared.spec.integrity?.seal).toBeUndefined();
+  expect(condition(cleared, 'Ready')).toBeDefined();
+  // Evidence is never deleted with the schedule.
+  expect(await sealRows(DAY_A)).toBe(1);
+  expect(await sealRows(DAY_B)).toBe(1);
+}, 90_000);

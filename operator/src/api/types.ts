@@ -332,8 +332,8 @@ export interface LogPipelineStatus {
     owner?: string;
   };
   workers?: { desired?: number; current?: number; ready?: number; selector?: string };
-  /** The scheduled seal: the newest day sealed and the last failure. */
-  seal?: { lastSealedDay?: string; lastSealTime?: string; lastFailure?: string };
+  /** The scheduled seal: the newest day sealed and the last failure (null deletes it in a merge patch). */
+  seal?: { lastSealedDay?: string; lastSealTime?: string; lastFailure?: string } | null;
   /** Identity coverage of the last window (ParserCoverage condition). */
   parserCoverage?: {
     windowMs?: number;

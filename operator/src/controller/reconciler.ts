@@ -222,11 +222,15 @@ export class Reconciler {
         ingest,
       },
     );
-    // spec.ingest removed: its condition and status fields go too (null deletes in a merge patch).
+    // A removed spec.ingest or seal schedule takes its condition and status fields along (null
+    // deletes in a merge patch); the seals already stored stay, they are evidence.
+    const sealed = spec.integrity.enabled && spec.integrity.seal !== undefined;
     if (!spec.ingest && lp.status?.ingest) extra.ingest = null;
+    if (!sealed && lp.status?.seal) extra.seal = null;
     const gone = [
       ...(spec.ingest ? [] : ['IngestReady']),
       ...(spec.integrity.enabled ? [] : ['ChainLinked']),
+      ...(sealed ? [] : ['Sealed']),
     ];
     await timed('status', () => this.status.write(lp, conditions, extra, gone));
     if (topic.retry || table.retry) return { requeue: true };
