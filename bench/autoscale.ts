@@ -275,7 +275,12 @@ async function withBed<T>(fn: (bed: TestBed, dir: string) => Promise<T>): Promis
   let own: TestBed | undefined;
   if (!process.env.LP_TESTBED_FILE || !fs.existsSync(process.env.LP_TESTBED_FILE)) {
     process.env.LP_TESTBED_FILE = path.join(dir, 'state.json');
-    own = await startTestBed({ ownerPid: process.pid, dir: path.join(dir, 'bed') });
+    // Progress to stderr: stdout is the JSON document alone.
+    own = await startTestBed({
+      ownerPid: process.pid,
+      dir: path.join(dir, 'bed'),
+      log: (l) => console.error(l),
+    });
   }
   try {
     return await fn(readTestBed(), dir);

@@ -44,7 +44,7 @@ export async function withKafkaBed<T>(prefix: string, fn: (bed: TestBed) => Prom
   if (!process.env.LP_TESTBED_FILE || !fs.existsSync(process.env.LP_TESTBED_FILE)) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
     process.env.LP_TESTBED_FILE = path.join(dir, 'state.json');
-    own = await startTestBed({ kubernetes: false, ownerPid: process.pid, dir });
+    own = await startTestBed({ kubernetes: false, ownerPid: process.pid, dir, log: (l) => console.error(l) });
   }
   try {
     return await fn(readTestBed());
