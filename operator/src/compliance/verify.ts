@@ -4,21 +4,21 @@
  * "Verification"). Three streamed passes — checkpoints, links (+ signed heads), rows — each with
  * bounded memory on both sides (the server sorts with external sorting; this process keeps one
  * block of rows and the links it spans).
+ *
+ * The ClickHouse reads of each pass are in verify-sources.ts.
  */
 import type { KeyObject, X509Certificate } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
-import type { LinkRecord } from '../../../common/src/integrity/chain';
-import { linkFromRow, type LinkRow } from '../../../common/src/integrity/link-rows';
 import { buildCanonicalRowsQuery, type TimeWindow } from './canonical-sql';
-import { lineBlocks, textLines } from './line-stream';
-import { checkCheckpoints, type CheckpointRow } from './verify-checkpoints';
-import { checkCheckpointGaps, checkCheckpointPrevs, type CheckpointChainSource } from './verify-chain';
-import { checkLinks, type LinkPassSource, type SignedHead } from './verify-links';
+import { lineBlocks } from './line-stream';
+import { checkCheckpoints } from './verify-checkpoints';
+import { checkCheckpointGaps, checkCheckpointPrevs } from './verify-chain';
+import { checkLinks } from './verify-links';
 import * as Q from './verify-queries';
 import { FindingSink, type VerifyReport } from './verify-report';
 import { LinkQueue, RowChecker, type ColumnProjections, type RowPassStats } from './verify-rows';
+import { chainSource, checkpoints, firstLine, linkPassSource, links, stream } from './verify-sources';
 import { describeTable, type TableDescription } from './verify-table';
 
 /** What to verify and against which trust anchors. */
@@ -44,51 +44,6 @@ export interface VerifyOptions {
   nowMs?: number;
   /** Checkpoints created up to this long after the window's last link are checked too. Default 1 h. */
   checkpointSlackMs?: number;
-}
-
-async function stream(client: ClickHouseClient, query: string): Promise<Readable> {
-  return (await client.exec({ query })).stream as Readable;
-}
-
-/** Parses a TabSeparated line of LINK_SELECT. */
-export function parseLinkLine(line: string): LinkRecord {
-  const f = line.split('\t');
-  if (f.length !== 12) throw new Error(`unexpected line in the link stream: ${line.slice(0, 300)}`);
-  const names = [
-    'pipeline',
-    'table_name',
-    'partition',
-    'first_offset',
-    'last_offset',
-    'row_count',
-    'min_ts_ms',
-    'max_ts_ms',
-    'batch_digest',
-    'prev_link',
-    'link',
-    'inserted_at_ms',
-  ];
-  return linkFromRow(Object.fromEntries(names.map((n, i) => [n, f[i]])) as unknown as LinkRow);
-}
-
-async function* links(client: ClickHouseClient, query: string): AsyncGenerator<LinkRecord> {
-  for await (const line of textLines(await stream(client, query))) yield parseLinkLine(line);
-}
-
-async function* heads(client: ClickHouseClient, query: string): AsyncGenerator<SignedHead> {
-  for await (const line of textLines(await stream(client, query))) {
-    const [p, o, link, at] = line.split('\t');
-    yield { partition: Number(p), lastOffset: Number(o), link, createdAtMs: Number(at) };
-  }
-}
-
-async function* checkpoints(client: ClickHouseClient, query: string): AsyncGenerator<CheckpointRow> {
-  for await (const line of textLines(await stream(client, query))) yield JSON.parse(line) as CheckpointRow;
-}
-
-async function firstLine(client: ClickHouseClient, query: string): Promise<string[]> {
-  for await (const line of textLines(await stream(client, query))) return line.split('\t');
-  return [];
 }
 
 interface Hull {
@@ -158,46 +113,6 @@ export function columnAlternatives(
   );
   if (usable.length < 2 || usable[0] !== primary) return undefined;
   return { stream: desc.columns, projections: usable.map((l) => l.map((c) => stored.get(c.name)!)) };
-}
-
-function linkPassSource(
-  client: ClickHouseClient,
-  t: Q.IntegrityTables,
-  window: TimeWindow,
-  created: TimeWindow,
-): LinkPassSource {
-  return {
-    links: links(client, Q.buildLinksQuery(t, window)),
-    heads: heads(client, Q.buildHeadsQuery(t, created)),
-    predecessor: async (p, first) => (await collect(links(client, Q.buildPredecessorQuery(t, p, first))))[0],
-    between: (p, after, before) => collect(links(client, Q.buildBetweenQuery(t, p, after, before))),
-    lookup: async (hs) => {
-      const found = new Map<string, string[]>();
-      for await (const line of textLines(await stream(client, Q.buildHeadLookupQuery(t, hs)))) {
-        const [p, o, link] = line.split('\t');
-        found.set(`${p}:${o}`, [...(found.get(`${p}:${o}`) ?? []), link]);
-      }
-      return found;
-    },
-  };
-}
-
-function chainSource(client: ClickHouseClient, t: Q.IntegrityTables): CheckpointChainSource {
-  return {
-    existing: async (ids) => {
-      const found = new Set<string>();
-      for await (const line of textLines(await stream(client, Q.buildCheckpointIdsQuery(t, ids))))
-        found.add(line);
-      return found;
-    },
-    insertedBetween: async (afterMs, beforeMs) => {
-      if (beforeMs <= afterMs) return { count: 0, firstMs: 0, lastMs: 0 };
-      const [count, firstMs, lastMs] = (
-        await firstLine(client, Q.buildInsertedBetweenQuery(t, afterMs, beforeMs))
-      ).map(Number);
-      return { count: count || 0, firstMs, lastMs };
-    },
-  };
 }
 
 /** Default integrity/checkpoint tables: `<table>_…`, or the data table's for its `<base>_dlq` chain. */
@@ -320,10 +235,4 @@ export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions)
     },
     ok: sink.total === 0,
   };
-}
-
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
 }
