@@ -17,7 +17,8 @@ import { checkCheckpointGaps, checkCheckpointPrevs } from './verify-chain';
 import { checkLinks } from './verify-links';
 import * as Q from './verify-queries';
 import { FindingSink, type VerifyReport } from './verify-report';
-import { LinkQueue, RowChecker, type ColumnProjections, type RowPassStats } from './verify-rows';
+import { LinkQueue } from './verify-link-queue';
+import { RowChecker, type ColumnProjections, type RowPassStats } from './verify-rows';
 import { chainSource, checkpoints, firstLine, linkPassSource, links, stream } from './verify-sources';
 import { describeTable, type TableDescription } from './verify-table';
 
