@@ -12,7 +12,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
 import { buildCanonicalRowsQuery, type TimeWindow } from './canonical-sql';
 import { lineBlocks } from './line-stream';
-import { checkCheckpoints } from './verify-checkpoints';
+import { checkCheckpoints, type CheckpointPassResult } from './verify-checkpoints';
 import { checkCheckpointGaps, checkCheckpointPrevs } from './verify-chain';
 import { checkLinks } from './verify-links';
 import * as Q from './verify-queries';
@@ -154,6 +154,44 @@ async function rowPass(
   return { ...checker.stats, seconds: Math.max(1, Date.now() - started) / 1000, peakRss };
 }
 
+/**
+ * The row pass over the signed columns (or, when the table grew columns, every list a batch may
+ * have been hashed over), noting how many batches were verified over another list.
+ */
+async function verifyRows(
+  client: ClickHouseClient,
+  t: Q.IntegrityTables,
+  desc: TableDescription,
+  columns: CanonicalColumn[],
+  cp: Pick<CheckpointPassResult, 'columnSets' | 'timeColumn'>,
+  opts: VerifyOptions,
+  window: TimeWindow,
+  sink: FindingSink,
+  horizonMs: number | undefined,
+): Promise<RowPassStats & { seconds: number; peakRss: number }> {
+  const timeColumn = opts.timeColumn ?? cp.timeColumn ?? 'ts';
+  const alt = columnAlternatives(desc, columns, cp.columnSets, opts.columns !== undefined);
+  const rowsQuery = buildCanonicalRowsQuery({
+    database: t.database,
+    table: t.table,
+    columns: alt?.stream ?? columns,
+    timeColumn,
+    window,
+    // Signed columns decide: the worker sorted a message's rows when it wrote no line column.
+    hasLine: desc.hasLine && columns.some((c) => c.name === desc.lineColumn),
+    partitionColumn: desc.partitionColumn,
+    offsetColumn: desc.offsetColumn,
+    lineColumn: desc.lineColumn,
+  });
+  const rows = await rowPass(client, t, rowsQuery, window, sink, horizonMs, alt?.projections);
+  if (rows.batchesVerifiedWithOtherColumns > 0)
+    sink.notice({
+      kind: 'info',
+      detail: `${rows.batchesVerifiedWithOtherColumns} batches were written before or after a column change and verified over the columns they were written with (columns added later are not covered for them)`,
+    });
+  return rows;
+}
+
 /** Verifies one table over a window; never throws for findings (they are in the report), only for I/O or usage errors. */
 export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions): Promise<VerifyReport> {
   const started = Date.now();
@@ -185,32 +223,13 @@ export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions)
   const retentionMs = opts.retentionMs ?? (known > 0 ? known : undefined);
   const horizonMs = retentionMs === undefined ? undefined : nowMs - retentionMs;
   const columns = canonicalColumns(desc, opts.columns, cp.columns);
-  const timeColumn = opts.timeColumn ?? cp.timeColumn ?? 'ts';
   const linkStats = await checkLinks(
     linkPassSource(client, t, hull.window, created),
     sink,
     horizonMs,
     opts.expirySlackMs,
   );
-  const alt = columnAlternatives(desc, columns, cp.columnSets, opts.columns !== undefined);
-  const rowsQuery = buildCanonicalRowsQuery({
-    database: t.database,
-    table: t.table,
-    columns: alt?.stream ?? columns,
-    timeColumn,
-    window: hull.window,
-    // Signed columns decide: the worker sorted a message's rows when it wrote no line column.
-    hasLine: desc.hasLine && columns.some((c) => c.name === desc.lineColumn),
-    partitionColumn: desc.partitionColumn,
-    offsetColumn: desc.offsetColumn,
-    lineColumn: desc.lineColumn,
-  });
-  const rows = await rowPass(client, t, rowsQuery, hull.window, sink, horizonMs, alt?.projections);
-  if (rows.batchesVerifiedWithOtherColumns > 0)
-    sink.notice({
-      kind: 'info',
-      detail: `${rows.batchesVerifiedWithOtherColumns} batches were written before or after a column change and verified over the columns they were written with (columns added later are not covered for them)`,
-    });
+  const rows = await verifyRows(client, t, desc, columns, cp, opts, hull.window, sink, horizonMs);
   return {
     database: t.database,
     table: t.table,
