@@ -29,7 +29,8 @@ import { buildConfigMap, renderWorkerConfig } from '../operator/src/desired/conf
 import { buildDeployment } from '../operator/src/desired/deployment';
 import { FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL } from '../operator/src/desired/labels';
 import { buildPodDisruptionBudget } from '../operator/src/desired/pdb';
-import { applyCrds, startKubernetes, stopKubernetes } from '../test/env/kubernetes';
+import { applyCrds } from '../test/env/kube-crds';
+import { startKubernetes, stopKubernetes } from '../test/env/kubernetes';
 import { groupCpuSeconds } from './autoscale-support';
 
 const NS = 'apiserver-cost';

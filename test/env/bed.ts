@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startClickHouse, stopClickHouse } from './clickhouse';
 import { startKafka, stopKafka } from './kafka';
-import { applyCrds, startBedControllerManager, startKubernetes, stopKubernetes } from './kubernetes';
+import { applyCrds } from './kube-crds';
+import { startBedControllerManager, startKubernetes, stopKubernetes } from './kubernetes';
 import { writeTestBed, type TestBed } from './testbed';
 
 /** Which parts to start; all by default. */

@@ -15,73 +15,32 @@
  * conditions; and it writes the Deployment's status replica fields. A changed pod template
  * (config-hash annotation) replaces the pods, like a rollout. It is not a kubelet: no images, no
  * liveness probes, no limits.
+ *
+ * One pod's process (argv, receiver config, probe, stop) is in test/env/pod-process.ts.
  */
 import { AppsV1Api, CoreV1Api, KubeConfig, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { KUBELET_BACKOFF, podStatus, type BackoffSettings } from './pod-status';
+import { renderPodFiles } from './pod-files';
 import {
-  BACKOFF_RESET_MS,
-  KUBELET_BACKOFF,
-  podStatus,
-  readTerminationMessage,
-  restartDelayMs,
-  terminationReason,
-  type BackoffSettings,
-  type ContainerRecord,
-} from './pod-status';
-import { localPath, renderPodFiles } from './pod-files';
+  isRunning,
+  iso,
+  killProcess,
+  localArgv,
+  localizeReceiverConfig,
+  probe,
+  recordExit,
+  type LocalPod,
+} from './pod-process';
 import { freePort } from './process';
 
-const DIST = path.resolve(
-  __dirname,
-  fs.existsSync(path.join(__dirname, '../../dist')) ? '../../dist' : '../../../dist',
-);
-/** Root the image's relative paths (`dist/...`) resolve against: the image's working directory. */
-const IMAGE_ROOT = path.dirname(DIST);
-const WORKER_MAIN = path.join(DIST, 'consumer/src/main.js');
 const SELECTOR = 'app.kubernetes.io/name in (logpipeline-worker,logpipeline-ingest)';
-
-/**
- * The local argv for a container: its `command` (node -> this Node, relative scripts -> the local
- * dist) or the worker image's entrypoint, then its args.
- */
-export function localArgv(command: readonly string[] | undefined, args: readonly string[]): string[] {
-  if (!command || command.length === 0) return [WORKER_MAIN, ...args];
-  const [exe, ...rest] = command;
-  if (path.basename(exe) !== 'node') throw new Error(`the pod runner runs node containers only, not ${exe}`);
-  return [...rest.map((a) => (a.startsWith('dist/') ? path.join(IMAGE_ROOT, a) : a)), ...args];
-}
 /** The node name the runner's pods are "scheduled" to. */
 export const LOCAL_NODE = 'local-pod-runner';
-
-interface LocalPod {
-  name: string;
-  namespace: string;
-  child?: ChildProcess;
-  port: number;
-  templateHash: string;
-  logFile: string;
-  messageFile: string;
-  messagePolicy?: string;
-  /** How to (re)start the process: node's argv (script first). */
-  argv: string[];
-  /** A receiver's mounted config file (its probe port, brokers and file paths are rewritten per pod). */
-  receiverConfig?: string;
-  /** [container mount path, local copy] of the pod's volumes. */
-  mounts: Array<[string, string]>;
-  env: Record<string, string>;
-  container: ContainerRecord;
-  /** Back-off steps since the last long run (the kubelet forgets old crashes after 10 min). */
-  backoffSteps: number;
-  startTime: string;
-  /** Set once the runner itself stops the pod (scale-down, rollout): no restart. */
-  deleting: boolean;
-  object?: V1Pod;
-  lastStatus?: string;
-}
 
 /** Options of the runner. */
 export interface PodRunnerOptions {
@@ -95,8 +54,6 @@ export interface PodRunnerOptions {
   /** Crash back-off (kubelet: 10 s doubling to 5 min); tests shorten the base. */
   crashBackoff?: Partial<BackoffSettings>;
 }
-
-const isRunning = (c?: ChildProcess) => !!c && c.exitCode === null && c.signalCode === null;
 
 /** Keeps local worker processes and their Pods in line with the worker Deployments; stop() ends them all. */
 export class PodRunner {
@@ -214,29 +171,7 @@ export class PodRunner {
       podDir,
       name,
     );
-    const object = await this.core.createNamespacedPod({
-      namespace: ns,
-      body: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: {
-          name,
-          namespace: ns,
-          labels: template.metadata?.labels,
-          annotations: template.metadata?.annotations,
-          ownerReferences: [
-            {
-              apiVersion: 'apps/v1',
-              kind: 'Deployment',
-              name: d.metadata!.name!,
-              uid: d.metadata!.uid!,
-              controller: true,
-            },
-          ],
-        },
-        spec: { ...template.spec!, nodeName: LOCAL_NODE },
-      },
-    });
+    const object = await this.core.createNamespacedPod({ namespace: ns, body: podObject(d, name) });
     const pod: LocalPod = {
       name,
       namespace: ns,
@@ -264,7 +199,8 @@ export class PodRunner {
   private spawn(p: LocalPod): void {
     fs.writeFileSync(p.messageFile, '');
     p.env.LP_HTTP_PORT = String(p.port);
-    if (p.receiverConfig) this.localizeReceiverConfig(p.receiverConfig, p.port, p.mounts);
+    if (p.receiverConfig)
+      localizeReceiverConfig(p.receiverConfig, p.port, p.mounts, this.opts.env?.LP_KAFKA_BROKERS);
     const log = fs.openSync(p.logFile, 'a');
     const child = spawn(process.execPath, p.argv, {
       // The worker drains and exits if this process dies without stopping it (no orphans).
@@ -276,60 +212,7 @@ export class PodRunner {
     p.child = child;
     p.container.startedAt = iso(startedAt);
     p.container.restartAt = undefined;
-    child.once('exit', (code, signal) => this.exited(p, child, startedAt, code, signal));
-  }
-
-  /**
-   * Pods share this host: the receiver's probe port (and the demo's broker override) go into its
-   * file, and the paths it names under mounted volumes (TLS cert, key, client CA; Kafka CA) point
-   * at the runner's local copies.
-   */
-  private localizeReceiverConfig(file: string, port: number, mounts: Array<[string, string]>): void {
-    if (!fs.existsSync(file)) return;
-    const cfg = JSON.parse(fs.readFileSync(file, 'utf8')) as {
-      httpPort: number;
-      kafka: { brokers: string[]; tls?: { caFile?: string } };
-      tls?: { certFile: string; keyFile: string; caFile?: string };
-    };
-    cfg.httpPort = port;
-    const local = (f: string | undefined) => (f === undefined ? undefined : localPath(f, mounts));
-    if (cfg.tls)
-      cfg.tls = {
-        ...cfg.tls,
-        certFile: localPath(cfg.tls.certFile, mounts),
-        keyFile: localPath(cfg.tls.keyFile, mounts),
-        ...(cfg.tls.caFile ? { caFile: local(cfg.tls.caFile) } : {}),
-      };
-    if (cfg.kafka.tls?.caFile) cfg.kafka.tls.caFile = local(cfg.kafka.tls.caFile);
-    const brokers = this.opts.env?.LP_KAFKA_BROKERS;
-    if (brokers) cfg.kafka.brokers = brokers.split(',');
-    fs.writeFileSync(file, JSON.stringify(cfg, null, 2));
-  }
-
-  private exited(
-    p: LocalPod,
-    child: ChildProcess,
-    startedAt: number,
-    code: number | null,
-    signal: NodeJS.Signals | null,
-  ): void {
-    if (p.child !== child) return;
-    const now = Date.now();
-    const exitCode = code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0);
-    const failed = exitCode !== 0;
-    p.container.lastTerminated = {
-      exitCode,
-      reason: terminationReason(exitCode, signal, false),
-      message: readTerminationMessage(p.messageFile, p.logFile, p.messagePolicy, failed),
-      startedAt: iso(startedAt),
-      finishedAt: iso(now),
-    };
-    p.container.startedAt = undefined;
-    p.container.ready = false;
-    if (p.deleting) return;
-    if (now - startedAt >= BACKOFF_RESET_MS) p.backoffSteps = 0;
-    p.container.restartAt = now + restartDelayMs(p.backoffSteps, this.backoff);
-    p.backoffSteps++;
+    child.once('exit', (code, signal) => recordExit(p, child, startedAt, code, signal, this.backoff));
   }
 
   private restart(p: LocalPod): void {
@@ -394,28 +277,27 @@ export class PodRunner {
   }
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-async function probe(p: LocalPod): Promise<void> {
-  if (!isRunning(p.child)) {
-    p.container.ready = false;
-    return;
-  }
-  try {
-    const res = await fetch(`http://127.0.0.1:${p.port}/readyz`, { signal: AbortSignal.timeout(1000) });
-    p.container.ready = res.ok && isRunning(p.child);
-  } catch {
-    p.container.ready = false;
-  }
-}
-
-async function killProcess(child: ChildProcess): Promise<void> {
-  if (!isRunning(child)) return;
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(timer);
+/** The Pod object of one of the Deployment's pods: the template's labels, owned by the Deployment. */
+function podObject(d: V1Deployment, name: string): V1Pod {
+  const template = d.spec!.template;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: d.metadata!.namespace!,
+      labels: template.metadata?.labels,
+      annotations: template.metadata?.annotations,
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          name: d.metadata!.name!,
+          uid: d.metadata!.uid!,
+          controller: true,
+        },
+      ],
+    },
+    spec: { ...template.spec!, nodeName: LOCAL_NODE },
+  };
 }

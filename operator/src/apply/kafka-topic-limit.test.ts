@@ -1,6 +1,7 @@
 import { ConfigSource, type ConfigEntries } from 'kafkajs';
 import type { TopicSpec } from '../desired/topic';
-import { ensureTopicBatched, maxMessageBytesOf } from './kafka-topic';
+import { ensureTopicBatched } from './kafka-topic';
+import { maxMessageBytesOf } from './kafka-topic-config';
 import type { TopicBatcher, TopicConfigEntry } from './kafka-topic-batch';
 
 const entry = (configName: string, configValue: string, configSource: ConfigSource): ConfigEntries =>

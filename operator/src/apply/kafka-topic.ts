@@ -2,19 +2,25 @@
  * Idempotent topic applier: create if missing, grow partitions (never shrink), repair drift of the
  * managed configs only. Recorded identity is the cluster id from describeCluster: kafkajs 2.2.4
  * speaks Metadata up to v6 and never sees topic ids (v10+), so `topicId` stays unset and deletion
- * safety rests on the cluster id plus the topic name.
+ * safety rests on the cluster id plus the topic name. The broker round trips are in
+ * kafka-topic-admin.ts, the managed-config repair and the message limit in kafka-topic-config.ts.
  */
-import { ConfigResourceTypes, ConfigSource, type Admin, type ConfigEntries } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import { parseOwnerComment, type Owner } from '../desired/ownership';
 import type { TopicSpec } from '../desired/topic';
 import type { DestructiveGuard } from './guard';
-import { KafkaApplyError, errorMessage } from './kafka-client';
+import { KafkaApplyError } from './kafka-client';
 import { readTopicOwner } from './kafka-owner';
+import { call, createTopic, describeTopic } from './kafka-topic-admin';
+import {
+  MAX_MESSAGE_BYTES,
+  maxMessageBytesOf,
+  repairConfigsFrom,
+  topicConfigs,
+  type ConfigEntryView,
+} from './kafka-topic-config';
 import { countKafkaWrite } from './kafka-writes';
 import type { TopicBatcher, TopicMeta } from './kafka-topic-batch';
-
-/** Topic config bounding one record batch (so one packed syslog message). */
-export const MAX_MESSAGE_BYTES = 'max.message.bytes';
 
 /** Result of ensureTopic. */
 export interface TopicOutcome {
@@ -47,153 +53,8 @@ export interface TopicDeleteOutcome {
   clusterId: string;
 }
 
-function kafkaError(err: unknown, doing: string): KafkaApplyError {
-  if (err instanceof KafkaApplyError) return err;
-  const name = err instanceof Error ? err.name : '';
-  // Connection-level kafkajs errors: the broker is down or unreachable, worth a reconnect.
-  const unreachable = /Connection|NumberOfRetriesExceeded|BrokerNotFound|Timeout/.test(name);
-  return new KafkaApplyError(
-    unreachable ? 'KafkaUnreachable' : 'KafkaError',
-    `${doing}: ${errorMessage(err)}`,
-  );
-}
-
-async function call<T>(doing: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw kafkaError(err, doing);
-  }
-}
-
-function errorType(err: unknown): string | undefined {
-  return (err as { type?: string })?.type;
-}
-
-/** Partition count and replication factor of a topic, or undefined when it does not exist. */
-export async function describeTopic(
-  admin: Admin,
-  topic: string,
-): Promise<{ partitions: number; replicas: number } | undefined> {
-  try {
-    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-    const meta = topics.find((t) => t.name === topic);
-    if (!meta) return undefined;
-    return {
-      partitions: meta.partitions.length,
-      replicas: Math.min(...meta.partitions.map((p) => p.replicas.length)),
-    };
-  } catch (err) {
-    if (errorType(err) === 'UNKNOWN_TOPIC_OR_PARTITION') return undefined;
-    throw kafkaError(err, `describing topic ${topic}`);
-  }
-}
-
-async function createTopic(admin: Admin, spec: TopicSpec): Promise<{ created: boolean; rejected?: string }> {
-  try {
-    countKafkaWrite('CreateTopics');
-    const created = await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        {
-          topic: spec.topic,
-          numPartitions: spec.numPartitions,
-          replicationFactor: spec.replicationFactor,
-          configEntries: spec.configEntries,
-        },
-      ],
-    });
-    return { created };
-  } catch (err) {
-    // createTopics wraps per-topic failures in an aggregate whose first entry has the broker's words.
-    const first = (err as { errors?: Array<{ type?: string; message?: string }> }).errors?.[0];
-    const type = errorType(err) ?? first?.type;
-    if (type === 'TOPIC_ALREADY_EXISTS') return { created: false };
-    if (type && /INVALID|POLICY/.test(type))
-      return { created: false, rejected: `${type}: ${first?.message ?? errorMessage(err)}` };
-    throw kafkaError(err, `creating topic ${spec.topic}`);
-  }
-}
-
-/** The current value of every config set on the topic itself (source TOPIC_CONFIG), and all values. */
-async function topicConfigs(
-  admin: Admin,
-  topic: string,
-): Promise<{ own: ConfigEntries[]; all: ConfigEntries[] }> {
-  const res = await call(`describing configs of ${topic}`, () =>
-    admin.describeConfigs({
-      includeSynonyms: false,
-      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }],
-    }),
-  );
-  const all = res.resources[0]?.configEntries ?? [];
-  return { own: all.filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG), all };
-}
-
-/** A config entry as both the admin API and the batcher report it. */
-type ConfigEntryView = Pick<ConfigEntries, 'configName' | 'configValue' | 'isSensitive'> & {
-  configSource: number;
-};
-
 /** Runs an admin operation on the pipeline's cluster (KafkaAdminPool.withAdmin bound to a connection). */
 export type AdminRunner = <T>(fn: (admin: Admin) => Promise<T>) => Promise<T>;
-
-/**
- * Repairs drift of managed configs, given every current config of the topic. The legacy
- * AlterConfigs request (all kafkajs has) replaces the topic's whole override set, so the current
- * overrides are sent back unchanged with the managed keys set: unmanaged overrides survive.
- */
-async function repairConfigsFrom(
-  withAdmin: AdminRunner,
-  spec: TopicSpec,
-  all: ConfigEntryView[],
-): Promise<{ changes: string[]; rejected?: string; maxMessageBytes?: number }> {
-  const own = all.filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG);
-  const limit = maxMessageBytesOf(all, spec);
-  const drifted = spec.configEntries.filter(
-    (want) => all.find((e) => e.configName === want.name)?.configValue !== want.value,
-  );
-  if (drifted.length === 0) return { changes: [], maxMessageBytes: limit };
-  if (own.some((e) => e.isSensitive))
-    return {
-      changes: [],
-      maxMessageBytes: limit,
-      rejected: 'the topic has a sensitive override that cannot be read back and preserved',
-    };
-  const merged = new Map(own.map((e) => [e.configName, e.configValue]));
-  for (const want of spec.configEntries) merged.set(want.name, want.value);
-  try {
-    countKafkaWrite('AlterConfigs');
-    await withAdmin((admin) =>
-      admin.alterConfigs({
-        validateOnly: false,
-        resources: [
-          {
-            type: ConfigResourceTypes.TOPIC,
-            name: spec.topic,
-            configEntries: [...merged].map(([name, value]) => ({ name, value })),
-          },
-        ],
-      }),
-    );
-  } catch (err) {
-    if (/INVALID|POLICY/.test(errorType(err) ?? ''))
-      return { changes: [], rejected: errorMessage(err), maxMessageBytes: limit };
-    throw kafkaError(err, `altering configs of ${spec.topic}`);
-  }
-  return { changes: drifted.map((d) => `set ${d.name}=${d.value}`), maxMessageBytes: limit };
-}
-
-/**
- * The topic's max.message.bytes after this apply: the managed value when the spec sets it (just
- * written), else what the broker reports (the topic's own override or the broker default).
- */
-export function maxMessageBytesOf(all: readonly ConfigEntryView[], spec: TopicSpec): number | undefined {
-  const wanted = spec.configEntries.find((e) => e.name === MAX_MESSAGE_BYTES)?.value;
-  const value = wanted ?? all.find((e) => e.configName === MAX_MESSAGE_BYTES)?.configValue;
-  const n = value === undefined ? NaN : Number(value);
-  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
-}
 
 /** Partitions, replication and configs of an existing topic brought to the spec (shared by both appliers). */
 async function finishTopic(

@@ -10,7 +10,8 @@ import { checkRetention, RETENTION_BELOW_MINIMUM } from './retention';
 import { buildHeadLookupQuery, buildHullQuery, buildLinksQuery } from './verify-queries';
 import { retentionFromEngineFull } from './verify-table';
 import { FindingSink } from './verify-report';
-import { LinkQueue, RowChecker } from './verify-rows';
+import { LinkQueue } from './verify-link-queue';
+import { RowChecker } from './verify-rows';
 
 describe('canonical SQL', () => {
   it.each([

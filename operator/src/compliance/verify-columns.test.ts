@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { LinkRecord } from '../../../common/src/integrity/chain';
 import { columnAlternatives } from './verify';
 import { FindingSink } from './verify-report';
-import { LinkQueue, RowChecker } from './verify-rows';
+import { LinkQueue } from './verify-link-queue';
+import { RowChecker } from './verify-rows';
 
 const col = (name: string) => ({ name, type: name === 'kafka_line' ? 'UInt32' : 'String' });
 const desc = {

@@ -4,21 +4,22 @@
  * "Verification"). Three streamed passes — checkpoints, links (+ signed heads), rows — each with
  * bounded memory on both sides (the server sorts with external sorting; this process keeps one
  * block of rows and the links it spans).
+ *
+ * The ClickHouse reads of each pass are in verify-sources.ts.
  */
 import type { KeyObject, X509Certificate } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { CanonicalColumn } from '../../../common/src/integrity/canonical-ops';
-import type { LinkRecord } from '../../../common/src/integrity/chain';
-import { linkFromRow, type LinkRow } from '../../../common/src/integrity/link-rows';
 import { buildCanonicalRowsQuery, type TimeWindow } from './canonical-sql';
-import { lineBlocks, textLines } from './line-stream';
-import { checkCheckpoints, type CheckpointRow } from './verify-checkpoints';
-import { checkCheckpointGaps, checkCheckpointPrevs, type CheckpointChainSource } from './verify-chain';
-import { checkLinks, type LinkPassSource, type SignedHead } from './verify-links';
+import { lineBlocks } from './line-stream';
+import { checkCheckpoints, type CheckpointPassResult } from './verify-checkpoints';
+import { checkCheckpointGaps, checkCheckpointPrevs } from './verify-chain';
+import { checkLinks } from './verify-links';
 import * as Q from './verify-queries';
 import { FindingSink, type VerifyReport } from './verify-report';
-import { LinkQueue, RowChecker, type ColumnProjections, type RowPassStats } from './verify-rows';
+import { LinkQueue } from './verify-link-queue';
+import { RowChecker, type ColumnProjections, type RowPassStats } from './verify-rows';
+import { chainSource, checkpoints, firstLine, linkPassSource, links, stream } from './verify-sources';
 import { describeTable, type TableDescription } from './verify-table';
 
 /** What to verify and against which trust anchors. */
@@ -44,51 +45,6 @@ export interface VerifyOptions {
   nowMs?: number;
   /** Checkpoints created up to this long after the window's last link are checked too. Default 1 h. */
   checkpointSlackMs?: number;
-}
-
-async function stream(client: ClickHouseClient, query: string): Promise<Readable> {
-  return (await client.exec({ query })).stream as Readable;
-}
-
-/** Parses a TabSeparated line of LINK_SELECT. */
-export function parseLinkLine(line: string): LinkRecord {
-  const f = line.split('\t');
-  if (f.length !== 12) throw new Error(`unexpected line in the link stream: ${line.slice(0, 300)}`);
-  const names = [
-    'pipeline',
-    'table_name',
-    'partition',
-    'first_offset',
-    'last_offset',
-    'row_count',
-    'min_ts_ms',
-    'max_ts_ms',
-    'batch_digest',
-    'prev_link',
-    'link',
-    'inserted_at_ms',
-  ];
-  return linkFromRow(Object.fromEntries(names.map((n, i) => [n, f[i]])) as unknown as LinkRow);
-}
-
-async function* links(client: ClickHouseClient, query: string): AsyncGenerator<LinkRecord> {
-  for await (const line of textLines(await stream(client, query))) yield parseLinkLine(line);
-}
-
-async function* heads(client: ClickHouseClient, query: string): AsyncGenerator<SignedHead> {
-  for await (const line of textLines(await stream(client, query))) {
-    const [p, o, link, at] = line.split('\t');
-    yield { partition: Number(p), lastOffset: Number(o), link, createdAtMs: Number(at) };
-  }
-}
-
-async function* checkpoints(client: ClickHouseClient, query: string): AsyncGenerator<CheckpointRow> {
-  for await (const line of textLines(await stream(client, query))) yield JSON.parse(line) as CheckpointRow;
-}
-
-async function firstLine(client: ClickHouseClient, query: string): Promise<string[]> {
-  for await (const line of textLines(await stream(client, query))) return line.split('\t');
-  return [];
 }
 
 interface Hull {
@@ -160,46 +116,6 @@ export function columnAlternatives(
   return { stream: desc.columns, projections: usable.map((l) => l.map((c) => stored.get(c.name)!)) };
 }
 
-function linkPassSource(
-  client: ClickHouseClient,
-  t: Q.IntegrityTables,
-  window: TimeWindow,
-  created: TimeWindow,
-): LinkPassSource {
-  return {
-    links: links(client, Q.buildLinksQuery(t, window)),
-    heads: heads(client, Q.buildHeadsQuery(t, created)),
-    predecessor: async (p, first) => (await collect(links(client, Q.buildPredecessorQuery(t, p, first))))[0],
-    between: (p, after, before) => collect(links(client, Q.buildBetweenQuery(t, p, after, before))),
-    lookup: async (hs) => {
-      const found = new Map<string, string[]>();
-      for await (const line of textLines(await stream(client, Q.buildHeadLookupQuery(t, hs)))) {
-        const [p, o, link] = line.split('\t');
-        found.set(`${p}:${o}`, [...(found.get(`${p}:${o}`) ?? []), link]);
-      }
-      return found;
-    },
-  };
-}
-
-function chainSource(client: ClickHouseClient, t: Q.IntegrityTables): CheckpointChainSource {
-  return {
-    existing: async (ids) => {
-      const found = new Set<string>();
-      for await (const line of textLines(await stream(client, Q.buildCheckpointIdsQuery(t, ids))))
-        found.add(line);
-      return found;
-    },
-    insertedBetween: async (afterMs, beforeMs) => {
-      if (beforeMs <= afterMs) return { count: 0, firstMs: 0, lastMs: 0 };
-      const [count, firstMs, lastMs] = (
-        await firstLine(client, Q.buildInsertedBetweenQuery(t, afterMs, beforeMs))
-      ).map(Number);
-      return { count: count || 0, firstMs, lastMs };
-    },
-  };
-}
-
 /** Default integrity/checkpoint tables: `<table>_…`, or the data table's for its `<base>_dlq` chain. */
 export function integrityTables(opts: VerifyOptions): Q.IntegrityTables {
   const base = opts.table.endsWith('_dlq') ? opts.table.slice(0, -4) : opts.table;
@@ -238,6 +154,44 @@ async function rowPass(
   return { ...checker.stats, seconds: Math.max(1, Date.now() - started) / 1000, peakRss };
 }
 
+/**
+ * The row pass over the signed columns (or, when the table grew columns, every list a batch may
+ * have been hashed over), noting how many batches were verified over another list.
+ */
+async function verifyRows(
+  client: ClickHouseClient,
+  t: Q.IntegrityTables,
+  desc: TableDescription,
+  columns: CanonicalColumn[],
+  cp: Pick<CheckpointPassResult, 'columnSets' | 'timeColumn'>,
+  opts: VerifyOptions,
+  window: TimeWindow,
+  sink: FindingSink,
+  horizonMs: number | undefined,
+): Promise<RowPassStats & { seconds: number; peakRss: number }> {
+  const timeColumn = opts.timeColumn ?? cp.timeColumn ?? 'ts';
+  const alt = columnAlternatives(desc, columns, cp.columnSets, opts.columns !== undefined);
+  const rowsQuery = buildCanonicalRowsQuery({
+    database: t.database,
+    table: t.table,
+    columns: alt?.stream ?? columns,
+    timeColumn,
+    window,
+    // Signed columns decide: the worker sorted a message's rows when it wrote no line column.
+    hasLine: desc.hasLine && columns.some((c) => c.name === desc.lineColumn),
+    partitionColumn: desc.partitionColumn,
+    offsetColumn: desc.offsetColumn,
+    lineColumn: desc.lineColumn,
+  });
+  const rows = await rowPass(client, t, rowsQuery, window, sink, horizonMs, alt?.projections);
+  if (rows.batchesVerifiedWithOtherColumns > 0)
+    sink.notice({
+      kind: 'info',
+      detail: `${rows.batchesVerifiedWithOtherColumns} batches were written before or after a column change and verified over the columns they were written with (columns added later are not covered for them)`,
+    });
+  return rows;
+}
+
 /** Verifies one table over a window; never throws for findings (they are in the report), only for I/O or usage errors. */
 export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions): Promise<VerifyReport> {
   const started = Date.now();
@@ -269,32 +223,13 @@ export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions)
   const retentionMs = opts.retentionMs ?? (known > 0 ? known : undefined);
   const horizonMs = retentionMs === undefined ? undefined : nowMs - retentionMs;
   const columns = canonicalColumns(desc, opts.columns, cp.columns);
-  const timeColumn = opts.timeColumn ?? cp.timeColumn ?? 'ts';
   const linkStats = await checkLinks(
     linkPassSource(client, t, hull.window, created),
     sink,
     horizonMs,
     opts.expirySlackMs,
   );
-  const alt = columnAlternatives(desc, columns, cp.columnSets, opts.columns !== undefined);
-  const rowsQuery = buildCanonicalRowsQuery({
-    database: t.database,
-    table: t.table,
-    columns: alt?.stream ?? columns,
-    timeColumn,
-    window: hull.window,
-    // Signed columns decide: the worker sorted a message's rows when it wrote no line column.
-    hasLine: desc.hasLine && columns.some((c) => c.name === desc.lineColumn),
-    partitionColumn: desc.partitionColumn,
-    offsetColumn: desc.offsetColumn,
-    lineColumn: desc.lineColumn,
-  });
-  const rows = await rowPass(client, t, rowsQuery, hull.window, sink, horizonMs, alt?.projections);
-  if (rows.batchesVerifiedWithOtherColumns > 0)
-    sink.notice({
-      kind: 'info',
-      detail: `${rows.batchesVerifiedWithOtherColumns} batches were written before or after a column change and verified over the columns they were written with (columns added later are not covered for them)`,
-    });
+  const rows = await verifyRows(client, t, desc, columns, cp, opts, hull.window, sink, horizonMs);
   return {
     database: t.database,
     table: t.table,
@@ -320,10 +255,4 @@ export async function verifyTable(client: ClickHouseClient, opts: VerifyOptions)
     },
     ok: sink.total === 0,
   };
-}
-
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
 }
