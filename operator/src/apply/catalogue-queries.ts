@@ -53,11 +53,11 @@ function attach(tables: Map<string, CatalogueTable>, columns: ColumnRow[], index
   for (const i of indexes) tables.get(tableKey(i.database, i.table))?.skipIndexes.push(i.name);
 }
 
-/** Reads the named `database.table` keys (rows only, or with columns and indexes when `full`). */
+/** Reads the named `database.table` keys: their rows, plus columns and indexes of those in `fullKeys`. */
 export async function readProbe(
   run: CatalogueExecutor,
   keys: string[],
-  full: boolean,
+  fullKeys: ReadonlySet<string>,
 ): Promise<Map<string, CatalogueTable>> {
   const dbs = [...new Set(keys.map((k) => k.split('.')[0]))];
   const names = [...new Set(keys.map((k) => k.slice(k.indexOf('.') + 1)))];
@@ -69,8 +69,9 @@ export async function readProbe(
   const found = new Map<string, CatalogueTable>();
   for (const { database, name, ...row } of rows)
     found.set(tableKey(database, name), { ...row, columns: [], skipIndexes: [] });
-  if (full && found.size > 0) {
-    const p = { ...params, keys: [...found.keys()] };
+  const detailed = [...found.keys()].filter((k) => fullKeys.has(k));
+  if (detailed.length > 0) {
+    const p = { dbs, names: [...new Set(detailed.map((k) => k.slice(k.indexOf('.') + 1)))], keys: detailed };
     const columns = await run<ColumnRow>(Q_PROBE_COLUMNS, p);
     const indexes = await run<IndexRow>(Q_PROBE_INDEXES, p);
     attach(found, columns, indexes);

@@ -199,4 +199,28 @@ describe('ClickHouseCatalogue before creating', () => {
     expect(catalogue.probeCount()).toBe(2);
     expect(catalogue.roundCount()).toBe(1);
   });
+  it('sends pre-create probes and post-create ownership rechecks in one batch (issue 18)', async () => {
+    const server = fakeServer();
+    let t = 0;
+    const catalogue = new ClickHouseCatalogue(server.run, { gatherMs: 1, now: () => t });
+    const src = { client: {} as never, catalogue };
+    await catalogue.snapshot(['logs']);
+    t = 10;
+    // One pipeline just created fw_dlq (a row-only recheck), another is about to create `new`.
+    server.tables.set('logs.fw_dlq', { comment: 'logpipeline.io/owner=v1:isp/fw/u1', columns: ['raw'] });
+    catalogue.markStale('logs', ['fw_dlq']);
+    t = 11;
+    server.queries.length = 0;
+    const [comments, fresh] = await Promise.all([
+      tableComments(src, 'logs', ['fw_dlq']),
+      catalogue.lookup('logs', ['new', 'fw_dlq'], { freshMissing: true }),
+    ]);
+    expect(catalogue.probeCount()).toBe(1);
+    expect(comments.get('fw_dlq')).toBe('logpipeline.io/owner=v1:isp/fw/u1');
+    expect(fresh.has('new')).toBe(false);
+    // The full read of fw_dlq (asked by the pre-create lookup) carries its columns.
+    expect(fresh.get('fw_dlq')?.columns.map((c) => c.name)).toEqual(['raw']);
+    expect(server.queries.filter((q) => q.includes('system.tables'))).toHaveLength(1);
+    expect(catalogue.roundCount()).toBe(1);
+  });
 });

@@ -42,6 +42,10 @@ export { QUERIES_PER_ROUND } from './catalogue-queries';
  */
 export const catalogueCounts = new CountMap();
 
+/** A table asked of the probe queue, in full (with columns and indexes) or its row only. */
+type ProbeKey = { key: string; full: boolean };
+const probeId = (p: ProbeKey): string => `${p.key}|${p.full ? 'full' : 'row'}`;
+
 /** Shared, invalidated-on-write catalogue of one server; see the module comment. */
 export class ClickHouseCatalogue {
   private readonly databases = new Set<string>();
@@ -57,9 +61,12 @@ export class ClickHouseCatalogue {
   private readonly touching = new Map<string, number>();
   /** Tables read by a probe newer than the snapshot: key -> [when read, row or missing]. */
   private readonly probed = new Map<string, { at: number; table?: CatalogueTable; full: boolean }>();
-  private readonly probes: Coalescer<string, CatalogueTable | undefined>;
-  /** Probes of the table rows only (comments, engine): what a claim check needs. */
-  private readonly lightProbes: Coalescer<string, CatalogueTable | undefined>;
+  /**
+   * ONE probe queue for full reads (rows, columns, indexes) and light ones (rows only: what a claim
+   * check needs): every probe scans the server's table list (its cost grows with the number of
+   * tables), so a storm's pre-create probes and post-create rechecks share batches (issue 18).
+   */
+  private readonly probes: Coalescer<ProbeKey, CatalogueTable | undefined>;
   /** Shared copies of the current round's repeated text and column lists (probes use it too). */
   private interner = new CatalogueInterner();
   private readonly maxAgeMs: number;
@@ -73,19 +80,12 @@ export class ClickHouseCatalogue {
     this.maxAgeMs = opts.maxAgeMs ?? 30_000;
     this.gatherMs = opts.gatherMs ?? 5;
     this.now = opts.now ?? Date.now;
-    this.probes = new Coalescer((keys) => this.probe(keys, true), {
-      idOf: (k) => k,
-      gatherMs: this.gatherMs,
-    });
-    this.lightProbes = new Coalescer((keys) => this.probe(keys, false), {
-      idOf: (k) => k,
-      gatherMs: this.gatherMs,
-    });
+    this.probes = new Coalescer((keys) => this.probe(keys), { idOf: probeId, gatherMs: this.gatherMs });
   }
 
   /** Probe batches sent so far (each is one to three queries, whatever the number of tables). */
   probeCount(): number {
-    return this.probes.batchCount() + this.lightProbes.batchCount();
+    return this.probes.batchCount();
   }
 
   /**
@@ -131,8 +131,8 @@ export class ClickHouseCatalogue {
       if (known === 'unknown' || (opts.freshMissing && known === undefined)) ask.push(key);
       else if (known) out.set(t, known);
     }
-    const probes = opts.commentsOnly ? this.lightProbes : this.probes;
-    const got = await Promise.all(ask.map((k) => probes.get(k)));
+    const full = !opts.commentsOnly;
+    const got = await Promise.all(ask.map((key) => this.probes.get({ key, full })));
     ask.forEach((k, i) => {
       const table = got[i];
       if (table) out.set(k.slice(database.length + 1), table);
@@ -150,17 +150,15 @@ export class ClickHouseCatalogue {
     // A light probe lacks columns and indexes: a caller planning changes reads the table in full.
     return full && !probe.full && probe.table ? 'unknown' : probe.table;
   }
-  private async probe(keys: string[], full: boolean): Promise<Map<string, CatalogueTable | undefined>> {
+  private async probe(asked: ProbeKey[]): Promise<Map<string, CatalogueTable | undefined>> {
     const at = this.now();
     catalogueCounts.inc('read probe');
-    const found = await readProbe(this.run, keys, full);
+    const keys = [...new Set(asked.map((a) => a.key))];
+    const fullKeys = new Set(asked.filter((a) => a.full).map((a) => a.key));
+    const found = await readProbe(this.run, keys, fullKeys);
     for (const [k, t] of found) found.set(k, this.interner.table(t));
-    const out = new Map<string, CatalogueTable | undefined>();
-    for (const k of keys) {
-      out.set(k, found.get(k));
-      this.probed.set(k, { at, table: found.get(k), full });
-    }
-    return out;
+    for (const k of keys) this.probed.set(k, { at, table: found.get(k), full: fullKeys.has(k) });
+    return new Map(asked.map((a) => [probeId(a), found.get(a.key)]));
   }
 
   /** Rounds read so far (each is QUERIES_PER_ROUND queries). */
