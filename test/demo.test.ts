@@ -90,6 +90,8 @@ describe('npm run demo', () => {
     expect(summary.deadLettered).toBeGreaterThan(summary.malformed / 2);
     expect(summary.deadLettered).toBeLessThanOrEqual(summary.malformed * 2);
     expect(summary.legalQuery.rows).toBeGreaterThanOrEqual(1);
+    // Exactly the well-formed lines sent with the IP as source or destination, none lost or doubled.
+    expect(summary.legalQuery.rows).toBe(summary.legalQuery.expected);
     expect(summary.legalQuery.latencyMs).toBeGreaterThan(0);
     expect(summary.endToEndSeconds).toBeGreaterThan(0);
     expect(summary.interrupted).toBe(false);

@@ -119,6 +119,11 @@ async function demo(
       database: spec.clickhouse.database,
       table: spec.clickhouse.table,
       timeColumn: spec.clickhouse.timeColumn,
+      parser: {
+        format: spec.parser.format,
+        timezone: spec.parser.timezone,
+        requiredFields: spec.parser.requiredFields,
+      },
       rate: opts.rate,
       linesPerMessage: opts.linesPerMessage,
       malformedRatio: opts.malformedRatio,

@@ -10,7 +10,7 @@ import { receiverRateLine, type ReceiverWatch } from './receiver-rates';
 import { SyslogSender } from './syslog-sender';
 import { StatsTracker, type DemoView } from './stats';
 import type { SummaryFacts } from './summary';
-import { TrafficGenerator } from './traffic';
+import { TrafficGenerator, type TrafficOptions } from './traffic';
 
 /** What the run needs to know about the pipeline and the user's wishes. */
 export interface RunContext {
@@ -25,6 +25,8 @@ export interface RunContext {
   database: string;
   table: string;
   timeColumn: string;
+  /** The pipeline's parser settings, to know which generated lines are records of the queried IP. */
+  parser?: TrafficOptions['parser'];
   rate: number;
   linesPerMessage: number;
   malformedRatio: number;
@@ -147,6 +149,7 @@ export async function runDemo(ctx: RunContext): Promise<SummaryFacts> {
     linesPerMessage: ctx.linesPerMessage,
     malformedRatio: ctx.malformedRatio,
     seed: ctx.seed,
+    parser: ctx.parser,
   });
   const producer: Sender =
     ctx.syslog !== undefined
@@ -214,6 +217,7 @@ async function legalQuery(
     return;
   }
   facts.queryIpMentions = traffic.queryIpMentions;
+  facts.queryIpRecords = traffic.queryIpRecords;
   try {
     facts.legalQuery = await runLegalQuery(ctx.collector.clickhouse, {
       database: ctx.database,

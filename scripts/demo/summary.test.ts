@@ -17,6 +17,7 @@ const facts: SummaryFacts = {
   maxReplicas: 3,
   interrupted: false,
   queryIpMentions: 41,
+  queryIpRecords: 40,
   legalQuery: {
     ip: '192.168.4.17',
     from: '2026-12-02T10:00:00.000Z',
@@ -58,6 +59,7 @@ describe('summary', () => {
         rows: 40,
         latencyMs: 12.3,
         mentions: 41,
+        expected: 40,
       },
     });
   });
@@ -77,8 +79,21 @@ describe('summary', () => {
     expect(text).toContain(
       'all records of 192.168.4.17 between 2026-12-02T10:00:00.000Z and 2026-12-02T10:02:00.000Z',
     );
-    expect(text).toContain('40 records in 12.3 ms (the generator wrote it into 41 well-formed lines)');
+    expect(text).toContain(
+      '40 records in 12.3 ms (as expected: the well-formed lines sent with it as source or destination; ' +
+        '1 more line mentions it in other fields)',
+    );
     expect(text).toContain('192.168.4.17:51000 -> 93.184.216.4:443');
+  });
+
+  it('says MISMATCH when the legal query returns other than the records sent', () => {
+    const text = summaryLines({ ...facts, queryIpRecords: 41, queryIpMentions: 41 }).join('\n');
+    expect(text).toContain('40 records in 12.3 ms (MISMATCH: expected 41: the well-formed lines sent');
+    expect(text).not.toContain('more line');
+    expect(summaryJson({ ...facts, queryIpRecords: 41 }).legalQuery).toMatchObject({
+      rows: 40,
+      expected: 41,
+    });
   });
 
   it('explains a shortfall when everything was processed', () => {

@@ -29,8 +29,10 @@ export interface SummaryFacts {
   interrupted: boolean;
   legalQuery?: LegalQueryResult;
   legalQueryError?: string;
-  /** Unmutated lines the generator wrote the queried IP into (as source or destination). */
+  /** Unmutated lines the generator wrote the queried IP into (anywhere in the line). */
   queryIpMentions?: number;
+  /** Of those, the lines that parse into a record with it as source or destination: what the query must return. */
+  queryIpRecords?: number;
   /** The syslog receiver's counters and rates (traffic sent through it). */
   receiver?: ReceiverSummary;
 }
@@ -58,7 +60,15 @@ export interface SummaryJson {
   /** The syslog receiver's totals and average per-second rates (null with --direct). */
   receiver: { totals: Record<string, number>; perSecond: Record<string, number>; seconds: number } | null;
   legalQuery:
-    | { ip: string; from: string; to: string; rows: number; latencyMs: number; mentions: number | null }
+    | {
+        ip: string;
+        from: string;
+        to: string;
+        rows: number;
+        latencyMs: number;
+        mentions: number | null;
+        expected: number | null;
+      }
     | { error: string }
     | null;
 }
@@ -111,11 +121,25 @@ export function summaryJson(f: SummaryFacts): SummaryJson {
           rows: lq.rows,
           latencyMs: Math.round(lq.latencyMs * 10) / 10,
           mentions: f.queryIpMentions ?? null,
+          expected: f.queryIpRecords ?? null,
         }
       : f.legalQueryError
         ? { error: f.legalQueryError }
         : null,
   };
+}
+
+/** What the generator says the query must return, and how many more lines only mention the IP. */
+function expectedRecords(rows: number, f: SummaryFacts): string {
+  if (f.queryIpRecords === undefined) return '';
+  const verdict =
+    rows === f.queryIpRecords ? 'as expected' : `MISMATCH: expected ${formatInt(f.queryIpRecords)}`;
+  const others = (f.queryIpMentions ?? f.queryIpRecords) - f.queryIpRecords;
+  const more =
+    others > 0
+      ? `; ${formatInt(others)} more ${others === 1 ? 'line mentions' : 'lines mention'} it in other fields`
+      : '';
+  return ` (${verdict}: the well-formed lines sent with it as source or destination${more})`;
 }
 
 function legalLines(f: SummaryFacts): string[] {
@@ -124,9 +148,7 @@ function legalLines(f: SummaryFacts): string[] {
   return [
     `legal query    all records of ${lq.ip} between ${lq.from} and ${lq.to}`,
     `               ${formatInt(lq.rows)} record${lq.rows === 1 ? '' : 's'} in ${lq.latencyMs.toFixed(1)} ms` +
-      (f.queryIpMentions === undefined
-        ? ''
-        : ` (the generator wrote it into ${formatInt(f.queryIpMentions)} well-formed lines)`),
+      expectedRecords(lq.rows, f),
     ...lq.sample.map((s) => `                 ${s}`),
   ];
 }

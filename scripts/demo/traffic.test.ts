@@ -1,4 +1,5 @@
 import { LineParser } from '../../consumer/src/parse/parser';
+import { recordToObject } from '../../consumer/src/parse/to-json';
 import { mentionsIp, TrafficGenerator } from './traffic';
 
 const NOW = Date.UTC(2026, 11, 2, 10, 0, 0);
@@ -88,6 +89,43 @@ describe('demo traffic', () => {
     const expected = lines.slice(first).filter((l) => mentionsIp(l, Buffer.from(ip))).length;
     expect(gen.queryIpMentions).toBe(expected);
     expect(gen.queryIpMentions).toBeGreaterThanOrEqual(1);
+  });
+
+  it('counts as records of the IP only the lines parsed with it as source or destination', () => {
+    const gen = new TrafficGenerator({ linesPerMessage: 50, malformedRatio: 0.01, seed: 2 });
+    const lines = split(gen.next(2000, NOW).messages);
+    const ip = gen.queryIp!;
+    const parser = new LineParser({ format: 'auto', timezone: 'UTC' });
+    const first = lines.findIndex((l) => l.toString('latin1').includes(`srcip=${ip} `));
+    const mentioning = lines.slice(first).filter((l) => mentionsIp(l, Buffer.from(ip)));
+    // Independent of the generator's parse: the address columns, read from the parser's own record.
+    const isRecord = (l: Buffer) => {
+      if (parser.parse(l, 0, l.length) !== null) return false;
+      const row = recordToObject(parser.record);
+      return [row.src_ip, row.dst_ip].some((v) => String(v).replace(/^::ffff:/, '') === ip);
+    };
+    const records = mentioning.filter(isRecord).length;
+    expect(gen.queryIpRecords).toBe(records);
+    expect(gen.queryIpRecords).toBeGreaterThanOrEqual(1);
+    expect(gen.queryIpRecords).toBeLessThanOrEqual(gen.queryIpMentions);
+  });
+
+  it('uses the pipeline parser settings: a line without a required field is no record', () => {
+    const make = (requiredFields?: string[]) =>
+      new TrafficGenerator({
+        linesPerMessage: 50,
+        malformedRatio: 0,
+        seed: 2,
+        parser: { format: 'auto', requiredFields },
+      });
+    const plain = make();
+    const strict = make(['nat_dst_ip']);
+    plain.next(2000, NOW);
+    strict.next(2000, NOW);
+    expect(strict.queryIpMentions).toBe(plain.queryIpMentions);
+    // Only some lines carry a NAT destination (PAN-OS sessions do, FortiGate snat lines do not).
+    expect(strict.queryIpRecords).toBeGreaterThanOrEqual(1);
+    expect(strict.queryIpRecords).toBeLessThan(plain.queryIpRecords);
   });
 
   it('matches an IP only as a whole token', () => {

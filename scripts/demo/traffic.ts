@@ -5,12 +5,20 @@
  * from the seed and the clock it is given; it also picks the IP the closing legal query asks for.
  */
 import { generateSampleLines, mutateLine, Rng } from '../../test/fixtures/samples';
+import { LineParser, type ParserOptions } from '../../consumer/src/parse/parser';
+import { recordToObject } from '../../consumer/src/parse/to-json';
 
 /** How traffic is shaped. */
 export interface TrafficOptions {
   linesPerMessage: number;
   malformedRatio: number;
   seed: number;
+  /**
+   * How the pipeline parses (format, zone, required fields; default `auto`): the lines that mention
+   * the query IP are parsed the same way to know which of them are records OF it (source or
+   * destination), which is what the legal query asks.
+   */
+  parser?: Pick<ParserOptions, 'format' | 'timezone' | 'requiredFields'>;
 }
 
 /** Messages made by one `next` call and what they contain. */
@@ -54,10 +62,13 @@ export class TrafficGenerator {
   private ip?: string;
   private ipBytes?: Buffer;
   private mentions = 0;
+  private records = 0;
+  private readonly parser: LineParser;
 
   /** Uses `opts` for every chunk. */
   constructor(private readonly opts: TrafficOptions) {
     this.mutations = new Rng(opts.seed ^ 0x5eed);
+    this.parser = new LineParser({ format: 'auto', timezone: 'UTC', ...opts.parser });
   }
 
   /** The subject IP of the legal query (a 192.168/16 source of an unmutated FortiGate line), once seen. */
@@ -68,6 +79,15 @@ export class TrafficGenerator {
   /** Unmutated lines that carry the query IP as a token, counted since it was picked. */
   get queryIpMentions(): number {
     return this.mentions;
+  }
+
+  /**
+   * Of those, the lines the pipeline's parser stores with the IP as source or destination address:
+   * exactly what the legal query must return (the others name it elsewhere, e.g. inside an RFC 5424
+   * structured-data element the generic parser keeps as text).
+   */
+  get queryIpRecords(): number {
+    return this.records;
   }
 
   /** `messageCount` messages whose lines are stamped from `nowMs` on (about 1 ms apart). */
@@ -99,6 +119,17 @@ export class TrafficGenerator {
       this.ip = m[1];
       this.ipBytes = Buffer.from(m[1], 'latin1');
     }
-    if (mentionsIp(line, this.ipBytes)) this.mentions++;
+    if (!mentionsIp(line, this.ipBytes)) return;
+    this.mentions++;
+    if (this.isRecordOf(line, this.ip!)) this.records++;
+  }
+
+  /** True when `line` parses into a record whose source or destination address is `ip`. */
+  private isRecordOf(line: Buffer, ip: string): boolean {
+    this.parser.setReferenceTime(Date.now());
+    if (this.parser.parse(line, 0, line.length) !== null) return false;
+    const row = recordToObject(this.parser.record);
+    const plain = (v: unknown) => String(v ?? '').replace(/^::ffff:/, '');
+    return plain(row.src_ip) === ip || plain(row.dst_ip) === ip;
   }
 }
