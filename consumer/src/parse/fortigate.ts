@@ -57,23 +57,21 @@ const clock = {
   escaped: false,
 };
 
-/** Scan results of closingQuote: whether a backslash escape was seen. */
+/** Scan results of closingEscapedQuote: whether a backslash escape was seen. */
 const quoted = { escaped: false };
 
-/** Position of the quote closing a value that starts at `p`, or -1; notes escapes in `quoted`. */
-function closingQuote(buf: Buffer, p: number, e: number, clean: boolean): number {
+/**
+ * Position of the quote closing a value that starts at `p` on a line that may hold backslashes
+ * (an escaped quote does not close it), or -1; notes escapes in `quoted`.
+ */
+function closingEscapedQuote(buf: Buffer, p: number, e: number): number {
   quoted.escaped = false;
-  if (clean) {
-    // No backslash anywhere on the line: the closing quote is simply the next quote.
-    while (p < e && buf[p] !== 34) p++;
-  } else {
-    while (p < e && buf[p] !== 34) {
-      if (buf[p] === 92) {
-        quoted.escaped = true;
-        p++;
-      }
+  while (p < e && buf[p] !== 34) {
+    if (buf[p] === 92) {
+      quoted.escaped = true;
       p++;
     }
+    p++;
   }
   return p < e ? p : -1;
 }
@@ -90,6 +88,7 @@ export function parseFortigate(
   clock.dateS = clock.timeS = clock.tzS = clock.evS = -1;
   clock.escaped = false;
   const collect = rec.collectFields;
+  const clean = rec.srcClean;
   let p = s;
   let pairs = 0;
   while (p < e) {
@@ -112,11 +111,18 @@ export function parseFortigate(
     let vBuf = buf;
     let inScratch = false;
     if (p < e && buf[p] === 34) {
-      vs = p + 1;
-      ve = closingQuote(buf, vs, e, rec.srcClean);
-      if (ve < 0) return BAD_KV;
-      p = ve + 1;
-      if (quoted.escaped) {
+      vs = ++p;
+      if (clean) {
+        // No backslash anywhere on the line: the closing quote is simply the next quote.
+        while (p < e && buf[p] !== 34) p++;
+        if (p >= e) return BAD_KV;
+        ve = p++;
+      } else {
+        ve = closingEscapedQuote(buf, vs, e);
+        if (ve < 0) return BAD_KV;
+        p = ve + 1;
+      }
+      if (!clean && quoted.escaped) {
         vs = rec.unescapeToScratch(buf, vs, ve, UNESCAPE_BACKSLASH);
         ve = rec.scratchLen;
         vBuf = rec.scratch;
