@@ -57,23 +57,27 @@ const clock = {
   escaped: false,
 };
 
-/** Scan results of closingEscapedQuote: whether a backslash escape was seen. */
-const quoted = { escaped: false };
-
 /**
- * Position of the quote closing a value that starts at `p` on a line that may hold backslashes
- * (an escaped quote does not close it), or -1; notes escapes in `quoted`.
+ * The quote closing a value whose bytes start at `p`: its position when the value holds no
+ * backslash escape, `-position - 2` when it does, -1 when there is none. Escaped bytes are skipped;
+ * lines known to hold no backslash (the TSV path's hint) need one compare per byte.
  */
-function closingEscapedQuote(buf: Buffer, p: number, e: number): number {
-  quoted.escaped = false;
-  while (p < e && buf[p] !== 34) {
-    if (buf[p] === 92) {
-      quoted.escaped = true;
+function closingQuote(buf: Buffer, p: number, e: number, clean: boolean): number {
+  if (clean) {
+    while (p < e && buf[p] !== 34) p++;
+    return p < e ? p : -1;
+  }
+  let escaped = false;
+  for (; p < e; p++) {
+    const c = buf[p];
+    if (c === 34) break;
+    if (c === 92) {
+      escaped = true;
       p++;
     }
-    p++;
   }
-  return p < e ? p : -1;
+  if (p >= e) return -1;
+  return escaped ? -p - 2 : p;
 }
 
 /** Parses a FortiGate key=value payload into `rec`. */
@@ -112,17 +116,12 @@ export function parseFortigate(
     let inScratch = false;
     if (p < e && buf[p] === 34) {
       vs = ++p;
-      if (clean) {
-        // No backslash anywhere on the line: the closing quote is simply the next quote.
-        while (p < e && buf[p] !== 34) p++;
-        if (p >= e) return BAD_KV;
-        ve = p++;
-      } else {
-        ve = closingEscapedQuote(buf, vs, e);
-        if (ve < 0) return BAD_KV;
-        p = ve + 1;
-      }
-      if (!clean && quoted.escaped) {
+      const q = closingQuote(buf, p, e, clean);
+      if (q === -1) return BAD_KV;
+      const escaped = q < -1;
+      ve = escaped ? -q - 2 : q;
+      p = ve + 1;
+      if (escaped) {
         vs = rec.unescapeToScratch(buf, vs, ve, UNESCAPE_BACKSLASH);
         ve = rec.scratchLen;
         vBuf = rec.scratch;
