@@ -1,5 +1,5 @@
 import { ms, parseLine, TEST_REF_MS } from '../../../test/fixtures/parse-support';
-import { LineParser } from './parser';
+import { LINE_NO_SPECIALS, LineParser } from './parser';
 import { recordToObject } from './to-json';
 
 const TRAFFIC =
@@ -133,6 +133,9 @@ describe('fortigate', () => {
     ['srcip=10.0.0.1 srcport=70000', 'invalid_port'],
     ['srcip=10.0.0.1 dstport=-1', 'invalid_port'],
     ['srcip=10.0.0.1 msg="unterminated', 'bad_kv'],
+    ['srcip=10.0.0.1 msg="ends in a backslash\\', 'bad_kv'],
+    ['srcip=10.0.0.1 msg="escaped close\\"', 'bad_kv'],
+    ['srcip=10.0.0.1 msg="', 'bad_kv'],
     ['srcip=10.0.0.1 lonely dstip=10.0.0.2', 'bad_kv'],
     ['=value', 'bad_kv'],
     ['eventtime=12345 srcip=10.0.0.1', 'bad_timestamp'],
@@ -141,6 +144,23 @@ describe('fortigate', () => {
     ['date=1999-12-31 time=10:00:00', 'bad_timestamp'],
   ])('dead-letters %s as %s', (line, reason) => {
     expect(parseLine('fortigate', line)).toEqual({ deadLetter: reason });
+  });
+
+  it('finds closing quotes alike with and without the no-backslash hint', () => {
+    const parser = new LineParser({ format: 'fortigate', timezone: 'UTC' });
+    const outcomes: Array<string | null> = [];
+    for (const line of [
+      'devname="FG" srcip=10.0.0.1 msg="a b=c" dstip=10.0.0.2',
+      'msg="open srcip=10.0.0.1',
+    ]) {
+      const buf = Buffer.from(line);
+      const plain = parser.parse(buf, 0, buf.length);
+      const plainRow = plain === null ? recordToObject(parser.record) : plain;
+      const hinted = parser.parse(buf, 0, buf.length, LINE_NO_SPECIALS);
+      expect(hinted === null ? recordToObject(parser.record) : hinted).toEqual(plainRow);
+      outcomes.push(plain);
+    }
+    expect(outcomes).toEqual([null, 'bad_kv']);
   });
 
   it('dead-letters lines lacking a required source', () => {

@@ -75,6 +75,13 @@ describe('ipv4Number (the value the parser carries to the encoder)', () => {
     '1.2.3.256',
     '...1.2',
   ])('is -1 for %j (single-pass edges)', (ip) => expect(n(ip)).toBe(-1));
+  it('never reads past the span end (digits right after it do not count)', () => {
+    const b = Buffer.from('1.2.3.45');
+    expect(ipv4Number(b, 0, 7)).toBe(0x01020304);
+    expect(ipv4Number(b, 0, 6)).toBe(-1); // "1.2.3." then a digit outside the span
+    expect(ipv4Number(Buffer.from('10.0.0.1999'), 0, 8)).toBe(0x0a000001);
+    expect(ipv4Number(Buffer.from('255.255.255.2555'), 0, 15)).toBe(0xffffffff);
+  });
   it('agrees with a dotted-quad regular expression on 20,000 random and near-quad spans', () => {
     const alphabet = '0123456789....../:a -';
     const dottedQuad = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;

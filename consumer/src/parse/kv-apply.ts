@@ -82,11 +82,33 @@ export function applyTarget(
   }
 }
 
+/** Address slot (SRC, DST, NAT_SRC, NAT_DST) of each target id, -1 for the rest. */
+const IP_SLOT = slotTable([
+  [T.src_ip, SRC],
+  [T.dst_ip, DST],
+  [T.nat_src_ip, NAT_SRC],
+  [T.nat_dst_ip, NAT_DST],
+]);
+/** Port slot of each target id, -1 for the rest. */
+const PORT_SLOT = slotTable([
+  [T.src_port, SRC],
+  [T.dst_port, DST],
+  [T.nat_src_port, NAT_SRC],
+  [T.nat_dst_port, NAT_DST],
+]);
+
+function slotTable(pairs: ReadonlyArray<readonly [number, number]>): Int8Array {
+  const table = new Int8Array(T.severity + 1).fill(-1);
+  for (const [target, slot] of pairs) table[target] = slot;
+  return table;
+}
+
 /**
  * The standard-field store of the native vendor parsers (one definition instead of a switch per
  * parser): addresses and ports validated, protocol and action set by the latest value, bytes added,
  * severity read as a keyword. Span targets (rule, device, message) are the caller's: their
  * precedence differs per vendor. Returns `invalid_ip` / `invalid_port` for malformed values.
+ * Kept small (slot tables, no switch over the endpoints) so V8 inlines it into every parser loop.
  */
 export function setStandardField(
   target: number,
@@ -96,37 +118,21 @@ export function setStandardField(
   ve: number,
   scratch: boolean,
 ): string | null {
-  switch (target) {
-    case T.src_ip:
-      return setIp(rec, SRC, vb, vs, ve, scratch) ? null : INVALID_IP;
-    case T.dst_ip:
-      return setIp(rec, DST, vb, vs, ve, scratch) ? null : INVALID_IP;
-    case T.nat_src_ip:
-      return setIp(rec, NAT_SRC, vb, vs, ve, scratch) ? null : INVALID_IP;
-    case T.nat_dst_ip:
-      return setIp(rec, NAT_DST, vb, vs, ve, scratch) ? null : INVALID_IP;
-    case T.src_port:
-      return setPort(rec, SRC, vb, vs, ve) ? null : INVALID_PORT;
-    case T.dst_port:
-      return setPort(rec, DST, vb, vs, ve) ? null : INVALID_PORT;
-    case T.nat_src_port:
-      return setPort(rec, NAT_SRC, vb, vs, ve) ? null : INVALID_PORT;
-    case T.nat_dst_port:
-      return setPort(rec, NAT_DST, vb, vs, ve) ? null : INVALID_PORT;
-    case T.proto:
-      setProto(rec, vb, vs, ve);
-      break;
-    case T.action:
-      rec.action = actionOf(vb, vs, ve);
-      break;
-    case T.bytes:
-      addBytes(rec, vb, vs, ve);
-      break;
-    case T.severity:
-      rec.severity = severityOfWord(vb, vs, ve);
-      break;
-  }
+  if (target < 0 || target >= IP_SLOT.length) return null;
+  const ip = IP_SLOT[target];
+  if (ip >= 0) return setIp(rec, ip, vb, vs, ve, scratch) ? null : INVALID_IP;
+  const port = PORT_SLOT[target];
+  if (port >= 0) return setPort(rec, port, vb, vs, ve) ? null : INVALID_PORT;
+  setValueField(target, rec, vb, vs, ve);
   return null;
+}
+
+/** Protocol, action, bytes and severity (the targets that never fail). */
+function setValueField(target: number, rec: ParsedRecord, vb: Buffer, vs: number, ve: number): void {
+  if (target === T.proto) setProto(rec, vb, vs, ve);
+  else if (target === T.action) rec.action = actionOf(vb, vs, ve);
+  else if (target === T.bytes) addBytes(rec, vb, vs, ve);
+  else if (target === T.severity) rec.severity = severityOfWord(vb, vs, ve);
 }
 
 /** A lookup from a parser's own key ids to standard targets (0: not a standard field). */

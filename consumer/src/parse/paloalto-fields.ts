@@ -33,8 +33,6 @@ export interface PanLayout {
   names: readonly string[];
   keys: Int32Array;
   roles: Uint8Array;
-  /** Last position with a role: later columns matter only when vendor fields are collected. */
-  lastRole: number;
 }
 
 const COMMON_NAMES = [
@@ -130,9 +128,7 @@ function layout(names: string[]): PanLayout {
     keys[i] = name === '' ? -1 : staticKey(name);
     roles[i] = ROLE_BY_NAME[name] ?? R.NONE;
   });
-  let lastRole = roles.length - 1;
-  while (lastRole >= 0 && roles[lastRole] === R.NONE) lastRole--;
-  return { names, keys, roles, lastRole };
+  return { names, keys, roles };
 }
 
 /** Leading columns shared by every PAN-OS log type. */

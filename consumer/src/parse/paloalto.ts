@@ -17,8 +17,8 @@ const THREAT = ascii('THREAT');
 /** Fewest columns a TRAFFIC/THREAT line must have: up to and including `action`. */
 const MIN_FIELDS = 31;
 
-/** Per-line state: which layout applies and where the clock is. */
-const st = { layout: PAN_COMMON as PanLayout, timeS: -1, timeE: -1, timeEscaped: false };
+/** Per-line state: where the clock is. */
+const st = { timeS: -1, timeE: -1, timeEscaped: false };
 
 /** Result flag of closingCsvQuote: the field contains `""` escapes. */
 const csvQuote = { doubled: false };
@@ -47,9 +47,11 @@ export function parsePaloAlto(
   ctx: ParseContext,
 ): string | null {
   rec.format = F_PALOALTO;
-  st.layout = PAN_COMMON;
   st.timeS = -1;
   st.timeEscaped = false;
+  const collect = rec.collectFields;
+  let layout = PAN_COMMON;
+  let roles = layout.roles;
   let p = s;
   let i = 0;
   for (;;) {
@@ -72,41 +74,47 @@ export function parsePaloAlto(
       while (p < e && buf[p] !== 44) p++;
       ve = p;
     }
-    // Past the last standard column only the field table needs the value; the scan goes on to
-    // check the CSV and count the columns.
-    if (i <= st.layout.lastRole || rec.collectFields) {
-      const reason = onField(i, rec, vBuf, vs, ve, inScratch);
+    if (i === 3) {
+      layout = layoutOf(vBuf, vs, ve);
+      roles = layout.roles;
+    }
+    // Most columns have no role: only the role table is read for them (and the field table
+    // when vendor fields are collected); the scan goes on to check the CSV and count columns.
+    if (collect) addField(layout, i, rec, vs, ve, inScratch);
+    const role = i < roles.length ? roles[i] : R.NONE;
+    if (role !== R.NONE) {
+      const reason = applyRole(role, rec, vBuf, vs, ve, inScratch);
       if (reason !== null) return reason;
     }
     i++;
     if (p >= e) break;
     p++; // the comma
   }
-  if (st.layout !== PAN_COMMON && i < MIN_FIELDS) return BAD_CSV;
+  if (layout !== PAN_COMMON && i < MIN_FIELDS) return BAD_CSV;
   return applyClock(buf, rec, ctx);
 }
 
-function onField(
+/** The layout named by the type column (position 3). */
+function layoutOf(b: Buffer, vs: number, ve: number): PanLayout {
+  return spanEquals(b, vs, ve, TRAFFIC)
+    ? PAN_TRAFFIC
+    : spanEquals(b, vs, ve, THREAT)
+      ? PAN_THREAT
+      : PAN_COMMON;
+}
+
+/** Records column `i` in the vendor field table when it has a name and a value. */
+function addField(
+  layout: PanLayout,
   i: number,
   rec: ParsedRecord,
-  b: Buffer,
   vs: number,
   ve: number,
   inScratch: boolean,
-): string | null {
-  if (i === 3)
-    st.layout = spanEquals(b, vs, ve, TRAFFIC)
-      ? PAN_TRAFFIC
-      : spanEquals(b, vs, ve, THREAT)
-        ? PAN_THREAT
-        : PAN_COMMON;
-  const layout = st.layout;
-  if (i >= layout.names.length) return null;
+): void {
+  if (i >= layout.keys.length || ve <= vs) return;
   const key = layout.keys[i];
-  if (key < 0) return null;
-  if (rec.collectFields && ve > vs) rec.addField(key, 0, vs, ve, KEY_STATIC | (inScratch ? VAL_SCRATCH : 0));
-  const role = layout.roles[i];
-  return role === R.NONE ? null : applyRole(role, rec, b, vs, ve, inScratch);
+  if (key >= 0) rec.addField(key, 0, vs, ve, KEY_STATIC | (inScratch ? VAL_SCRATCH : 0));
 }
 
 /** Roles that feed a standard field. */
