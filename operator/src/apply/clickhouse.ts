@@ -14,7 +14,7 @@ import {
   type TableDDL,
 } from '../desired/clickhouse';
 import { ownerRecord, ownerString } from '../desired/ownership';
-import { runStatement } from './clickhouse-client';
+import { ClickHouseApplyError, runStatement } from './clickhouse-client';
 import { UNGUARDED, type DestructiveGuard } from './guard';
 import type { ClickHouseCatalogue } from './clickhouse-catalogue';
 import { checkClaims, physicalNames, recheckCreated, type Run, type TableClaim } from './clickhouse-claims';
@@ -57,6 +57,14 @@ function outcome(reason: string, message: string, extra: Partial<TableOutcome> =
   return { ready: false, reason, message, applied: [], refusals: [], ...extra };
 }
 
+/** How reconcileTables plans and sends: the spec's retention options, and exclusive creation. */
+interface ReconcileOptions {
+  materializeOnChange: boolean;
+  allowShortening: boolean;
+  /** Send CREATE TABLE without IF NOT EXISTS (single server only; see exclusiveCreate). */
+  exclusive: boolean;
+}
+
 async function preflight(
   client: ObserveSource,
   spec: ResolvedSpec,
@@ -72,17 +80,32 @@ async function preflight(
   return checkStorage(client, spec.clickhouse.storagePolicy, moves);
 }
 
+/** `TABLE_ALREADY_EXISTS`: an exclusive CREATE TABLE found the name taken. */
+const TABLE_ALREADY_EXISTS = '57';
+
+/**
+ * The CREATE TABLE of `sql` without IF NOT EXISTS: it fails (code 57) instead of staying silent
+ * when the table exists, so its success proves that this very statement created the table, owner
+ * COMMENT included (issue 18: no probe of the server's table list before or after creating).
+ */
+export function exclusiveCreate(sql: string): string {
+  return sql.replace(/^CREATE TABLE IF NOT EXISTS /, 'CREATE TABLE ');
+}
+
 async function reconcileOne(
   client: ObserveSource,
   table: DesiredTable,
-  retention: { materializeOnChange: boolean; allowShortening: boolean },
+  opts: ReconcileOptions,
   run: Run,
 ): Promise<Refusal[]> {
   const observed = await observeTable(client, table.database, table.storageName);
-  const plan = planTableChanges(table, observed, retention);
+  const plan = planTableChanges(table, observed, opts);
   if (plan.refusals.length > 0) return plan.refusals;
   const touched = [...new Set([table.storageName, table.name])];
-  for (const action of plan.actions) await run(action.sql, action.settings, touched);
+  for (const action of plan.actions) {
+    const sql = opts.exclusive && action.kind === 'create' ? exclusiveCreate(action.sql) : action.sql;
+    await run(sql, action.settings, touched);
+  }
   // Cluster mode: the Distributed front may be missing although the local table exists.
   if (observed && table.create.length > 1 && !(await tableExists(client, table.database, table.name))) {
     await run(table.create[1], undefined, [table.name]);
@@ -100,21 +123,22 @@ async function reconcileOne(
 async function reconcileTables(
   src: ObserveSource,
   ddl: TableDDL,
-  retention: { materializeOnChange: boolean; allowShortening: boolean },
+  opts: ReconcileOptions,
   runInto: (into: string[]) => Run,
   applied: string[],
 ): Promise<Refusal[]> {
   const perTable = await Promise.allSettled(
     ddl.tables.map(async (table) => {
       const mine: string[] = [];
-      return { refusals: await reconcileOne(src, table, retention, runInto(mine)), mine };
+      return { refusals: await reconcileOne(src, table, opts, runInto(mine)), mine };
     }),
   );
   const refusals: Refusal[] = [];
+  // What did run is recorded even when another table failed (the careful pass reports it too).
+  for (const t of perTable) if (t.status === 'fulfilled') applied.push(...t.value.mine);
   for (const t of perTable) {
     if (t.status === 'rejected') throw t.reason;
     refusals.push(...t.value.refusals);
-    applied.push(...t.value.mine);
   }
   return refusals;
 }
@@ -162,18 +186,50 @@ export async function ensureTable(
   if (!built.ok) return outcome(built.reason, built.message);
   const ddl = built.value;
   const src: ObserveSource = catalogue ? { client, catalogue } : client;
-  // Something to create: look at the server as it is now, not as the last round saw it (one probe
-  // of the missing tables, shared with every reconcile asking at the same moment).
-  await catalogue?.lookup(ddl.database, physicalNames(ddl), { freshMissing: true });
+  const applied: string[] = [];
+  const ensure = (exclusive: boolean) => ensureBuilt(client, src, spec, ddl, { claim, exclusive, applied });
+  // ON CLUSTER DDL has no exclusive CREATE (a node may already hold the table): probe and recheck.
+  if (ddl.cluster !== undefined) return ensure(false);
+  try {
+    return await ensure(true);
+  } catch (err) {
+    if (!(err instanceof ClickHouseApplyError) || err.code !== TABLE_ALREADY_EXISTS) throw err;
+    // A table the catalogue did not show exists: judge its owner record on the careful path.
+    return ensure(false);
+  }
+}
+
+/** How one pass of ensureBuilt works and where it records its statements. */
+interface EnsurePass {
+  claim?: TableClaim;
+  /**
+   * Create with exclusiveCreate, trusting the catalogue's view of missing tables: a table created
+   * behind its back fails the CREATE (code 57, thrown) instead of being probed for before and
+   * after. Otherwise the careful path: probe missing tables first, recheck created ones after.
+   */
+  exclusive: boolean;
+  /** Statements executed, shared by both passes (a first pass may have created some tables). */
+  applied: string[];
+}
+
+async function ensureBuilt(
+  client: ClickHouseClient,
+  src: ObserveSource,
+  spec: ResolvedSpec,
+  ddl: TableDDL,
+  { claim, exclusive, applied }: EnsurePass,
+): Promise<TableOutcome> {
+  // Careful path: look at the server as it is now, not as the last round saw it (one probe of the
+  // missing tables, shared with every reconcile asking at the same moment).
+  if (!exclusive && 'catalogue' in src)
+    await src.catalogue.lookup(ddl.database, physicalNames(ddl), { freshMissing: true });
   const version = await serverVersion(src, ddl.database);
   const identity = await serverIdentity(src, ddl.cluster, ddl.database);
   const tooOld = checkServerVersion(version);
   if (tooOld) return outcome(tooOld.reason, tooOld.message, { identity, version });
   const missing = await preflight(src, spec, ddl);
   if (missing) return outcome(missing.reason, missing.message, { identity, version });
-  const applied: string[] = [];
-  const guard = claim?.guard ?? UNGUARDED;
-  const runInto = statementRunner(client, src, ddl, guard);
+  const runInto = statementRunner(client, src, ddl, claim?.guard ?? UNGUARDED);
   const run = runInto(applied);
   let existing = new Set<string>();
   const older = claim?.olderClaimant?.(identity);
@@ -188,8 +244,10 @@ export async function ensureTable(
   }
   // Checked first so a steady-state reconcile sends no DDL (ON CLUSTER DDL goes through a queue).
   if (!(await databaseExists(src, ddl.database))) await run(ddl.createDatabase);
-  const refusals = await reconcileTables(src, ddl, spec.clickhouse.retention, runInto, applied);
-  const lost = claim && (await recheckCreated(src, ddl, claim, existing));
+  const opts = { ...spec.clickhouse.retention, exclusive };
+  const refusals = await reconcileTables(src, ddl, opts, runInto, applied);
+  // An exclusive CREATE that succeeded created the table itself: nothing to recheck.
+  const lost = claim && !exclusive && (await recheckCreated(src, ddl, claim, existing));
   if (lost) return outcome('Conflict', lost, { identity, version, applied });
   return finalOutcome(ddl, refusals, {
     identity,

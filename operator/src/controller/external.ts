@@ -47,8 +47,11 @@ export interface PartContext {
   log: Logger;
   /** Confirmed before every destructive statement; cancels it when the leader lease is lost. */
   guard: DestructiveGuard;
-  /** Every cached LogPipeline (older claims on a table or topic, see parts/claims.ts). */
-  pipelines: () => Iterable<LogPipeline>;
+  /**
+   * Every cached LogPipeline; with `naming` (claim keys, parts/claims.ts) only those claiming one
+   * of them, possibly more (older claims on a table or topic).
+   */
+  pipelines: (naming?: readonly string[]) => Iterable<LogPipeline>;
   /** Records an Event on the pipeline through the operator's deduplicating recorder (best effort). */
   event?(ev: PipelineEvent): Promise<void>;
 }

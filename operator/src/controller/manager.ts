@@ -12,6 +12,7 @@ import { silentLogger, type Logger } from '../../../common/src/log';
 import type { CachedObject } from './informer';
 import type { InformerSet } from './informer-set';
 import { LeaderElector } from './leader';
+import { ClaimIndex } from './parts/claim-index';
 import { buildInformers, pipelineKeyOfPod, podsOfPipeline } from './manager-informers';
 import type { ManagerOptions } from './manager-options';
 import { pipelineChanged, SecretIndex } from './mapping';
@@ -45,6 +46,13 @@ export class Manager {
   private leading = false;
   private term = Promise.resolve();
   private readonly secretIndex = new SecretIndex();
+  /** Cached pipelines by claimed topic and table (parts/claim-index.ts), kept by the informer's handlers. */
+  private readonly claimIndex = new ClaimIndex();
+
+  /** Every cached pipeline, or only those claiming one of `naming` (PartContext.pipelines). */
+  claimants(naming?: readonly string[]): Iterable<LogPipeline> {
+    return naming ? this.claimIndex.naming(naming) : this.pipelines.list();
+  }
   private readonly stopping = new AbortController();
   /** Aborted when this leadership term ends: cancels destructive statements in flight. */
   private termAbort = new AbortController();
@@ -86,7 +94,7 @@ export class Manager {
       externalRecheckMs: opts.externalRecheckMs,
       enqueue: (key) => this.queue.add(key),
       workerColumns: opts.workerColumns,
-      allPipelines: () => this.pipelines.list(),
+      allPipelines: (naming) => this.claimants(naming),
       guard: () => {
         const signal = this.termAbort.signal;
         return leaderGuard(signal, async () =>
@@ -155,10 +163,12 @@ export class Manager {
     return {
       add: (lp: LogPipeline) => {
         this.secretIndex.set(lp);
+        this.claimIndex.set(lp);
         this.queue.add(key(lp));
       },
       update: (old: LogPipeline, lp: LogPipeline) => {
         this.secretIndex.set(lp);
+        this.claimIndex.set(lp);
         const { namespace, name, resourceVersion } = lp.metadata;
         if (!pipelineChanged(old, lp)) return;
         // Our own finalizer patch: the reconcile that sent it went on with the patched object.
@@ -168,6 +178,7 @@ export class Manager {
       },
       delete: (lp: LogPipeline) => {
         this.secretIndex.remove(key(lp));
+        this.claimIndex.remove(key(lp));
         this.queue.add(key(lp));
       },
     };

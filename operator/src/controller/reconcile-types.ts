@@ -45,8 +45,8 @@ export interface ReconcilerOptions {
   workerColumns?: (spec: ResolvedSpec) => WorkerColumn[];
   observer?: StatusObserver;
   now?: () => Date;
-  /** Every cached pipeline (claims); default none. */
-  allPipelines?: () => Iterable<LogPipeline>;
+  /** Every cached pipeline, or those claiming one of `naming` (PartContext.pipelines); default none. */
+  allPipelines?: (naming?: readonly string[]) => Iterable<LogPipeline>;
   /** The current leadership term's guard of destructive statements; default: never refuses. */
   guard?: () => DestructiveGuard;
   /** Reuse of clean Topic/Table outcomes (part-memo.ts); 0 turns it off. Default 5 min. */

@@ -51,7 +51,7 @@ function claimView(lp: LogPipeline): ClaimView | undefined {
     try {
       const o = resolveSpec(lp);
       view = {
-        topics: [o.kafka.topic.name, ...(o.deadLetter.enabled ? [o.deadLetter.topic] : [])],
+        topics: specTopics(o),
         brokers: normalizedBrokers(o.kafka.bootstrapServers),
         database: o.clickhouse.database,
         table: o.clickhouse.table,
@@ -63,6 +63,33 @@ function claimView(lp: LogPipeline): ClaimView | undefined {
     views.set(lp, view);
   }
   return view ?? undefined;
+}
+
+/** The claim key of a topic name (see claimKeys). */
+export const topicClaimKey = (topic: string): string => `topic\u0000${topic}`;
+
+/** The claim key of a data table (see claimKeys). */
+export const tableClaimKey = (database: string, table: string): string =>
+  `table\u0000${database}\u0000${table}`;
+
+/** The topics a resolved spec claims: the data topic and, when enabled, the dead-letter topic. */
+function specTopics(spec: ResolvedSpec): string[] {
+  return [spec.kafka.topic.name, ...(spec.deadLetter.enabled ? [spec.deadLetter.topic] : [])];
+}
+
+/** The claim keys of `spec`'s topics: the only ones an olderTopicClaimant of it can share. */
+export function topicClaimKeys(spec: ResolvedSpec): string[] {
+  return specTopics(spec).map(topicClaimKey);
+}
+
+/**
+ * What `lp` claims as index keys (its topics and its data table), for ClaimIndex: a pipeline can
+ * only be an older claimant of another one sharing one of these keys. Empty when unresolvable.
+ */
+export function claimKeys(lp: LogPipeline): string[] {
+  const view = claimView(lp);
+  if (!view) return [];
+  return [...view.topics.map(topicClaimKey), tableClaimKey(view.database, view.table)];
 }
 
 function oldest(
@@ -92,10 +119,7 @@ export function olderTopicClaimant(
   clusterId: string,
   all: Iterable<LogPipeline>,
 ): LogPipeline | undefined {
-  const topics = new Set([
-    spec.kafka.topic.name,
-    ...(spec.deadLetter.enabled ? [spec.deadLetter.topic] : []),
-  ]);
+  const topics = new Set(specTopics(spec));
   const brokers = normalizedBrokers(spec.kafka.bootstrapServers);
   return oldest(lp, all, (other, o) => {
     if (!o.topics.some((n) => topics.has(n))) return false;

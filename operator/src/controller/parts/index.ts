@@ -49,7 +49,7 @@ export function registerExternalParts(manager: Manager, opts: ExternalPartsOptio
   const clickhouse = new ClickHousePool({
     onTablesChanged: (url, tables) => manager.reconciler.partMemo?.tablesChanged(url, tables),
   });
-  const pipelines = () => manager.pipelines.list();
+  const pipelines = (naming?: readonly string[]) => manager.claimants(naming);
   // One coalescing batcher per Kafka cluster: a storm of creations shares its admin requests.
   const topics = new TopicBatchers();
   const connections = new KafkaConnectionUse();

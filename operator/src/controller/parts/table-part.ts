@@ -17,7 +17,7 @@ import { ownerOf, wantsAdoption } from '../../desired/ownership';
 import { sanitizeMessage } from '../../status/sanitize';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
 import type { ClickHousePool } from './clickhouse-pool';
-import { olderTableClaimant } from './claims';
+import { olderTableClaimant, tableClaimKey } from './claims';
 import { changeEvents, describeStatement } from './change-events';
 
 /**
@@ -65,17 +65,19 @@ async function ensureUsers(
  */
 export function tableClaim(lp: LogPipeline, spec: ResolvedSpec, ctx: PartContext): TableClaim {
   const recorded = lp.status?.table;
+  // Only pipelines naming the same table can claim it (the cache's index, not a scan of the fleet).
+  const claimants = () => ctx.pipelines([tableClaimKey(spec.clickhouse.database, spec.clickhouse.table)]);
   const legacy =
     recorded?.serverIdentity !== undefined &&
     recorded.owner === undefined &&
     recorded.database === spec.clickhouse.database &&
     recorded.table === spec.clickhouse.table &&
-    !olderTableClaimant(lp, spec, recorded.serverIdentity, ctx.pipelines());
+    !olderTableClaimant(lp, spec, recorded.serverIdentity, claimants());
   return {
     owner: ownerOf(lp),
     adopt: wantsAdoption(lp),
     olderClaimant: (identity) => {
-      const older = olderTableClaimant(lp, spec, identity, ctx.pipelines());
+      const older = olderTableClaimant(lp, spec, identity, claimants());
       return older && `${older.metadata.namespace}/${older.metadata.name}`;
     },
     legacyIdentity: legacy ? recorded.serverIdentity : undefined,

@@ -34,7 +34,7 @@ import {
 } from '../../desired/ownership';
 import { CONFLICT } from '../../status/conditions';
 import { sanitizeMessage } from '../../status/sanitize';
-import { olderTopicClaimant } from './claims';
+import { olderTopicClaimant, topicClaimKeys } from './claims';
 import { changeEvents } from './change-events';
 
 /** Reads the Kafka credentials a spec references; missing keys stay undefined. */
@@ -173,7 +173,7 @@ const LIMIT_RETRY_MS = 2_000;
  */
 export function createTopicPart(
   pool: KafkaAdminPool,
-  pipelines: () => Iterable<LogPipeline>,
+  pipelines: (naming?: readonly string[]) => Iterable<LogPipeline>,
   batchers: TopicBatchers = new TopicBatchers(),
   use?: KafkaConnectionUse,
 ): ExternalPart {
@@ -198,7 +198,7 @@ export function createTopicPart(
         const conn = await connect(spec, ctx);
         const batch = batchers.for(conn);
         const specs = [topic.value, ...(dlq?.ok ? [dlq.value] : [])];
-        const claims = await claimTopics(batch, specs, spec, ctx, pipelines());
+        const claims = await claimTopics(batch, specs, spec, ctx, pipelines(topicClaimKeys(spec)));
         if ('conflict' in claims) return conflict(claims.conflict);
         const withAdmin: AdminRunner = (fn) => pool.withAdmin(conn, fn);
         const done = await Promise.all(
