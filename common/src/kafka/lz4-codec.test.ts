@@ -1,6 +1,13 @@
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
 import { compressFrameSync, compressSync, decompressFrameSync } from 'lz4-napi';
-import { decompressLz4Frame, LZ4_ASYNC_THRESHOLD_BYTES, lz4Codec, registerLz4Codec } from './lz4-codec';
+import {
+  decompressLz4Frame,
+  firstBound,
+  LZ4_ASYNC_THRESHOLD_BYTES,
+  lz4Codec,
+  registerLz4Codec,
+} from './lz4-codec';
+import { recordBatchOutputLimit, setRecordBatchOutputLimit } from './batch-bound';
 
 // Made by Kafka 4.4.0's own org.apache.kafka.common.compress.Lz4BlockOutputStream (64 KiB blocks,
 // no block checksum: what producers and the broker write into record batches) from 8 lines
@@ -207,6 +214,48 @@ describe('decompressLz4Frame (block by block)', () => {
       u32(0),
     ]);
     expect(() => decompressLz4Frame(oversized)).toThrow();
+  });
+});
+
+describe('decompressLz4Frame (first bound from the last ratio)', () => {
+  /** A frame of 4 MiB blocks (what lz4-napi's frame writer, and so our producer, writes). */
+  const bigBlocks = (data: Buffer) => {
+    const f = compressFrameSync(data);
+    expect((f[5] >> 4) & 7).toBe(7);
+    return f;
+  };
+
+  it('decodes blocks far more compressible than the last one (first bound too small, retried)', () => {
+    const text = logLines(300_000);
+    expect(decompressLz4Frame(bigBlocks(text)).equals(text)).toBe(true);
+    expect(firstBound(1000, 4 << 20)).toBeLessThan(20_000); // log text: a tight first bound
+    const flat = Buffer.alloc(3 << 20, 0x61); // ~250:1
+    expect(decompressLz4Frame(bigBlocks(flat)).equals(flat)).toBe(true);
+    // The ratio followed the flat block; a text block decodes as well afterwards.
+    expect(firstBound(1000, 4 << 20)).toBeGreaterThan(200_000);
+    expect(decompressLz4Frame(bigBlocks(text)).equals(text)).toBe(true);
+    expect(decompressLz4Frame(bigBlocks(flat)).equals(flat)).toBe(true);
+  });
+
+  it('never gives a bound beyond the room left', () => {
+    expect(firstBound(1 << 20, 65_536)).toBe(65_536);
+    expect(firstBound(0, 10)).toBe(10);
+  });
+
+  it('still refuses a block past the batch bound as too large, and a corrupt one as corrupt', () => {
+    const saved = recordBatchOutputLimit();
+    const text = logLines(300_000);
+    decompressLz4Frame(bigBlocks(text)); // ratio of text: the first attempt is tight
+    try {
+      setRecordBatchOutputLimit(200_000);
+      expect(() => decompressLz4Frame(bigBlocks(text))).toThrow(/exceeds 200000 bytes/);
+    } finally {
+      setRecordBatchOutputLimit(saved);
+    }
+    const corrupt = bigBlocks(text);
+    corrupt.fill(0xff, 40, 60);
+    expect(() => decompressLz4Frame(corrupt)).toThrow(/lz4: /);
+    expect(() => decompressLz4Frame(corrupt)).not.toThrow(/exceeds/);
   });
 });
 

@@ -83,29 +83,77 @@ function decodeBlocks(
       part = src.subarray(start, end);
     } else {
       if (room <= 0) throw new RecordBatchDecodeError('too_large', `lz4: exceeds ${max} bytes`);
-      // lz4-napi's block format is the block preceded by its size bound (little-endian u32); the
-      // reader allocates that bound and fails a block that would decode past it. The frame's own
-      // 4-byte block size sits right before the block: it is overwritten with the bound for the
-      // (synchronous) call and put back, rather than copying every block behind a new prefix.
-      const word = src.readUInt32LE(start - 4);
-      src.writeUInt32LE(room, start - 4);
-      try {
-        part = uncompressSync(src.subarray(start - 4, end)) as Buffer;
-      } catch (err) {
-        if (room < blocks.maxBytes)
-          throw new RecordBatchDecodeError('too_large', `lz4: exceeds ${max} bytes`);
-        throw new RecordBatchDecodeError(
-          'corrupt',
-          `lz4: ${err instanceof Error ? err.message : String(err)}`,
-        );
-      } finally {
-        src.writeUInt32LE(word, start - 4);
-      }
+      part = decodeBlock(src, start, end, room, room < blocks.maxBytes, max);
     }
     out.push(part);
     total += part.length;
   }
   return out.length === 1 ? out[0] : Buffer.concat(out, total);
+}
+
+/**
+ * Decoded bytes per compressed byte seen last (log blocks: ~4-8). The block reader reserves its
+ * whole output bound for every block, and Kafka producers' frames say 4 MiB blocks: reserving
+ * 4 MiB for a 250 KB block measured 20-30 % slower decoding (16 MiB: 3x), so a block is first
+ * tried with a bound from this ratio and only retried with the frame's bound when that is too small.
+ */
+let decodedPerCompressed = 8;
+
+/** Output bound of a block's first attempt: the last ratio with headroom, within `room`. */
+export function firstBound(compressedBytes: number, room: number): number {
+  return Math.min(room, Math.ceil(compressedBytes * decodedPerCompressed * 1.25) + 4096);
+}
+
+/**
+ * One compressed block [start, end) of `src` through the block reader: first with firstBound(),
+ * then (only if that failed) with `room`, so the outcome for any block is that of a call with
+ * `room` alone. `short`: room was cut by the batch bound `max` (a failure then means too large).
+ */
+function decodeBlock(
+  src: Buffer,
+  start: number,
+  end: number,
+  room: number,
+  short: boolean,
+  max: number,
+): Buffer {
+  const first = firstBound(end - start, room);
+  let part: Buffer | undefined;
+  let err: unknown;
+  try {
+    part = uncompressBounded(src, start, end, first);
+  } catch (e) {
+    err = e;
+  }
+  if (part === undefined && first < room) {
+    try {
+      part = uncompressBounded(src, start, end, room);
+    } catch (e) {
+      err = e;
+    }
+  }
+  if (part === undefined) {
+    if (short) throw new RecordBatchDecodeError('too_large', `lz4: exceeds ${max} bytes`);
+    throw new RecordBatchDecodeError('corrupt', `lz4: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  decodedPerCompressed = Math.min(255, Math.max(1, part.length / Math.max(1, end - start)));
+  return part;
+}
+
+/**
+ * lz4-napi's block format is the block preceded by its output bound (little-endian u32); the
+ * reader reserves that bound and fails a block that would decode past it. The frame's own 4-byte
+ * block size sits right before the block: it is overwritten with the bound for the (synchronous)
+ * call and put back, rather than copying every block behind a new prefix.
+ */
+function uncompressBounded(src: Buffer, start: number, end: number, bound: number): Buffer {
+  const word = src.readUInt32LE(start - 4);
+  src.writeUInt32LE(bound, start - 4);
+  try {
+    return uncompressSync(src.subarray(start - 4, end)) as Buffer;
+  } finally {
+    src.writeUInt32LE(word, start - 4);
+  }
 }
 
 /** The blocks of a single frame of independent, unchecksummed blocks, or undefined for any other shape. */
