@@ -5,6 +5,7 @@
  */
 import { API_VERSION, KIND, type LogPipeline } from '../api/types';
 import type { OwnerRef } from '../status/views';
+import { ReverseIndex } from './reverse-index';
 
 /** The pipeline key of a child's controller owner reference, if it is a LogPipeline. */
 export function ownerKey(meta: { namespace: string; ownerReferences: OwnerRef[] }): string | undefined {
@@ -45,34 +46,21 @@ export function secretNamesOf(lp: LogPipeline): string[] {
 
 /** Index "namespace/secret" -> pipeline keys, maintained from pipeline events. */
 export class SecretIndex {
-  private readonly bySecret = new Map<string, Set<string>>();
-  private readonly byPipeline = new Map<string, string[]>();
+  private readonly index = new ReverseIndex();
 
   /** Records (or replaces) the Secrets `lp` references. */
   set(lp: LogPipeline): void {
-    const key = `${lp.metadata.namespace}/${lp.metadata.name}`;
-    this.remove(key);
     const secrets = secretNamesOf(lp).map((s) => `${lp.metadata.namespace}/${s}`);
-    this.byPipeline.set(key, secrets);
-    for (const s of secrets) {
-      let set = this.bySecret.get(s);
-      if (!set) this.bySecret.set(s, (set = new Set()));
-      set.add(key);
-    }
+    this.index.set(`${lp.metadata.namespace}/${lp.metadata.name}`, secrets);
   }
 
   /** Forgets a pipeline. */
   remove(pipelineKey: string): void {
-    for (const s of this.byPipeline.get(pipelineKey) ?? []) {
-      const set = this.bySecret.get(s);
-      set?.delete(pipelineKey);
-      if (set?.size === 0) this.bySecret.delete(s);
-    }
-    this.byPipeline.delete(pipelineKey);
+    this.index.remove(pipelineKey);
   }
 
   /** Pipelines referencing Secret `namespace/name`. */
   pipelinesFor(namespace: string, name: string): string[] {
-    return [...(this.bySecret.get(`${namespace}/${name}`) ?? [])];
+    return this.index.namesFor([`${namespace}/${name}`]);
   }
 }

@@ -6,6 +6,7 @@
  * pipelines sharing a key; claims.ts still judges them (recorded identity, age).
  */
 import type { LogPipeline } from '../../api/types';
+import { ReverseIndex } from '../reverse-index';
 import { claimKeys } from './claims';
 
 const nameOf = (lp: LogPipeline) => `${lp.metadata.namespace}/${lp.metadata.name}`;
@@ -13,39 +14,24 @@ const nameOf = (lp: LogPipeline) => `${lp.metadata.namespace}/${lp.metadata.name
 /** Pipelines by claim key; see the module comment. */
 export class ClaimIndex {
   private readonly objects = new Map<string, LogPipeline>();
-  private readonly keysOf = new Map<string, string[]>();
-  private readonly byKey = new Map<string, Set<string>>();
+  private readonly index = new ReverseIndex();
 
   /** Records the cached object of a pipeline (informer add or update), replacing its earlier one. */
   set(lp: LogPipeline): void {
     const name = nameOf(lp);
-    this.remove(name);
-    const keys = claimKeys(lp);
     this.objects.set(name, lp);
-    this.keysOf.set(name, keys);
-    for (const k of keys) {
-      let names = this.byKey.get(k);
-      if (!names) this.byKey.set(k, (names = new Set()));
-      names.add(name);
-    }
+    this.index.set(name, claimKeys(lp));
   }
 
   /** Forgets the pipeline `namespace/name` (informer delete). */
   remove(name: string): void {
-    for (const k of this.keysOf.get(name) ?? []) {
-      const names = this.byKey.get(k);
-      names?.delete(name);
-      if (names?.size === 0) this.byKey.delete(k);
-    }
-    this.keysOf.delete(name);
+    this.index.remove(name);
     this.objects.delete(name);
   }
 
   /** The cached pipelines claiming any of `keys` (claims.ts topicClaimKey, tableClaimKey), once each. */
   naming(keys: readonly string[]): LogPipeline[] {
-    const names = new Set<string>();
-    for (const k of keys) for (const n of this.byKey.get(k) ?? []) names.add(n);
-    return [...names].map((n) => this.objects.get(n)!);
+    return this.index.namesFor(keys).map((n) => this.objects.get(n)!);
   }
 
   /** Pipelines held (tests). */
