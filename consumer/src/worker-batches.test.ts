@@ -83,3 +83,44 @@ describe('BatchPipeline byte budget', () => {
     expect(budget.bytes).toBe(0);
   });
 });
+
+describe('BatchPipeline passed-over offsets (transaction markers, aborted records)', () => {
+  const limits = { maxRows: 100, maxBytes: 1 << 20, maxDelayMs: 1000 };
+  const value = Buffer.from('one line');
+
+  it('commits past a trailing marker only once the data before it is stored', async () => {
+    const deliveries: Array<() => void> = [];
+    const p = pipeline(new ByteBudget(1 << 30), deliveries);
+    const state = new PartitionState('t', 0, limits);
+    state.load(0, []);
+    for (let offset = 0; offset < 3; offset++)
+      p.take(state, { topic: 't', partition: 0, offset, value }, 1, 0);
+    state.passOver(3); // the fetch ended in a commit marker at offset 3
+    p.foldPassedOver(state);
+    expect(state.tracker.watermark()).toBe(0); // the open batch is not even cut yet
+    p.tick([state], 5_000);
+    p.foldPassedOver(state);
+    expect(state.tracker.watermark()).toBe(0); // cut, not stored
+    while (deliveries.length === 0) await new Promise((r) => setImmediate(r));
+    deliveries.shift()!();
+    while (p.inflightBatches > 0) await p.idle();
+    expect(state.tracker.watermark()).toBe(4);
+    expect(state.nextIn).toBe(4);
+  });
+
+  it('commits past a fetch that held nothing at once, and never while a journaled range is pending', () => {
+    const p = pipeline(new ByteBudget(1 << 30), []);
+    const idle = new PartitionState('t', 0, limits);
+    idle.load(7, []);
+    const before = idle.version;
+    idle.passOver(9);
+    p.foldPassedOver(idle);
+    expect(idle.tracker.watermark()).toBe(10);
+    expect(idle.version).toBe(before + 1);
+    const replaying = new PartitionState('t', 1, limits);
+    replaying.load(7, [{ firstOffset: 7, lastOffset: 8, ingestMs: 1 }]);
+    replaying.passOver(9);
+    p.foldPassedOver(replaying);
+    expect(replaying.tracker.watermark()).toBe(7);
+  });
+});

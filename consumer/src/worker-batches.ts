@@ -74,6 +74,17 @@ export class BatchPipeline {
     for (const cut of state.cutter.add(message, lines, nowMs)) this.launch(state, cut);
   }
 
+  /**
+   * Folds the offsets Kafka showed without data (PartitionState.passOver) into the watermark and
+   * commits it, once the partition holds no open or outstanding batch (never past uncut data).
+   */
+  foldPassedOver(state: PartitionState): void {
+    if (!state.alive || state.cutter.pendingMessages() > 0 || state.cutter.replaying()) return;
+    if (!state.tracker.skipTo(state.passedTo)) return;
+    state.version++;
+    this.deps.committer.flush(state).catch(() => undefined);
+  }
+
   /** Closes batches whose delay is over (later while a backlog would fill them: BatchCutter.poll). */
   tick(states: Iterable<PartitionState>, nowMs: number): void {
     for (const s of states) {
@@ -203,6 +214,7 @@ export class BatchPipeline {
         }
       }
       // Fold into the watermark; a failure here is retried by later commits of the partition.
+      this.foldPassedOver(state);
       committer.flush(state).catch(() => undefined);
     } catch (err) {
       if (!(err instanceof AbortError))

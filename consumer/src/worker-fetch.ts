@@ -97,7 +97,14 @@ export class FetchIntake {
     // What this fetch brought counts as backlog while it is taken (the tick may run at an await).
     state.backlog = Math.max(0, Number(batch.highWatermark) - state.nextIn);
     const walk = new FetchWalk(records, payload.resolveOffset);
-    for (let i = 0; records.next(); i++) {
+    // The fetch follows on from what was taken (no gap before it): only then can its tail be passed.
+    const contiguous = fetchedOffset <= state.nextIn;
+    let complete = false;
+    for (let i = 0; ; i++) {
+      if (!records.next()) {
+        complete = true;
+        break;
+      }
       if ((i & 255) === 0) {
         if (this.mustLeave(state, payload)) break;
         if (walk.beatDue()) await walk.beat(payload.heartbeat);
@@ -119,7 +126,26 @@ export class FetchIntake {
       if (this.deps.budget.exhausted() && !(await this.waitInWalk(walk, state, payload))) break;
       this.takeRecord(walk, state, batch.topic, batch.partition, offset);
     }
+    // Every record with data was taken: what follows in the fetch (markers, aborted records) is passed.
+    if (complete && contiguous && state.alive) this.passOver(state, Number(batch.lastOffset()));
     this.finish(walk, state, batch.partition, batch.highWatermark);
+  }
+
+  /**
+   * A fetch of the partition that held nothing for the pipeline (only transaction markers or
+   * aborted records: kafkajs then skips eachBatch and reports it by END_BATCH_PROCESS with no
+   * messages), from `firstOffset` through `lastOffset`.
+   */
+  filteredFetch(state: PartitionState | undefined, firstOffset: number, lastOffset: number): void {
+    if (!state || !state.alive || firstOffset > state.nextIn) return;
+    this.passOver(state, lastOffset);
+    state.backlog = 0;
+  }
+
+  private passOver(state: PartitionState, lastOffset: number): void {
+    if (!Number.isSafeInteger(lastOffset)) return;
+    state.passOver(lastOffset);
+    this.deps.pipeline.foldPassedOver(state);
   }
 
   /** Hands the cursor's current record to the pipeline and counts it. */

@@ -165,6 +165,16 @@ export class Worker {
     this.consumer.on(events.GROUP_JOIN, (e) =>
       this.onAssignment(e.payload.memberAssignment[this.cfg.kafka.topic] ?? []),
     );
+    this.consumer.on(events.END_BATCH_PROCESS, (e) => {
+      const b = e.payload;
+      // batchSize 0: kafkajs filtered the whole fetch (markers, aborted records) and skipped eachBatch.
+      if (b.batchSize === 0 && b.firstOffset !== null && b.topic === this.cfg.kafka.topic)
+        this.intake.filteredFetch(
+          this.partitions.get(b.partition),
+          Number(b.firstOffset),
+          Number(b.lastOffset),
+        );
+    });
     this.consumer.on(events.CRASH, (e) => {
       this.joined = false;
       this.consumerError = e.payload.error;

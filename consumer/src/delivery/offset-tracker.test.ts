@@ -70,4 +70,21 @@ describe('OffsetTracker', () => {
     t.ack(0);
     expect(t.watermark()).toBe(4);
   });
+
+  it('skips offsets without data only while no batch is outstanding, never backwards', () => {
+    const t = new OffsetTracker(10);
+    t.register(10, 19, 1);
+    expect(t.skipTo(21)).toBe(false); // batch 10-19 is not stored: the marker at 20 must wait
+    t.ack(10);
+    expect(t.watermark()).toBe(20);
+    expect(t.skipTo(21)).toBe(true);
+    expect(t.watermark()).toBe(21);
+    expect(t.nextOffset()).toBe(21);
+    expect(t.skipTo(21)).toBe(false);
+    expect(t.skipTo(15)).toBe(false);
+    expect(() => t.register(20, 20, 1)).toThrow(RangeError);
+    t.register(22, 23, 1);
+    t.ack(22);
+    expect(t.watermark()).toBe(24);
+  });
 });

@@ -62,6 +62,18 @@ export class OffsetTracker {
     return true;
   }
 
+  /**
+   * Moves the watermark over offsets that hold nothing for the pipeline (transaction markers,
+   * aborted records) up to `offset` (exclusive), only while no batch is outstanding; true when it
+   * moved. A log that ends in a marker is otherwise never committed to its end.
+   */
+  skipTo(offset: number): boolean {
+    if (this.batches.length > 0 || offset <= this.committable || offset < this.nextExpected) return false;
+    this.committable = offset;
+    this.nextExpected = offset;
+    return true;
+  }
+
   /** Offset to commit: one past the last offset of the contiguous acknowledged prefix. */
   watermark(): number {
     return this.committable;

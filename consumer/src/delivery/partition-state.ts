@@ -31,6 +31,12 @@ export class PartitionState {
   committedVersion = 0;
   /** Batches cut and not yet finished (stored or abandoned). */
   inflight = 0;
+  /**
+   * One past the last offset Kafka has shown this owner, records it filtered out (transaction
+   * markers, aborted records) included; the watermark follows it once nothing is open or
+   * outstanding (`passOver`, BatchPipeline.foldPassedOver).
+   */
+  passedTo = 0;
   /** Messages waiting in Kafka past `nextIn` at the last fetch (high watermark - nextIn). */
   backlog = 0;
   /** Resolves once the committed offset and journal are loaded. */
@@ -57,9 +63,20 @@ export class PartitionState {
   load(committedOffset: number, plan: readonly JournalEntry[]): void {
     this.base = committedOffset >= 0 ? committedOffset : 0;
     this.nextIn = this.base;
+    this.passedTo = this.base;
     this.cutter = new BatchCutter(this.limits, plan);
     this.tracker = new OffsetTracker(this.base);
     this.markReady();
+  }
+
+  /**
+   * Records that every offset through `lastOffset` was shown to this owner and each record with
+   * data in it was taken: the rest held nothing for the pipeline.
+   */
+  passOver(lastOffset: number): void {
+    if (lastOffset + 1 <= this.passedTo) return;
+    this.passedTo = lastOffset + 1;
+    if (this.nextIn < this.passedTo) this.nextIn = this.passedTo;
   }
 
   /** Ends the state: aborts in-flight deliveries and releases anyone waiting on `ready`. */
