@@ -60,6 +60,8 @@ export interface LocalPod {
   /** Back-off steps since the last long run (the kubelet forgets old crashes after 10 min). */
   backoffSteps: number;
   startTime: string;
+  /** True while the pod waits for room on the node (Pending, not scheduled, no process). */
+  unscheduled?: boolean;
   /** Set once the runner itself stops the pod (scale-down, rollout): no restart. */
   deleting: boolean;
   object?: V1Pod;
