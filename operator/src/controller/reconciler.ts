@@ -221,6 +221,8 @@ export class Reconciler {
         retentionLoss: scaling.outcome?.retentionLoss,
         ingest,
         nowMs: (this.opts.now?.() ?? new Date()).getTime(),
+        // As last written: the cache may not show this writer's own last write yet.
+        startingSince: this.status.latest(lp).status?.workers?.startingSince,
       },
     );
     // A removed spec.ingest or seal schedule takes its condition and status fields along (null

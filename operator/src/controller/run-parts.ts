@@ -105,8 +105,5 @@ export async function runAutoscaler(
       replicas > 0 ? ensurePdb() : undefined,
     ]);
   }
-  // The view as the apiserver now stores it: the new count, set now (the start of the start-up
-  // budget of the pods it asks for, status/workers-starting.ts).
-  const scaled = replicas !== deployment.replicas ? { replicas, replicasSetMs: Date.now() } : {};
-  return { outcome: { ...outcome, replicas }, deployment: { ...deployment, ...scaled } };
+  return { outcome: { ...outcome, replicas }, deployment: { ...deployment, replicas } };
 }

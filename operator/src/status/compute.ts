@@ -48,6 +48,8 @@ export interface ProgressObservation {
   ingest?: { condition: ConditionInput; stall?: StallCause; status: LogPipelineStatus['ingest'] };
   /** Now (ms): with `pods`, a scale-up's new workers are judged by their start-up budget. */
   nowMs?: number;
+  /** status.workers.startingSince as stored (status/workers-starting.ts). */
+  startingSince?: string | null;
 }
 
 /**
@@ -104,6 +106,7 @@ export function computeStatus(
       current: deployment.status.replicas ?? 0,
       ready: deployment.status.readyReplicas ?? 0,
       selector: selectorString(spec.name),
+      ...startingSince(verdict.startingSinceMs, progress.startingSince),
     },
     ...(topic.observed ? { topic: topic.observed } : {}),
     ...(table.observed ? { table: tableObserved } : {}),
@@ -125,12 +128,24 @@ function judgeWorkers(
   const name = workerName(spec.name);
   if (progress.pods === undefined || progress.nowMs === undefined)
     return { condition: workersCondition(deployment, desired, name) };
+  const stored = progress.startingSince ? Date.parse(progress.startingSince) : NaN;
   return workersVerdict(deployment, desired, name, {
     pods: progress.pods,
     nowMs: progress.nowMs,
     budgetMs: spec.workers.progressDeadlineMs,
     budgetText: spec.workers.progressDeadline,
+    startingSinceMs: Number.isFinite(stored) ? stored : undefined,
   });
+}
+
+/**
+ * status.workers.startingSince while the workers start; once they do not, null only when one is
+ * stored (a merge patch keeps what it does not name; an unconditional null would differ from the
+ * stored status on every reconcile and cost a write each time).
+ */
+function startingSince(ms: number | undefined, stored: string | null | undefined) {
+  if (ms !== undefined) return { startingSince: new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  return stored ? { startingSince: null } : {};
 }
 
 /**

@@ -7,8 +7,8 @@ import type { Condition } from '../api/types';
 import type { DeploymentView } from './views';
 import type { ParserCoverage } from '../apply/parser-coverage';
 import {
-  deploymentFacts,
   onlyCountChanges,
+  replicaFailure,
   startingWorkers,
   type StartingInput,
   type WorkersVerdict,
@@ -166,7 +166,10 @@ export function workersCondition(
 }
 
 /** The pods and the clock a scale-up's start-up is judged by (status/workers-starting.ts). */
-export type StartupObservation = Pick<StartingInput, 'pods' | 'nowMs' | 'budgetMs' | 'budgetText'>;
+export type StartupObservation = Pick<
+  StartingInput,
+  'pods' | 'nowMs' | 'budgetMs' | 'budgetText' | 'startingSinceMs'
+>;
 
 /**
  * WorkersReady from the Deployment as observed and, given `startup`, a scale-up's new workers
@@ -208,7 +211,8 @@ export function workersVerdict(
   if (updated < desired && !countOnly)
     return c('False', 'RollingOut', `${updated} of ${desired} workers updated to the current template`);
   if (ready < desired) {
-    const starting = startup && startingWorkers({ ...startup, ...deploymentFacts(dep), ready, desired });
+    const starting =
+      startup && startingWorkers({ ...startup, replicaFailure: replicaFailure(dep), ready, desired });
     return starting ?? c('False', 'WorkersUnavailable', `${ready} of ${desired} workers ready`);
   }
   return c('True', 'WorkersAvailable', `${ready} of ${desired} workers ready`);

@@ -45,11 +45,6 @@ export interface DeploymentView extends ChildView {
   replicas: number;
   /** True while OUR field manager owns spec.replicas (it must be handed over before we drop it). */
   ownsReplicas: boolean;
-  /**
-   * When spec.replicas was last set (the newest managedFields time of a manager owning it), ms:
-   * the start of the start-up budget of pods a scale-up asked for but nobody created yet.
-   */
-  replicasSetMs?: number;
   status: {
     observedGeneration?: number;
     replicas?: number;
@@ -106,13 +101,7 @@ type RawMeta = {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   ownerReferences?: OwnerRef[];
-  managedFields?: Array<{
-    manager?: string;
-    operation?: string;
-    subresource?: string;
-    time?: string;
-    fieldsV1?: Raw;
-  }>;
+  managedFields?: Array<{ manager?: string; operation?: string; subresource?: string; fieldsV1?: Raw }>;
 };
 
 /** Annotations the Deployment controller keeps on every Deployment: its bookkeeping, not an edit. */
@@ -195,24 +184,11 @@ export function managerOwnsReplicas(meta: RawMeta, manager = FIELD_MANAGER): boo
   });
 }
 
-/** The newest time a manager set spec.replicas (main resource or scale subresource), ms. */
-export function replicasSetMs(meta: RawMeta): number | undefined {
-  let newest: number | undefined;
-  for (const mf of meta.managedFields ?? []) {
-    const spec = mf.fieldsV1?.['f:spec'] as Raw | undefined;
-    const t = mf.time === undefined ? NaN : Date.parse(String(mf.time));
-    if (spec && 'f:replicas' in spec && Number.isFinite(t) && (newest === undefined || t > newest))
-      newest = t;
-  }
-  return newest;
-}
-
 /** Projects a Deployment: fingerprint, replicas, ownership of replicas and status. */
 export function toDeploymentView(raw: Raw): DeploymentView {
   const meta = raw.metadata as RawMeta;
   const spec = (raw.spec ?? {}) as Raw;
   const st = (raw.status ?? {}) as DeploymentView['status'] & Raw;
-  const setMs = replicasSetMs(meta);
   return {
     metadata: childMeta(meta),
     // spec.replicas is left out of the fingerprint: the autoscaler's scale writes change it, and
@@ -222,7 +198,6 @@ export function toDeploymentView(raw: Raw): DeploymentView {
     generation: meta.generation ?? 0,
     replicas: typeof spec.replicas === 'number' ? spec.replicas : 1,
     ownsReplicas: managerOwnsReplicas(meta),
-    ...(setMs !== undefined ? { replicasSetMs: setMs } : {}),
     status: {
       observedGeneration: st.observedGeneration,
       replicas: st.replicas,

@@ -1,7 +1,6 @@
 import { workersVerdict, type StartupObservation } from './conditions';
 import { toPodView, type PodView } from './pod-view';
 import type { DeploymentView } from './views';
-import { toDeploymentView } from './views';
 import { wasReady, WORKERS_STARTING } from './workers-starting';
 import { computeStatus } from './compute';
 import { readyPart as ok, statusSpec, workerDeployment } from '../../../test/fixtures/status-testing';
@@ -76,14 +75,15 @@ function pod(
 }
 
 const old = pod('fw-worker-a', { created: T0 - 3_600_000, ready: true, started: T0 - 3_590_000 });
-const at = (nowMs: number, pods: PodView[]): StartupObservation => ({
+const at = (nowMs: number, pods: PodView[], startingSinceMs?: number): StartupObservation => ({
   pods,
   nowMs,
   budgetMs: BUDGET,
   budgetText: '10m',
+  startingSinceMs,
 });
 /** After the controller answered a scale 1 -> 2: two pods, one ready. */
-const scaledTo2 = dep(2, { replicas: 2, updatedReplicas: 2, readyReplicas: 1 }, { replicasSetMs: T0 });
+const scaledTo2 = dep(2, { replicas: 2, updatedReplicas: 2, readyReplicas: 1 });
 
 describe('a scale-up while its new worker starts', () => {
   const fresh = pod('fw-worker-b', { created: T0 + 1_000 });
@@ -105,10 +105,15 @@ describe('a scale-up while its new worker starts', () => {
 
   it('is the same before the controller answered the scale (no RolloutPending, no RollingOut)', () => {
     // The reconcile that scaled: spec.replicas raised, the status still says 1 of 1.
-    const asked = dep(2, { replicas: 1, updatedReplicas: 1, readyReplicas: 1 }, { replicasSetMs: T0 });
-    const v = workersVerdict(asked, 2, 'fw-worker', at(T0 + 200, [old]));
+    const asked = dep(2, { replicas: 1, updatedReplicas: 1, readyReplicas: 1 });
+    const v = workersVerdict(asked, 2, 'fw-worker', at(T0, [old]));
     expect(v.condition).toMatchObject({ status: 'True', reason: WORKERS_STARTING });
-    expect(v.recheckInMs).toBe(BUDGET - 200);
+    // First seen now: the budget of the pod nobody created yet starts now, and is kept in status.
+    expect(v).toMatchObject({ recheckInMs: BUDGET, startingSinceMs: T0 });
+    expect(workersVerdict(asked, 2, 'fw-worker', at(T0 + 200, [old], T0))).toMatchObject({
+      recheckInMs: BUDGET - 200,
+      startingSinceMs: T0,
+    });
     // The generation bump seen before the controller's answer, with the new pod already cached.
     const unobserved = { ...asked, generation: 3 };
     expect(workersVerdict(unobserved, 2, 'fw-worker', at(T0 + 900, [old, fresh])).condition).toMatchObject({
@@ -117,7 +122,7 @@ describe('a scale-up while its new worker starts', () => {
       message: '1 of 2 workers ready, 1 starting',
     });
     // A pod nobody created past the budget: False, said so.
-    expect(workersVerdict(asked, 2, 'fw-worker', at(T0 + BUDGET, [old])).condition).toMatchObject({
+    expect(workersVerdict(asked, 2, 'fw-worker', at(T0 + BUDGET, [old], T0)).condition).toMatchObject({
       status: 'False',
       reason: 'WorkersNotCreated',
       message: '1 of 2 workers ready; 1 worker pod was not created within 10m of the scale-up',
@@ -185,7 +190,7 @@ describe('a scale-up while its new worker starts', () => {
       started: T0 - 3_590_000,
       readyChanged: T0,
     });
-    const three = dep(3, { replicas: 3, updatedReplicas: 3, readyReplicas: 1 }, { replicasSetMs: T0 });
+    const three = dep(3, { replicas: 3, updatedReplicas: 3, readyReplicas: 1 });
     const ok = pod('fw-worker-c', {
       created: T0,
       ready: true,
@@ -202,29 +207,25 @@ describe('a scale-up while its new worker starts', () => {
   });
 
   it('gives no tolerance without a ready worker, and names a ReplicaFailure at once', () => {
-    const none = dep(2, { replicas: 2, updatedReplicas: 2, readyReplicas: 0 }, { replicasSetMs: T0 });
+    const none = dep(2, { replicas: 2, updatedReplicas: 2, readyReplicas: 0 });
     expect(workersVerdict(none, 2, 'fw-worker', at(T0 + 5_000, [fresh])).condition).toMatchObject({
       status: 'False',
       reason: 'WorkersUnavailable',
       message: '0 of 2 workers ready',
     });
-    const quota = dep(
-      2,
-      {
-        replicas: 1,
-        updatedReplicas: 1,
-        readyReplicas: 1,
-        conditions: [
-          {
-            type: 'ReplicaFailure',
-            status: 'True',
-            reason: 'FailedCreate',
-            message: 'exceeded quota: pods=1',
-          },
-        ],
-      },
-      { replicasSetMs: T0 },
-    );
+    const quota = dep(2, {
+      replicas: 1,
+      updatedReplicas: 1,
+      readyReplicas: 1,
+      conditions: [
+        {
+          type: 'ReplicaFailure',
+          status: 'True',
+          reason: 'FailedCreate',
+          message: 'exceeded quota: pods=1',
+        },
+      ],
+    });
     expect(workersVerdict(quota, 2, 'fw-worker', at(T0 + 5_000, [old])).condition).toMatchObject({
       status: 'False',
       reason: 'FailedCreate',
@@ -276,36 +277,6 @@ describe('the views the start-up is judged by', () => {
     // The back-off countdown is not kept: it would make every pod status write a reconcile.
     expect(crash.waitingMessage).toBeUndefined();
   });
-
-  it('takes when spec.replicas was last set from managedFields', () => {
-    const raw = {
-      metadata: {
-        name: 'fw-worker',
-        namespace: 'ns',
-        uid: 'u',
-        resourceVersion: '1',
-        generation: 3,
-        managedFields: [
-          {
-            manager: 'logpipeline-operator',
-            time: iso(T0 - 60_000),
-            fieldsV1: { 'f:spec': { 'f:template': {} } },
-          },
-          {
-            manager: 'logpipeline-autoscaler',
-            subresource: 'scale',
-            time: iso(T0),
-            fieldsV1: { 'f:spec': { 'f:replicas': {} } },
-          },
-        ],
-      },
-      spec: { replicas: 2 },
-      status: {},
-    };
-    expect(toDeploymentView(raw).replicasSetMs).toBe(T0);
-    const none = { ...raw, metadata: { ...raw.metadata, managedFields: [] } };
-    expect(toDeploymentView(none).replicasSetMs).toBeUndefined();
-  });
 });
 
 describe('computeStatus during a scale-up', () => {
@@ -314,7 +285,6 @@ describe('computeStatus during a scale-up', () => {
     ...workerDeployment(1),
     generation: 2,
     replicas: 2,
-    replicasSetMs: T0,
     status: { observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 1 },
   };
   const starting = pod('fw-worker-b', { created: T0 + 1_000, started: T0 + 2_000 });
@@ -336,6 +306,33 @@ describe('computeStatus during a scale-up', () => {
       message: expect.stringContaining('worker pod fw-worker-b not ready within 30s of its creation'),
     });
     expect(late.requeueAfterMs).toBeUndefined();
+  });
+
+  it('keeps status.workers.startingSince while starting, and deletes it (null) only once stored', () => {
+    const first = run(T0 + 5_000, [old, starting]);
+    expect(first.extra.workers?.startingSince).toBe(iso(T0 + 5_000));
+    const kept = computeStatus(spec, scaled, ok('TopicReady'), ok('TableReady'), undefined, undefined, {
+      pods: [old, starting],
+      nowMs: T0 + 9_000,
+      startingSince: iso(T0 + 5_000),
+    });
+    expect(kept.extra.workers?.startingSince).toBe(iso(T0 + 5_000));
+    const up = { ...scaled, status: { ...scaled.status, readyReplicas: 2 } };
+    const readyNow = pod('fw-worker-b', { created: T0 + 1_000, ready: true, started: T0 + 2_000 });
+    const done = (stored?: string) =>
+      computeStatus(spec, up, ok('TopicReady'), ok('TableReady'), undefined, undefined, {
+        pods: [old, readyNow],
+        nowMs: T0 + 12_000,
+        startingSince: stored,
+      }).extra.workers;
+    expect(done(iso(T0 + 5_000))).toHaveProperty('startingSince', null);
+    expect(done(undefined)).not.toHaveProperty('startingSince');
+  });
+
+  it("stays starting while the Deployment's count lags a pod the cache shows ready", () => {
+    const readyNow = pod('fw-worker-b', { created: T0 + 1_000, ready: true, started: T0 + 2_000 });
+    const c = byType(run(T0 + 5_000, [old, readyNow]).conditions);
+    expect(c.get('WorkersReady')).toMatchObject({ status: 'True', reason: WORKERS_STARTING });
   });
 
   it('reports a new pod that crashes with its crash reason at once', () => {

@@ -31,8 +31,8 @@ export interface StartingInput {
   ready: number;
   desired: number;
   pods: readonly PodView[];
-  /** When spec.replicas was last set (DeploymentView.replicasSetMs). */
-  replicasSetMs?: number;
+  /** status.workers.startingSince as stored (ms): when this start-up was first seen. */
+  startingSinceMs?: number;
   /** The Deployment's ReplicaFailure condition when True (pods could not be created, e.g. quota). */
   replicaFailure?: { reason?: string; message?: string };
   nowMs: number;
@@ -46,6 +46,8 @@ export interface WorkersVerdict {
   condition: ConditionInput;
   /** The budget of the oldest starting worker runs out in this many ms. */
   recheckInMs?: number;
+  /** While tolerated: since when the workers start (kept as status.workers.startingSince). */
+  startingSinceMs?: number;
 }
 
 /** Waiting reasons that are a container's normal way to running, not a cause worth naming. */
@@ -86,7 +88,10 @@ export function startingWorkers(input: StartingInput): WorkersVerdict | undefine
         `${counts}; worker pod ${fallen.metadata.name} is no longer ready`,
       ),
     };
-  const uncreated = Math.max(0, desired - ready - unready.length);
+  // Pods the controller has not created yet (or the cache has not shown); a pod the cache shows
+  // ready is no missing worker, whatever the Deployment's count (it lags the pods).
+  const readyPods = input.pods.length - unready.length;
+  const uncreated = Math.max(0, desired - Math.max(ready, readyPods) - unready.length);
   if (uncreated > 0 && input.replicaFailure) {
     const f = input.replicaFailure;
     const reason = f.reason && REASON.test(f.reason) ? f.reason : 'FailedCreate';
@@ -95,21 +100,35 @@ export function startingWorkers(input: StartingInput): WorkersVerdict | undefine
     };
   }
   if (unready.some((p) => p.createdMs === undefined)) return undefined;
-  if (uncreated > 0 && input.replicasSetMs === undefined) return undefined;
-  const starts = unready.map((p) => ({ pod: p as PodView | undefined, since: p.createdMs! }));
-  if (uncreated > 0) starts.push({ pod: undefined, since: input.replicasSetMs! });
-  const oldest = starts.reduce((a, b) => (b.since < a.since ? b : a));
-  const expiresMs = oldest.since + input.budgetMs;
-  if (input.nowMs >= expiresMs)
-    return { condition: expired(oldest.pod, uncreated, counts, input.budgetText) };
+  return judgeStarts(input, unready, uncreated, counts);
+}
+
+/** True while every starting worker is within its budget (with the time it runs out), else False naming why. */
+function judgeStarts(
+  input: StartingInput,
+  unready: readonly PodView[],
+  uncreated: number,
+  counts: string,
+): WorkersVerdict {
+  const since = input.startingSinceMs ?? input.nowMs;
+  const starts = unready.map((p) => ({ pod: p as PodView | undefined, at: p.createdMs! }));
+  if (uncreated > 0) starts.push({ pod: undefined, at: since });
   const causes = unready
     .filter((p) => cause(p) !== undefined)
     .map((p) => `worker pod ${p.metadata.name}: ${cause(p)}`);
   const more = causes.length > 0 ? ` (${causes.join('; ')})` : '';
-  return {
-    condition: workers('True', WORKERS_STARTING, `${counts}, ${desired - ready} starting${more}`),
-    recheckInMs: expiresMs - input.nowMs,
-  };
+  const starting = workers(
+    'True',
+    WORKERS_STARTING,
+    `${counts}, ${input.desired - input.ready} starting${more}`,
+  );
+  // Every pod is there and ready: only the Deployment's count lags; its update queues a reconcile.
+  if (starts.length === 0) return { condition: starting, startingSinceMs: since };
+  const oldest = starts.reduce((a, b) => (b.at < a.at ? b : a));
+  const expiresMs = oldest.at + input.budgetMs;
+  if (input.nowMs >= expiresMs)
+    return { condition: expired(oldest.pod, uncreated, counts, input.budgetText) };
+  return { condition: starting, recheckInMs: expiresMs - input.nowMs, startingSinceMs: since };
 }
 
 /**
@@ -129,12 +148,9 @@ export function onlyCountChanges(dep: DeploymentView): boolean {
   );
 }
 
-/** What the Deployment says about pods a scale asked for: when, and whether they can be created. */
-export function deploymentFacts(
-  dep: DeploymentView,
-): Pick<StartingInput, 'replicasSetMs' | 'replicaFailure'> {
-  const failure = dep.status.conditions?.find((x) => x.type === 'ReplicaFailure' && x.status === 'True');
-  return { replicasSetMs: dep.replicasSetMs, replicaFailure: failure };
+/** The Deployment's ReplicaFailure when True: the pods a scale asked for cannot be created (e.g. quota). */
+export function replicaFailure(dep: DeploymentView): StartingInput['replicaFailure'] {
+  return dep.status.conditions?.find((x) => x.type === 'ReplicaFailure' && x.status === 'True');
 }
 
 /** The one word explaining why a starting pod is not up yet, when it is more than routine. */
