@@ -70,15 +70,6 @@ async function events(l: Loop, name: string) {
 
 /** The (status, reason) of `type` in each version, consecutive repeats folded. */
 function trail(versions: LogPipeline[], type: string): string[] {
-  if (process.env.LP_SCALE_DEBUG)
-    process.stderr.write(
-      versions
-        .map((lp) => {
-          const c = condition(lp, type);
-          return `${lp.metadata.resourceVersion} ${c?.status} ${c?.reason}: ${c?.message} | ${JSON.stringify(lp.status?.workers)}`;
-        })
-        .join('\n') + '\n',
-    );
   const out: string[] = [];
   for (const lp of versions) {
     const c = condition(lp, type);
