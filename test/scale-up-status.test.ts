@@ -94,7 +94,7 @@ async function workersUntil(l: Loop, name: string, what: string, pred: (lp: LogP
 const workersReady = (lp: LogPipeline, n: number) =>
   lp.status?.workers?.ready === n && condition(lp, 'WorkersReady')?.reason === 'WorkersAvailable';
 
-test('Ready stays True while a scale-up starts its new worker, with no Warning Event', async () => {
+test('Ready stays True while a scale-up starts its new worker and through the scale-down, with no Warning Event', async () => {
   const l = loop!;
   await createAutoscaledPipeline(l, 'up', IDLE);
   const before = await workersUntil(l, 'up', 'one ready worker', (lp) => workersReady(lp, 1));
@@ -119,6 +119,22 @@ test('Ready stays True while a scale-up starts its new worker, with no Warning E
   expect(trail(seen, 'Stalled')).toEqual(['False NoStall']);
   const fresh = (await events(l, 'up')).filter((e) => !known.has(e.metadata?.name));
   expect(fresh.filter((e) => e.type === 'Warning').map((e) => `${e.reason}: ${e.message}`)).toEqual([]);
+
+  // And back down to one worker (maxReplicas clamps at once): Ready stays True through that too.
+  const down = await Versions.from(l.namespace, after);
+  await patchPipelineSpec(l.namespace, 'up', {
+    workers: { autoscaling: { minReplicas: 1, maxReplicas: 1 } },
+  });
+  const one = await workersUntil(
+    l,
+    'up',
+    'one worker left',
+    (lp) => workersReady(lp, 1) && lp.status?.workers?.current === 1,
+  );
+  const shrinking = await down.through(one.metadata.resourceVersion);
+  expect(trail(shrinking, 'Ready')).toEqual(['True PipelineReady']);
+  expect(trail(shrinking, 'WorkersReady')).toEqual(['True WorkersAvailable']);
+  expect(shrinking.some((lp) => lp.status?.workers?.startingSince)).toBe(false);
 });
 
 test('a new worker that cannot be scheduled is False with the cause after the budget, then recovers', async () => {

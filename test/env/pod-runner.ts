@@ -34,6 +34,7 @@ import {
 import { renderPodFiles } from './pod-files';
 import {
   isRunning,
+  podObject,
   iso,
   killProcess,
   localArgv,
@@ -199,7 +200,10 @@ export class PodRunner {
       name,
     );
     const placed = this.hasRoom();
-    const object = await this.core.createNamespacedPod({ namespace: ns, body: podObject(d, name, placed) });
+    const object = await this.core.createNamespacedPod({
+      namespace: ns,
+      body: podObject(d, name, placed ? LOCAL_NODE : undefined),
+    });
     const pod: LocalPod = {
       name,
       namespace: ns,
@@ -319,29 +323,4 @@ export class PodRunner {
       body: { ...d, status: { ...current, ...status } },
     });
   }
-}
-
-/** The Pod object of one of the Deployment's pods: the template's labels, owned by the Deployment. */
-function podObject(d: V1Deployment, name: string, placed: boolean): V1Pod {
-  const template = d.spec!.template;
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: d.metadata!.namespace!,
-      labels: template.metadata?.labels,
-      annotations: template.metadata?.annotations,
-      ownerReferences: [
-        {
-          apiVersion: 'apps/v1',
-          kind: 'Deployment',
-          name: d.metadata!.name!,
-          uid: d.metadata!.uid!,
-          controller: true,
-        },
-      ],
-    },
-    spec: { ...template.spec!, ...(placed ? { nodeName: LOCAL_NODE } : {}) },
-  };
 }
