@@ -1,14 +1,10 @@
 import { workersVerdict, type StartupObservation } from './conditions';
-import { toPodView, type PodView } from './pod-view';
+import type { PodView } from './pod-view';
 import type { DeploymentView } from './views';
 import { wasReady, WORKERS_STARTING } from './workers-starting';
-import { computeStatus } from './compute';
-import { readyPart as ok, statusSpec, workerDeployment } from '../../../test/fixtures/status-testing';
-
-const byType = (cs: Array<{ type: string }>) => new Map(cs.map((c) => [c.type, c]));
+import { workerPod as pod } from '../../../test/fixtures/status-testing';
 
 const T0 = Date.parse('2026-12-04T12:00:00Z');
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const BUDGET = 600_000;
 
 /** A Deployment as its controller reported it, asking for `replicas`. */
@@ -26,52 +22,6 @@ function dep(
     status: { observedGeneration: 2, ...status },
     ...extra,
   };
-}
-
-/** A worker pod as the kubelet reports it. */
-function pod(
-  name: string,
-  o: {
-    created: number;
-    ready?: boolean;
-    started?: number;
-    readyChanged?: number;
-    waiting?: { reason: string; message?: string };
-    unschedulable?: string;
-    restarts?: number;
-  },
-): PodView {
-  const running = o.started !== undefined ? { running: { startedAt: iso(o.started) } } : {};
-  return toPodView({
-    metadata: {
-      name,
-      namespace: 'ns',
-      resourceVersion: '1',
-      creationTimestamp: iso(o.created),
-      labels: { 'logpipeline.io/pipeline': 'fw' },
-    },
-    status: {
-      conditions: [
-        o.unschedulable
-          ? { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: o.unschedulable }
-          : { type: 'PodScheduled', status: 'True' },
-        {
-          type: 'Ready',
-          status: o.ready ? 'True' : 'False',
-          lastTransitionTime: iso(o.readyChanged ?? o.created),
-        },
-      ],
-      containerStatuses: o.unschedulable
-        ? undefined
-        : [
-            {
-              ready: o.ready === true,
-              restartCount: o.restarts ?? 0,
-              state: o.waiting ? { waiting: o.waiting } : running,
-            },
-          ],
-    },
-  });
 }
 
 const old = pod('fw-worker-a', { created: T0 - 3_600_000, ready: true, started: T0 - 3_590_000 });
@@ -276,86 +226,5 @@ describe('the views the start-up is judged by', () => {
     const crash = pod('y', { created: T0, waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } });
     // The back-off countdown is not kept: it would make every pod status write a reconcile.
     expect(crash.waitingMessage).toBeUndefined();
-  });
-});
-
-describe('computeStatus during a scale-up', () => {
-  const spec = statusSpec({ workers: { replicas: 2, progressDeadline: '30s' } });
-  const scaled: DeploymentView = {
-    ...workerDeployment(1),
-    generation: 2,
-    replicas: 2,
-    status: { observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 1 },
-  };
-  const starting = pod('fw-worker-b', { created: T0 + 1_000, started: T0 + 2_000 });
-  const run = (nowMs: number, pods: PodView[]) =>
-    computeStatus(spec, scaled, ok('TopicReady'), ok('TableReady'), undefined, undefined, { pods, nowMs });
-
-  it('keeps Ready True and not Reconciling, and asks to be judged again when the budget ends', () => {
-    const s = run(T0 + 5_000, [old, starting]);
-    const c = byType(s.conditions);
-    expect(c.get('Ready')).toMatchObject({ status: 'True' });
-    expect(c.get('Reconciling')).toMatchObject({ status: 'False' });
-    expect(c.get('WorkersReady')).toMatchObject({ status: 'True', reason: WORKERS_STARTING });
-    expect(s.requeueAfterMs).toBe(T0 + 31_000 - (T0 + 5_000));
-    // Past the budget (the requeued reconcile): Ready False naming the pod, nothing to requeue.
-    const late = run(T0 + 31_000, [old, starting]);
-    expect(byType(late.conditions).get('Ready')).toMatchObject({
-      status: 'False',
-      reason: 'WorkersNotReady',
-      message: expect.stringContaining('worker pod fw-worker-b not ready within 30s of its creation'),
-    });
-    expect(late.requeueAfterMs).toBeUndefined();
-  });
-
-  it('keeps status.workers.startingSince while starting, and deletes it (null) only once stored', () => {
-    const first = run(T0 + 5_000, [old, starting]);
-    expect(first.extra.workers?.startingSince).toBe(iso(T0 + 5_000));
-    const kept = computeStatus(spec, scaled, ok('TopicReady'), ok('TableReady'), undefined, undefined, {
-      pods: [old, starting],
-      nowMs: T0 + 9_000,
-      startingSince: iso(T0 + 5_000),
-    });
-    expect(kept.extra.workers?.startingSince).toBe(iso(T0 + 5_000));
-    const up = { ...scaled, status: { ...scaled.status, readyReplicas: 2 } };
-    const readyNow = pod('fw-worker-b', { created: T0 + 1_000, ready: true, started: T0 + 2_000 });
-    const done = (stored?: string) =>
-      computeStatus(spec, up, ok('TopicReady'), ok('TableReady'), undefined, undefined, {
-        pods: [old, readyNow],
-        nowMs: T0 + 12_000,
-        startingSince: stored,
-      }).extra.workers;
-    expect(done(iso(T0 + 5_000))).toHaveProperty('startingSince', null);
-    expect(done(undefined)).not.toHaveProperty('startingSince');
-  });
-
-  it("stays starting while the Deployment's count lags a pod the cache shows ready", () => {
-    const readyNow = pod('fw-worker-b', { created: T0 + 1_000, ready: true, started: T0 + 2_000 });
-    const c = byType(run(T0 + 5_000, [old, readyNow]).conditions);
-    expect(c.get('WorkersReady')).toMatchObject({ status: 'True', reason: WORKERS_STARTING });
-  });
-
-  it('reports a new pod that crashes with its crash reason at once', () => {
-    const crashing = toPodView({
-      metadata: { name: 'fw-worker-b', namespace: 'logs', resourceVersion: '2', creationTimestamp: iso(T0) },
-      status: {
-        containerStatuses: [
-          {
-            ready: false,
-            restartCount: 1,
-            state: { waiting: { reason: 'CrashLoopBackOff' } },
-            lastState: { terminated: { exitCode: 1, message: 'boom' } },
-          },
-        ],
-      },
-    });
-    const c = byType(run(T0 + 5_000, [old, crashing]).conditions);
-    expect(c.get('WorkersReady')).toMatchObject({ status: 'False', reason: 'WorkerCrashLoop' });
-    expect(c.get('Stalled')).toMatchObject({ status: 'True', reason: 'WorkerCrashLoop' });
-  });
-
-  it('without the pods and the clock, judges as before (WorkersUnavailable)', () => {
-    const c = byType(computeStatus(spec, scaled, ok('TopicReady'), ok('TableReady'), undefined).conditions);
-    expect(c.get('WorkersReady')).toMatchObject({ status: 'False', reason: 'WorkersUnavailable' });
   });
 });
