@@ -5,7 +5,7 @@
  * stop. Separate from the runner because this is what happens to one process; the runner decides
  * how many there are and mirrors them into Pod and Deployment objects.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -60,6 +60,8 @@ export interface LocalPod {
   /** Back-off steps since the last long run (the kubelet forgets old crashes after 10 min). */
   backoffSteps: number;
   startTime: string;
+  /** True while the pod waits for room on the node (Pending, not scheduled, no process). */
+  unscheduled?: boolean;
   /** Set once the runner itself stops the pod (scale-down, rollout): no restart. */
   deleting: boolean;
   object?: V1Pod;
@@ -158,4 +160,32 @@ export function recordExit(
   if (now - startedAt >= BACKOFF_RESET_MS) p.backoffSteps = 0;
   p.container.restartAt = now + restartDelayMs(p.backoffSteps, backoff);
   p.backoffSteps++;
+}
+
+/**
+ * The Pod object of one of the Deployment's pods: the template's labels, owned by the Deployment,
+ * on `nodeName` (none: not scheduled yet).
+ */
+export function podObject(d: V1Deployment, name: string, nodeName: string | undefined): V1Pod {
+  const template = d.spec!.template;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: d.metadata!.namespace!,
+      labels: template.metadata?.labels,
+      annotations: template.metadata?.annotations,
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          name: d.metadata!.name!,
+          uid: d.metadata!.uid!,
+          controller: true,
+        },
+      ],
+    },
+    spec: { ...template.spec!, ...(nodeName ? { nodeName } : {}) },
+  };
 }

@@ -24,10 +24,17 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { KUBELET_BACKOFF, podStatus, type BackoffSettings } from './pod-status';
+import {
+  KUBELET_BACKOFF,
+  noteReadiness,
+  podStatus,
+  unscheduledPodStatus,
+  type BackoffSettings,
+} from './pod-status';
 import { renderPodFiles } from './pod-files';
 import {
   isRunning,
+  podObject,
   iso,
   killProcess,
   localArgv,
@@ -53,6 +60,11 @@ export interface PodRunnerOptions {
   env?: Record<string, string>;
   /** Crash back-off (kubelet: 10 s doubling to 5 min); tests shorten the base. */
   crashBackoff?: Partial<BackoffSettings>;
+  /**
+   * Pods the bed's one node holds (default: no limit). A pod beyond it stays Pending, unscheduled
+   * (PodScheduled False, Unschedulable), until a pod goes away or the limit is raised.
+   */
+  maxPods?: number;
 }
 
 /** Keeps local worker processes and their Pods in line with the worker Deployments; stop() ends them all. */
@@ -65,6 +77,7 @@ export class PodRunner {
   private timer?: NodeJS.Timeout;
   private running = false;
   private syncing = false;
+  private maxPods?: number;
 
   constructor(private readonly opts: PodRunnerOptions) {
     const kc = new KubeConfig();
@@ -73,6 +86,19 @@ export class PodRunner {
     this.core = kc.makeApiClient(CoreV1Api);
     this.dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'logpipeline-pods-'));
     this.backoff = { ...KUBELET_BACKOFF, ...opts.crashBackoff };
+    this.maxPods = opts.maxPods;
+  }
+
+  /** Sets how many pods the node holds (undefined: no limit); pods waiting for room are placed by the next sync. */
+  setMaxPods(max: number | undefined): void {
+    this.maxPods = max;
+  }
+
+  private hasRoom(): boolean {
+    if (this.maxPods === undefined) return true;
+    let placed = 0;
+    for (const pods of this.pods.values()) placed += pods.filter((p) => !p.unscheduled && !p.deleting).length;
+    return placed < this.maxPods;
   }
 
   /** Starts the sync loop. */
@@ -144,8 +170,10 @@ export class PodRunner {
     // Like the ReplicaSet controller: scale down the pods that are not ready first.
     pods.sort((a, b) => Number(b.container.ready) - Number(a.container.ready));
     while (pods.length > want) await this.deletePod(pods.pop()!);
-    while (pods.length < want) pods.push(await this.createPod(d, hash));
+    // Registered before the creates: the room check counts the pods placed so far.
     this.pods.set(key, pods);
+    while (pods.length < want) pods.push(await this.createPod(d, hash));
+    for (const p of pods) if (p.unscheduled && this.hasRoom()) await this.bind(p);
     const now = Date.now();
     for (const p of pods) {
       if (!isRunning(p.child) && p.container.restartAt !== undefined && now >= p.container.restartAt)
@@ -171,7 +199,11 @@ export class PodRunner {
       podDir,
       name,
     );
-    const object = await this.core.createNamespacedPod({ namespace: ns, body: podObject(d, name) });
+    const placed = this.hasRoom();
+    const object = await this.core.createNamespacedPod({
+      namespace: ns,
+      body: podObject(d, name, placed ? LOCAL_NODE : undefined),
+    });
     const pod: LocalPod = {
       name,
       namespace: ns,
@@ -191,8 +223,20 @@ export class PodRunner {
       object,
     };
     pod.port = await freePort();
-    this.spawn(pod);
+    if (placed) this.spawn(pod);
+    else pod.unscheduled = true;
     return pod;
+  }
+
+  /** Places a pod that waited for room on the node (the scheduler's binding) and starts it. */
+  private async bind(p: LocalPod): Promise<void> {
+    const target = { apiVersion: 'v1', kind: 'Node', name: LOCAL_NODE };
+    const body = { apiVersion: 'v1', kind: 'Binding', metadata: { name: p.name }, target };
+    await this.core.createNamespacedPodBinding({ name: p.name, namespace: p.namespace, body });
+    p.object = await this.core.readNamespacedPod({ name: p.name, namespace: p.namespace });
+    p.unscheduled = false;
+    p.startTime = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    this.spawn(p);
   }
 
   /** Starts the pod's process (a fresh termination-message file each time, like a new container). */
@@ -222,7 +266,11 @@ export class PodRunner {
 
   private async writePodStatus(p: LocalPod): Promise<void> {
     if (p.deleting || !p.object) return;
-    const status = podStatus(p.name, p.container, p.startTime, Date.now());
+    const now = Date.now();
+    noteReadiness(p.container, now);
+    const status = p.unscheduled
+      ? unscheduledPodStatus(p.startTime)
+      : podStatus(p.name, p.container, p.startTime, now);
     // The back-off countdown in the waiting message changes every second; compare without it.
     const fingerprint = JSON.stringify(status).replace(/back-off \d+s/g, 'back-off');
     if (fingerprint === p.lastStatus) return;
@@ -275,29 +323,4 @@ export class PodRunner {
       body: { ...d, status: { ...current, ...status } },
     });
   }
-}
-
-/** The Pod object of one of the Deployment's pods: the template's labels, owned by the Deployment. */
-function podObject(d: V1Deployment, name: string): V1Pod {
-  const template = d.spec!.template;
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: d.metadata!.namespace!,
-      labels: template.metadata?.labels,
-      annotations: template.metadata?.annotations,
-      ownerReferences: [
-        {
-          apiVersion: 'apps/v1',
-          kind: 'Deployment',
-          name: d.metadata!.name!,
-          uid: d.metadata!.uid!,
-          controller: true,
-        },
-      ],
-    },
-    spec: { ...template.spec!, nodeName: LOCAL_NODE },
-  };
 }

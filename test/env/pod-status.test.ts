@@ -1,7 +1,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { podStatus, readTerminationMessage, restartDelayMs, terminationReason } from './pod-status';
+import {
+  NO_ROOM_MESSAGE,
+  noteReadiness,
+  podStatus,
+  readTerminationMessage,
+  restartDelayMs,
+  terminationReason,
+  unscheduledPodStatus,
+} from './pod-status';
 
 describe('kubelet-like pod status', () => {
   test('back-off: first restart at once, then base doubling up to the cap', () => {
@@ -65,6 +73,51 @@ describe('kubelet-like pod status', () => {
     expect(status.conditions.find((c) => c.type === 'Ready')).toMatchObject({
       status: 'False',
       reason: 'ContainersNotReady',
+    });
+  });
+});
+
+describe('kubelet-like readiness times and scheduling', () => {
+  test("Ready's lastTransitionTime moves only on a flip, and a never-ready pod keeps its first one", () => {
+    const c = {
+      name: 'worker',
+      image: 'img',
+      restartCount: 0,
+      ready: false,
+      startedAt: '2026-01-01T00:00:05Z',
+    };
+    noteReadiness(c, Date.parse('2026-01-01T00:00:06Z'));
+    const ready = (s: ReturnType<typeof podStatus>) => s.conditions.find((x) => x.type === 'Ready')!;
+    expect(ready(podStatus('w', c, '2026-01-01T00:00:00Z', 0)).lastTransitionTime).toEqual(
+      new Date('2026-01-01T00:00:00Z'),
+    );
+    c.ready = true;
+    noteReadiness(c, Date.parse('2026-01-01T00:00:09Z'));
+    noteReadiness(c, Date.parse('2026-01-01T00:00:12Z'));
+    expect(ready(podStatus('w', c, '2026-01-01T00:00:00Z', 0))).toMatchObject({
+      status: 'True',
+      lastTransitionTime: new Date('2026-01-01T00:00:09Z'),
+    });
+    c.ready = false;
+    noteReadiness(c, Date.parse('2026-01-01T00:00:30Z'));
+    expect(ready(podStatus('w', c, '2026-01-01T00:00:00Z', 0))).toMatchObject({
+      status: 'False',
+      lastTransitionTime: new Date('2026-01-01T00:00:30Z'),
+    });
+  });
+
+  test('a pod without room is Pending and Unschedulable, with no container status', () => {
+    expect(unscheduledPodStatus('2026-01-01T00:00:00Z')).toEqual({
+      phase: 'Pending',
+      conditions: [
+        {
+          type: 'PodScheduled',
+          status: 'False',
+          reason: 'Unschedulable',
+          message: NO_ROOM_MESSAGE,
+          lastTransitionTime: new Date('2026-01-01T00:00:00Z'),
+        },
+      ],
     });
   });
 });

@@ -47,6 +47,40 @@ export interface ContainerRecord {
   restartAt?: number;
   lastTerminated?: Terminated;
   ready: boolean;
+  /** Readiness as last reported, and when that last flipped (Ready's lastTransitionTime). */
+  reportedReady?: boolean;
+  readyChangedAt?: string;
+}
+
+/** The scheduler's message for a pod that does not fit on the bed's single node. */
+export const NO_ROOM_MESSAGE = '0/1 nodes are available: 1 Too many pods.';
+
+/**
+ * Moves Ready's lastTransitionTime when readiness flips, as the kubelet's status manager does
+ * (its first Ready=False is written before the container starts, so a pod that never was ready
+ * keeps a time before its container's startedAt).
+ */
+export function noteReadiness(c: ContainerRecord, now: number): void {
+  const ready = c.ready && !!c.startedAt;
+  if (ready === (c.reportedReady ?? false)) return;
+  c.reportedReady = ready;
+  c.readyChangedAt = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The status of a pod the scheduler cannot place (no container status yet, like a real Pending pod). */
+export function unscheduledPodStatus(createdAt: string) {
+  return {
+    phase: 'Pending',
+    conditions: [
+      {
+        type: 'PodScheduled',
+        status: 'False',
+        reason: 'Unschedulable',
+        message: NO_ROOM_MESSAGE,
+        lastTransitionTime: new Date(createdAt),
+      },
+    ],
+  };
 }
 
 /** Delay before restarting a container that has already been restarted `restartCount` times. */
@@ -117,6 +151,7 @@ export function podStatus(podName: string, c: ContainerRecord, startTime: string
   const condition = (type: string, ok: boolean, reason?: string) => ({
     type,
     status: ok ? 'True' : 'False',
+    lastTransitionTime: new Date(c.readyChangedAt ?? startTime),
     ...(ok ? {} : { reason, message: `containers with unready status: [${c.name}]` }),
   });
   return {
@@ -125,8 +160,8 @@ export function podStatus(podName: string, c: ContainerRecord, startTime: string
     podIP: '127.0.0.1',
     startTime: new Date(startTime),
     conditions: [
-      { type: 'PodScheduled', status: 'True' },
-      { type: 'Initialized', status: 'True' },
+      { type: 'PodScheduled', status: 'True', lastTransitionTime: new Date(startTime) },
+      { type: 'Initialized', status: 'True', lastTransitionTime: new Date(startTime) },
       condition('ContainersReady', ready, 'ContainersNotReady'),
       condition('Ready', ready, 'ContainersNotReady'),
     ],

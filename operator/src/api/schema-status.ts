@@ -82,6 +82,10 @@ export const statusSchema: JSONSchemaProps = obj('Observed state, written by the
     selector: str('Label selector of the worker pods, in string form (scale subresource).', {
       maxLength: 1024,
     }),
+    startingSince: str(
+      'Since when the workers a scale-up asked for are starting (WorkersReady True, reason WorkersStarting): the start of their start-up budget, spec.workers.progressDeadline, for pods not created yet. Absent otherwise.',
+      { format: 'date-time', maxLength: 64 },
+    ),
   }),
   ingest: obj('The syslog receiver (spec.ingest.syslog) as observed.', {
     endpoints: list(

@@ -147,7 +147,7 @@ export const workersSchema: JSONSchemaProps = obj(
       32,
     ),
     progressDeadline: duration(
-      'A partition that has lag but whose committed offset does not move for this long makes the pipeline Stalled=True (reason PartitionStalled, naming the partition and the last known error), which Flux and Argo CD report as a failure. Default 10m.',
+      "A partition that has lag but whose committed offset does not move for this long makes the pipeline Stalled=True (reason PartitionStalled, naming the partition and the last known error), which Flux and Argo CD report as a failure. Also the start-up budget of a scale-up's new workers: Ready stays True (WorkersReady reason WorkersStarting) while they start, and turns False with the pod's reason (e.g. Unschedulable) once one has not become ready this long after its creation. Default 10m.",
     ),
   },
 );

@@ -331,7 +331,14 @@ export interface LogPipelineStatus {
     serverVersion?: string;
     owner?: string;
   };
-  workers?: { desired?: number; current?: number; ready?: number; selector?: string };
+  workers?: {
+    desired?: number;
+    current?: number;
+    ready?: number;
+    selector?: string;
+    /** Since when a scale-up's new workers start (WorkersStarting); null deletes it in a merge patch. */
+    startingSince?: string | null;
+  };
   /** The scheduled seal: the newest day sealed and the last failure (null deletes it in a merge patch). */
   seal?: { lastSealedDay?: string; lastSealTime?: string; lastFailure?: string } | null;
   /** Identity coverage of the last window (ParserCoverage condition). */

@@ -207,7 +207,7 @@ export class Reconciler {
     const deployment = scaling.deployment;
     const seal = await this.sealer?.evaluate(spec, ctx);
     for (const ev of seal?.events ?? []) await this.status.event(lp, ev);
-    const { conditions, extra } = computeStatus(
+    const { conditions, extra, requeueAfterMs } = computeStatus(
       spec,
       deployment,
       topic,
@@ -220,6 +220,9 @@ export class Reconciler {
         kafkaUnreachable: scaling.outcome?.kafkaUnreachable,
         retentionLoss: scaling.outcome?.retentionLoss,
         ingest,
+        nowMs: (this.opts.now?.() ?? new Date()).getTime(),
+        // As last written: the cache may not show this writer's own last write yet.
+        startingSince: this.status.latest(lp).status?.workers?.startingSince,
       },
     );
     // A removed spec.ingest or seal schedule takes its condition and status fields along (null
@@ -240,6 +243,8 @@ export class Reconciler {
       table.requeueAfterMs,
       scaling.outcome?.requeueAfterMs,
       seal?.requeueAfterMs,
+      // A scale-up's starting workers are judged again when their start-up budget runs out.
+      requeueAfterMs,
     ];
     return { requeueAfterMs: Math.min(...delays.filter((d): d is number => typeof d === 'number' && d > 0)) };
   }

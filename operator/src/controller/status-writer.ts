@@ -136,7 +136,7 @@ export class StatusWriter {
    * object is still the one we patched): judging the stale status would write the same status
    * and say the same flips again (issue 18: ~1 extra status write per new pipeline under load).
    */
-  private latest(cached: LogPipeline): LogPipeline {
+  latest(cached: LogPipeline): LogPipeline {
     const key = `${cached.metadata.namespace}/${cached.metadata.name}`;
     const w = this.written.get(key);
     if (!w) return cached;

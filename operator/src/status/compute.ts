@@ -14,11 +14,13 @@ import {
   readyCondition,
   scalingCondition,
   workersCondition,
+  workersVerdict,
   type ConditionInput,
 } from './conditions';
 import { progressConditions, type StallCause } from './kstatus';
 import { crashLoopCondition } from './worker-pods';
 import { blameKafka } from './kafka-outage';
+import type { WorkersVerdict } from './workers-starting';
 
 /** One part's contribution: its condition and what it recorded. */
 export interface PartObservation {
@@ -44,6 +46,10 @@ export interface ProgressObservation {
   retentionLoss?: string;
   /** The syslog receiver (spec.ingest): its condition, a stalled rollout, its status fields. */
   ingest?: { condition: ConditionInput; stall?: StallCause; status: LogPipelineStatus['ingest'] };
+  /** Now (ms): with `pods`, a scale-up's new workers are judged by their start-up budget. */
+  nowMs?: number;
+  /** status.workers.startingSince as stored (status/workers-starting.ts). */
+  startingSince?: string | null;
 }
 
 /**
@@ -59,15 +65,13 @@ export function computeStatus(
   scaling: ScalingObservation | undefined,
   seal?: { condition?: ConditionInput; observed?: LogPipelineStatus['seal']; chainLinked?: ConditionInput },
   progress: ProgressObservation = {},
-): { conditions: ConditionInput[]; extra: LogPipelineStatus } {
+): { conditions: ConditionInput[]; extra: LogPipelineStatus; requeueAfterMs?: number } {
   const auto = spec.workers.autoscaling.enabled;
   const desired = auto ? deployment.replicas : spec.workers.replicas;
   const crash = desired > 0 ? crashLoopCondition(progress.pods ?? []) : undefined;
   const outage = progress.kafkaUnreachable;
-  const workers = withRetentionLoss(
-    crash ?? blameKafka(workersCondition(deployment, desired, workerName(spec.name)), outage),
-    progress.retentionLoss,
-  );
+  const verdict = crash ? { condition: crash } : judgeWorkers(spec, deployment, desired, progress);
+  const workers = withRetentionLoss(crash ?? blameKafka(verdict.condition, outage), progress.retentionLoss);
   const topicCond = blameKafka(topic.condition, outage);
   const ingest = progress.ingest && {
     ...progress.ingest,
@@ -102,6 +106,7 @@ export function computeStatus(
       current: deployment.status.replicas ?? 0,
       ready: deployment.status.readyReplicas ?? 0,
       selector: selectorString(spec.name),
+      ...startingSince(verdict.startingSinceMs, progress.startingSince),
     },
     ...(topic.observed ? { topic: topic.observed } : {}),
     ...(table.observed ? { table: tableObserved } : {}),
@@ -110,7 +115,37 @@ export function computeStatus(
     ...(seal?.observed ? { seal: seal.observed } : {}),
     ...(ingest ? { ingest: ingest.status } : {}),
   };
-  return { conditions, extra };
+  return { conditions, extra, requeueAfterMs: verdict.recheckInMs };
+}
+
+/** WorkersReady; with the pods and the clock observed, a scale-up's start-up is tolerated. */
+function judgeWorkers(
+  spec: ResolvedSpec,
+  deployment: DeploymentView,
+  desired: number,
+  progress: ProgressObservation,
+): WorkersVerdict {
+  const name = workerName(spec.name);
+  if (progress.pods === undefined || progress.nowMs === undefined)
+    return { condition: workersCondition(deployment, desired, name) };
+  const stored = progress.startingSince ? Date.parse(progress.startingSince) : NaN;
+  return workersVerdict(deployment, desired, name, {
+    pods: progress.pods,
+    nowMs: progress.nowMs,
+    budgetMs: spec.workers.progressDeadlineMs,
+    budgetText: spec.workers.progressDeadline,
+    startingSinceMs: Number.isFinite(stored) ? stored : undefined,
+  });
+}
+
+/**
+ * status.workers.startingSince while the workers start; once they do not, null only when one is
+ * stored (a merge patch keeps what it does not name; an unconditional null would differ from the
+ * stored status on every reconcile and cost a write each time).
+ */
+function startingSince(ms: number | undefined, stored: string | null | undefined) {
+  if (ms !== undefined) return { startingSince: new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  return stored ? { startingSince: null } : {};
 }
 
 /**

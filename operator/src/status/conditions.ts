@@ -6,6 +6,13 @@
 import type { Condition } from '../api/types';
 import type { DeploymentView } from './views';
 import type { ParserCoverage } from '../apply/parser-coverage';
+import {
+  onlyCountChanges,
+  replicaFailure,
+  startingWorkers,
+  type StartingInput,
+  type WorkersVerdict,
+} from './workers-starting';
 
 /** The condition types this operator owns, in display order. */
 export const CONDITION_TYPES = [
@@ -155,18 +162,37 @@ export function workersCondition(
   desired: number,
   name: string,
 ): ConditionInput {
-  const c = (status: Condition['status'], reason: string, message: string): ConditionInput => ({
-    type: 'WorkersReady',
-    status,
-    reason,
-    message,
+  return workersVerdict(dep, desired, name).condition;
+}
+
+/** The pods and the clock a scale-up's start-up is judged by (status/workers-starting.ts). */
+export type StartupObservation = Pick<
+  StartingInput,
+  'pods' | 'nowMs' | 'budgetMs' | 'budgetText' | 'startingSinceMs'
+>;
+
+/**
+ * WorkersReady from the Deployment as observed and, given `startup`, a scale-up's new workers
+ * starting within their budget (True, WorkersStarting) with the time to judge them again.
+ */
+export function workersVerdict(
+  dep: DeploymentView | undefined,
+  desired: number,
+  name: string,
+  startup?: StartupObservation,
+): WorkersVerdict {
+  const c = (status: Condition['status'], reason: string, message: string): WorkersVerdict => ({
+    condition: { type: 'WorkersReady', status, reason, message },
   });
   if (!dep) return c('False', 'DeploymentNotFound', `worker Deployment ${name} does not exist yet`);
   const st = dep.status;
+  // A scale of a running Deployment changes nothing the controller must roll out: judged by the
+  // counts it last reported (and the pods), not as a pending rollout (the scale-up must not flap).
+  const countOnly = startup !== undefined && onlyCountChanges(dep);
   // No generation number in the message: a new pipeline's Deployment goes through generations 1
   // and 2 (created, then scaled) before the controller answers, and a message naming each would
   // cost one more status write per pipeline for no news.
-  if ((st.observedGeneration ?? 0) < dep.generation && !neverAskedForPods(dep))
+  if ((st.observedGeneration ?? 0) < dep.generation && !neverAskedForPods(dep) && !countOnly)
     return c(
       'Unknown',
       'RolloutPending',
@@ -182,9 +208,13 @@ export function workersCondition(
   const ready = st.readyReplicas ?? 0;
   const updated = st.updatedReplicas ?? 0;
   if (desired === 0) return c('True', 'ScaledToZero', 'no workers requested (scaled to zero)');
-  if (updated < desired)
+  if (updated < desired && !countOnly)
     return c('False', 'RollingOut', `${updated} of ${desired} workers updated to the current template`);
-  if (ready < desired) return c('False', 'WorkersUnavailable', `${ready} of ${desired} workers ready`);
+  if (ready < desired) {
+    const starting =
+      startup && startingWorkers({ ...startup, replicaFailure: replicaFailure(dep), ready, desired });
+    return starting ?? c('False', 'WorkersUnavailable', `${ready} of ${desired} workers ready`);
+  }
   return c('True', 'WorkersAvailable', `${ready} of ${desired} workers ready`);
 }
 

@@ -17,6 +17,16 @@ export interface PodView {
   waitingReason?: string;
   /** lastState.terminated of the container. */
   lastExit?: { exitCode: number; reason?: string; message?: string };
+  /** metadata.creationTimestamp, ms since the epoch (the start of a new pod's start-up budget). */
+  createdMs?: number;
+  /** state.running.startedAt of the container, ms. */
+  startedMs?: number;
+  /** lastTransitionTime of the pod's Ready condition, ms (status/workers-starting.ts `wasReady`). */
+  readyChangedMs?: number;
+  /** state.waiting.message (not kept for CrashLoopBackOff, whose countdown changes every sync). */
+  waitingMessage?: string;
+  /** PodScheduled False: the scheduler's reason (Unschedulable) and message. */
+  unscheduled?: { reason: string; message?: string };
 }
 
 /** Longest termination message kept (the condition message must stay readable). */
@@ -36,7 +46,7 @@ type Raw = Record<string, unknown>;
 interface RawContainerStatus {
   ready?: boolean;
   restartCount?: number;
-  state?: { waiting?: { reason?: string } };
+  state?: { waiting?: { reason?: string; message?: string }; running?: { startedAt?: string } };
   lastState?: { terminated?: { exitCode?: number; reason?: string; message?: string } };
 }
 
@@ -46,11 +56,18 @@ export function toPodView(raw: Raw): PodView {
     name: string;
     namespace: string;
     resourceVersion: string;
+    creationTimestamp?: string;
     labels?: Record<string, string>;
   };
-  const status = (raw.status ?? {}) as { containerStatuses?: RawContainerStatus[] };
+  const status = (raw.status ?? {}) as {
+    containerStatuses?: RawContainerStatus[];
+    conditions?: RawPodCondition[];
+  };
   const c = status.containerStatuses?.[0] ?? {};
   const t = c.lastState?.terminated;
+  const waiting = c.state?.waiting;
+  const cond = (type: string) => status.conditions?.find((x) => x.type === type);
+  const scheduled = cond('PodScheduled');
   return {
     metadata: { name: meta.name, namespace: meta.namespace, resourceVersion: meta.resourceVersion },
     pipeline: meta.labels?.[PIPELINE_LABEL] ?? '',
@@ -62,7 +79,36 @@ export function toPodView(raw: Raw): PodView {
       reason: t.reason,
       message: firstLine(t.message),
     },
+    ...optional({
+      createdMs: timeMs(meta.creationTimestamp),
+      startedMs: timeMs(c.state?.running?.startedAt),
+      readyChangedMs: timeMs(cond('Ready')?.lastTransitionTime),
+      waitingMessage: waiting?.reason === 'CrashLoopBackOff' ? undefined : firstLine(waiting?.message),
+      unscheduled:
+        scheduled?.status === 'False'
+          ? { reason: scheduled.reason ?? 'Unschedulable', message: firstLine(scheduled.message) }
+          : undefined,
+    }),
   };
+}
+
+interface RawPodCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+/** An RFC 3339 time in ms, undefined when absent or unreadable. */
+function timeMs(text: string | undefined): number | undefined {
+  const ms = text === undefined ? NaN : Date.parse(String(text));
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** `o` without its undefined fields (the view stays small and compares by JSON). */
+function optional<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /** True when two views differ in anything but the resourceVersion (else no reconcile is needed). */
