@@ -24,6 +24,11 @@ const REASON_SOURCES = ['controller', 'apply', 'status', 'desired', 'autoscale',
  * (they reach logs, never a condition).
  */
 const NOT_REASONS = new Set([
+  // Pod literals read by status/workers-starting.ts and pod-view.ts: a Pod condition type and the
+  // kubelet's routine waiting reasons, which are never a cause (WorkerNeverReady names that case).
+  'PodScheduled',
+  'ContainerCreating',
+  'PodInitializing',
   // Kafka write APIs counted by apply/kafka-writes.ts (labels, not reasons).
   'AlterConfigs',
   'CreatePartitions',
