@@ -94,6 +94,19 @@ describe('IngestReady', () => {
     expect(ingestEndpoints(o.ingest, o.service)).toEqual(['udp://<node>:30514', 'tcp://<node>:30515']);
   });
 
+  it('stays True while the HPA scales running receivers (only the count changed), not RolloutPending', () => {
+    const scaled = { ...deployment(2), generation: 2, replicas: 3 };
+    expect(ingestCondition(observe({}, { deployment: scaled, desired: 3 })).condition).toMatchObject({
+      status: 'True',
+      reason: 'ReceiversAvailable',
+    });
+    const changed = { ...deployment(2), generation: 2 };
+    expect(ingestCondition(observe({}, { deployment: changed })).condition).toMatchObject({
+      status: 'Unknown',
+      reason: 'RolloutPending',
+    });
+  });
+
   it('reports a rollout that stopped progressing as a stall', () => {
     const dep = deployment(0, {
       conditions: [

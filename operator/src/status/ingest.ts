@@ -7,6 +7,7 @@ import type { LogPipelineStatus } from '../api/types';
 import type { ConditionInput } from './conditions';
 import type { StallCause } from './kstatus';
 import type { DeploymentView, ServiceView } from './views';
+import { onlyCountChanges } from './workers-starting';
 
 /** What one reconcile saw of the receiver. */
 export interface IngestObservation {
@@ -73,7 +74,8 @@ export function ingestCondition(o: IngestObservation): { condition: ConditionInp
     return {
       condition: c('False', 'DeploymentNotFound', `receiver Deployment ${o.name} does not exist yet`),
     };
-  if ((dep.status.observedGeneration ?? 0) < dep.generation)
+  // An HPA scale bumps the generation too: judged by counts at once, not as a pending rollout.
+  if ((dep.status.observedGeneration ?? 0) < dep.generation && !onlyCountChanges(dep))
     return {
       condition: c('Unknown', 'RolloutPending', `Deployment ${o.name}: latest change not yet observed`),
     };
