@@ -95,6 +95,7 @@ export function parseFortigate(
   const clean = rec.srcClean;
   let p = s;
   let pairs = 0;
+  LAYOUT.use(buf);
   while (p < e) {
     while (p < e && buf[p] === 32) p++;
     if (p >= e) break;
