@@ -142,6 +142,9 @@ describe('fortigate', () => {
     ['date=2024-01-15 srcip=10.0.0.1', 'bad_timestamp'],
     ['date=2024-02-30 time=10:00:00', 'bad_timestamp'],
     ['date=1999-12-31 time=10:00:00', 'bad_timestamp'],
+    // A clock value with an escape (read from the source line, so never valid), even beside eventtime.
+    ['date="2024-01-1\\5" time=10:00:00', 'bad_timestamp'],
+    ['eventtime=1705303425123456789 tz="+03\\00"', 'bad_timestamp'],
   ])('dead-letters %s as %s', (line, reason) => {
     expect(parseLine('fortigate', line)).toEqual({ deadLetter: reason });
   });

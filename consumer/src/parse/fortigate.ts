@@ -44,18 +44,13 @@ const KEYS = new KeywordTable(Object.entries(K));
 /** The previous line's keys: the next line's keys are compared with them before any lookup. */
 const LAYOUT = new KeyLayout();
 
-/** Clock parts seen on the line, kept as spans until the whole line is read. */
-const clock = {
-  dateS: -1,
-  dateE: -1,
-  timeS: -1,
-  timeE: -1,
-  tzS: -1,
-  tzE: -1,
-  evS: -1,
-  evE: -1,
-  escaped: false,
-};
+/**
+ * Clock parts seen on the line, kept as spans until the whole line is read: start at 2 * key, end
+ * at 2 * key + 1 for K.date..K.eventtime (a typed array the pair loop writes inline, not a call
+ * per clock key); CLOCK[0] = 1 when one of them was escaped.
+ */
+const CLOCK = new Int32Array(2 * (K.eventtime + 1));
+const ESCAPED = 0;
 
 /**
  * The quote closing a value whose bytes start at `p`: its position when the value holds no
@@ -89,12 +84,13 @@ export function parseFortigate(
   ctx: ParseContext,
 ): string | null {
   rec.format = F_FORTIGATE;
-  clock.dateS = clock.timeS = clock.tzS = clock.evS = -1;
-  clock.escaped = false;
+  CLOCK[2 * K.date] = CLOCK[2 * K.time] = CLOCK[2 * K.tz] = CLOCK[2 * K.eventtime] = -1;
+  CLOCK[ESCAPED] = 0;
   const collect = rec.collectFields;
   const clean = rec.srcClean;
   let p = s;
   let pairs = 0;
+  LAYOUT.use(buf);
   while (p < e) {
     while (p < e && buf[p] === 32) p++;
     if (p >= e) break;
@@ -167,13 +163,18 @@ function applyKey(
 ): string | null {
   const target = key > 0 && key < STANDARD.length ? STANDARD[key] : 0;
   if (target !== 0) return setStandardField(target, rec, b, vs, ve, inScratch);
+  if (key >= K.date && key <= K.eventtime) {
+    CLOCK[2 * key] = vs;
+    CLOCK[2 * key + 1] = ve;
+    // Clock values are read from the source line later; an escaped one cannot be a valid clock.
+    if (inScratch) CLOCK[ESCAPED] = 1;
+    return null;
+  }
   applySpanKey(key, rec, vs, ve, inScratch);
   return null;
 }
 
 function applySpanKey(key: number, rec: ParsedRecord, vs: number, ve: number, inScratch: boolean): void {
-  // Clock values are read from the source line later; an escaped one cannot be a valid clock.
-  if (inScratch && key >= K.date && key <= K.eventtime) clock.escaped = true;
   switch (key) {
     case K.devname:
       setSpan(rec.device, vs, ve, inScratch);
@@ -190,22 +191,6 @@ function applySpanKey(key: number, rec: ParsedRecord, vs: number, ve: number, in
     case K.logdesc:
       if (rec.message.start < 0) setSpan(rec.message, vs, ve, inScratch);
       break;
-    case K.date:
-      clock.dateS = vs;
-      clock.dateE = ve;
-      break;
-    case K.time:
-      clock.timeS = vs;
-      clock.timeE = ve;
-      break;
-    case K.tz:
-      clock.tzS = vs;
-      clock.tzE = ve;
-      break;
-    case K.eventtime:
-      clock.evS = vs;
-      clock.evE = ve;
-      break;
   }
 }
 
@@ -216,30 +201,34 @@ function setSpan(span: ParsedRecord['device'], s: number, e: number, inScratch: 
 
 /** eventtime wins (UTC epoch); else date+time in the line's tz or the configured zone. */
 function applyClock(buf: Buffer, rec: ParsedRecord, ctx: ParseContext): string | null {
-  if (clock.escaped) return BAD_TIMESTAMP;
-  if (clock.evS >= 0) {
-    const ms = parseEpochDigits(buf, clock.evS, clock.evE);
+  if (CLOCK[ESCAPED] !== 0) return BAD_TIMESTAMP;
+  const evS = CLOCK[2 * K.eventtime];
+  if (evS >= 0) {
+    const ms = parseEpochDigits(buf, evS, CLOCK[2 * K.eventtime + 1]);
     if (ms !== ms) return BAD_TIMESTAMP;
     rec.timestamp = ms;
     return null;
   }
-  if (clock.dateS < 0 && clock.timeS < 0) return null;
-  const ds = clock.dateS;
-  const ts = clock.timeS;
-  if (ds < 0 || ts < 0 || clock.dateE - ds !== 10 || clock.timeE - ts !== 8) return BAD_TIMESTAMP;
+  const ds = CLOCK[2 * K.date];
+  const dateE = CLOCK[2 * K.date + 1];
+  const ts = CLOCK[2 * K.time];
+  const timeE = CLOCK[2 * K.time + 1];
+  if (ds < 0 && ts < 0) return null;
+  if (ds < 0 || ts < 0 || dateE - ds !== 10 || timeE - ts !== 8) return BAD_TIMESTAMP;
   const local = civilToMs(
-    fixedDigits(buf, ds, 4, clock.dateE),
-    fixedDigits(buf, ds + 5, 2, clock.dateE),
-    fixedDigits(buf, ds + 8, 2, clock.dateE),
-    fixedDigits(buf, ts, 2, clock.timeE),
-    fixedDigits(buf, ts + 3, 2, clock.timeE),
-    fixedDigits(buf, ts + 6, 2, clock.timeE),
+    fixedDigits(buf, ds, 4, dateE),
+    fixedDigits(buf, ds + 5, 2, dateE),
+    fixedDigits(buf, ds + 8, 2, dateE),
+    fixedDigits(buf, ts, 2, timeE),
+    fixedDigits(buf, ts + 3, 2, timeE),
+    fixedDigits(buf, ts + 6, 2, timeE),
     0,
   );
   if (local !== local || buf[ds + 4] !== 45 || buf[ts + 2] !== 58) return BAD_TIMESTAMP;
   let zone = ctx.tz;
-  if (clock.tzS >= 0) {
-    const minutes = parseOffset(buf, clock.tzS, clock.tzE);
+  const tzS = CLOCK[2 * K.tz];
+  if (tzS >= 0) {
+    const minutes = parseOffset(buf, tzS, CLOCK[2 * K.tz + 1]);
     if (minutes === minutes) zone = fixedOffsetZone(minutes);
   }
   rec.timestamp = zone.localToUtc(local);

@@ -33,11 +33,30 @@ export class KeyLayout {
   private readonly ids = new Int32Array(POSITIONS);
   /** Keyword id of the last successful match(). */
   id = -1;
+  /** The buffer memory of the current line as a DataView (one unaligned 32-bit load per word). */
+  private view = new DataView(new ArrayBuffer(0));
+  private viewOf: ArrayBufferLike | null = null;
+  /** Byte offset of the current line's buffer inside `view`. */
+  private base = 0;
+
+  /**
+   * Sets the buffer the next match() calls read. Lines of one message (and messages cut from one
+   * fetch or decompressed block) share an ArrayBuffer, so the view is made once per buffer.
+   */
+  use(buf: Uint8Array): void {
+    const ab = buf.buffer;
+    if (ab !== this.viewOf) {
+      this.viewOf = ab;
+      this.view = new DataView(ab as ArrayBuffer);
+    }
+    this.base = buf.byteOffset;
+  }
 
   /**
    * End of the key at position `n` starting at `s` when it is the remembered one followed by `sep`
    * (its id is then in `this.id`), else -1. The remembered key holds neither `sep` nor a space,
-   * so a match ends exactly where a scan for the separator would.
+   * so a match ends exactly where a scan for the separator would. `buf` must be the buffer last
+   * given to use(): keys of 4 bytes or more are compared through its DataView.
    */
   match(n: number, buf: Uint8Array, s: number, e: number, sep: number): number {
     if (n >= POSITIONS) return -1;
@@ -46,10 +65,12 @@ export class KeyLayout {
     if (len === 0 || end >= e || buf[end] !== sep) return -1;
     if (len >= 4) {
       const words = this.words;
+      const view = this.view;
+      const o = this.base + s;
       const at = n * WORDS;
       const full = (len - 1) >> 2;
-      for (let k = 0; k < full; k++) if (word(buf, s + (k << 2)) !== words[at + k]) return -1;
-      if (word(buf, end - 4) !== this.tails[n]) return -1;
+      for (let k = 0; k < full; k++) if (view.getInt32(o + (k << 2), true) !== words[at + k]) return -1;
+      if (view.getInt32(o + len - 4, true) !== this.tails[n]) return -1;
     } else {
       const bytes = this.bytes;
       const at = n * SLOT;
