@@ -23,6 +23,8 @@ import {
 import { internalCluster, OWNER_GROUP } from './kafka-owner';
 import { countKafkaWrite } from './kafka-writes';
 import { countKafkaRequest } from './request-counts';
+import { brokerSupports, sendProtocolRequest } from '../../../common/src/kafka/group-protocol';
+import { METADATA_API_KEY, METADATA_VERSION, metadataRequest, type MetadataAnswer } from './kafka-metadata';
 import {
   createErrors,
   createResults,
@@ -51,6 +53,8 @@ export class TopicBatcher {
   readonly owners: Coalescer<string, string | undefined>;
   readonly commits: Coalescer<{ topic: string; record: string }, void>;
   private clusterIdSeen?: string;
+  /** A topic the latest describe found (kafkajsMetadata). */
+  private topicSeen?: string;
 
   constructor(
     private readonly connect: () => BatchCluster,
@@ -117,6 +121,26 @@ export class TopicBatcher {
     return this.cluster;
   }
 
+  /**
+   * kafkajs finds the controller and the group coordinator in its own metadata cache, which only
+   * its own Metadata fills (once per connection). A topic our describes found keeps that answer
+   * small and out of other topics' trouble; without one, every topic is asked for.
+   */
+  private async kafkajsMetadata(c: BatchCluster): Promise<void> {
+    if (c.brokerPool.metadata) return;
+    const seen = this.topicSeen;
+    countKafkaRequest('Metadata');
+    if (seen) {
+      const ok = await c.brokerPool.refreshMetadata([seen]).then(
+        () => true,
+        () => false,
+      );
+      if (ok) return;
+      countKafkaRequest('Metadata');
+    }
+    await c.brokerPool.refreshMetadata([]);
+  }
+
   /** A connection-level failure: reconnect on the next call. */
   private async failed(err: unknown, doing: string): Promise<never> {
     const name = err instanceof Error ? err.name : '';
@@ -126,13 +150,43 @@ export class TopicBatcher {
     throw new KafkaApplyError('KafkaError', `${doing}: ${errorMessage(err)}`);
   }
 
-  /** One Metadata for the named topics; when one is missing, one for all topics instead. */
-  private async describeBatch(names: string[]): Promise<Map<string, TopicMeta | undefined>> {
+  /**
+   * One Metadata v6 for the named topics, answered per topic (kafka-metadata.ts): missing topics
+   * are undefined, a topic's own error fails only its caller. A broker without v6 gets kafkajs's
+   * request (on any topic error, one more for every topic).
+   */
+  private async describeBatch(names: string[]): Promise<Map<string, TopicMeta | undefined | Error>> {
     const c = await this.connected();
     const wanted = names.filter((n) => n !== '');
+    let answer: MetadataAnswer;
+    try {
+      const broker = await c.brokerPool.findConnectedBroker();
+      if (!brokerSupports(broker, METADATA_API_KEY, METADATA_VERSION)) return this.describeLegacy(c, names);
+      countKafkaRequest('Metadata');
+      answer = await sendProtocolRequest(broker, metadataRequest(wanted));
+    } catch (err) {
+      return this.failed(err, 'reading topic metadata');
+    }
+    if (answer.clusterId) this.clusterIdSeen = answer.clusterId;
+    // A name the broker left out of its answer stays unanswered: an error for its caller.
+    const out = new Map<string, TopicMeta | undefined | Error>(names.map((n) => [n, undefined]));
+    for (const n of wanted) {
+      const a = answer.topics.get(n);
+      if (a && !(a instanceof Error)) this.topicSeen = n;
+      if (answer.topics.has(n)) out.set(n, a);
+      else out.delete(n);
+    }
+    return out;
+  }
+
+  /** kafkajs's Metadata for the named topics; when one is missing, one for all topics instead. */
+  private async describeLegacy(
+    c: BatchCluster,
+    names: string[],
+  ): Promise<Map<string, TopicMeta | undefined>> {
     try {
       countKafkaRequest('Metadata');
-      await c.brokerPool.refreshMetadata(wanted);
+      await c.brokerPool.refreshMetadata(names.filter((n) => n !== ''));
     } catch (err) {
       if (errorType(err) !== 'UNKNOWN_TOPIC_OR_PARTITION') return this.failed(err, 'reading topic metadata');
       try {
@@ -150,9 +204,9 @@ export class TopicBatcher {
   /** One CreateTopics on the controller; per-topic errors become per-topic results. */
   private async createBatch(specs: TopicSpec[]): Promise<Map<string, CreateResult | Error>> {
     const c = await this.connected();
-    if (!c.brokerPool.metadata) await this.describeBatch(['']);
     let errors: ReturnType<typeof createErrors>;
     try {
+      await this.kafkajsMetadata(c);
       const controller = await c.findControllerBroker();
       countKafkaWrite('CreateTopics');
       countKafkaRequest('CreateTopics');
@@ -180,6 +234,7 @@ export class TopicBatcher {
   private async configBatch(topics: string[]): Promise<Map<string, TopicConfigEntry[]>> {
     const c = await this.connected();
     try {
+      await this.kafkajsMetadata(c);
       const broker = await c.findControllerBroker();
       countKafkaRequest('DescribeConfigs');
       const res = await broker.describeConfigs({
@@ -195,7 +250,7 @@ export class TopicBatcher {
   private group(c: BatchCluster): Promise<Coordinator> {
     if (!this.coordinator) {
       countKafkaRequest('GroupCoordinator');
-      this.coordinator = c.findGroupCoordinator({ groupId: OWNER_GROUP });
+      this.coordinator = this.kafkajsMetadata(c).then(() => c.findGroupCoordinator({ groupId: OWNER_GROUP }));
       this.coordinator.catch(() => (this.coordinator = undefined));
     }
     return this.coordinator;
