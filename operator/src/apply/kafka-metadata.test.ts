@@ -3,7 +3,8 @@ import {
   METADATA_V6_MIXED,
   METADATA_V6_NO_TOPICS,
 } from '../../../test/fixtures/kafka-metadata-v6';
-import { decodeMetadata, metadataRequest } from './kafka-metadata';
+import { decodeMetadata, describeWithKafkajs, fillKafkajsCache, metadataRequest } from './kafka-metadata';
+import type { MetadataView } from './kafka-topic-wire';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- kafkajs ships its protocol codec as plain JS modules */
 const Encoder = require('kafkajs/src/protocol/encoder') as new () => {
@@ -61,7 +62,6 @@ describe('Metadata v6 decoder (bytes captured from the bed broker)', () => {
   it('answers each topic of a batch: existing ones with their shape, the missing one as missing', () => {
     const a = decodeMetadata(METADATA_V6_MIXED);
     expect(a.clusterId).toBe(METADATA_V6_CLUSTER_ID);
-    expect(a.brokers).toBe(1);
     expect([...a.topics]).toEqual([
       ['fixture.one', { partitions: 1, replicas: 1 }],
       ['fixture.three', { partitions: 3, replicas: 1 }],
@@ -125,5 +125,56 @@ describe('Metadata v6 request', () => {
     const none = await bytes([]);
     expect(none.buffer.toString('hex')).toBe('00000000' + '00');
     expect(metadataRequest([]).request).toMatchObject({ apiKey: 3, apiVersion: 6, apiName: 'Metadata' });
+  });
+});
+
+/** kafkajs's broker pool over a fixed set of topics: like kafkajs, it fails on any unknown topic. */
+function fakePool(existing: Record<string, number>) {
+  const asked: string[][] = [];
+  const pool = {
+    metadata: undefined as MetadataView | undefined,
+    async refreshMetadata(topics: string[]) {
+      asked.push(topics);
+      const names = topics.length === 0 ? Object.keys(existing) : topics;
+      if (names.some((t) => !(t in existing)))
+        throw Object.assign(new Error('unknown'), { type: 'UNKNOWN_TOPIC_OR_PARTITION' });
+      pool.metadata = {
+        clusterId: 'c1',
+        topicMetadata: names.map((topic) => ({
+          topic,
+          partitionMetadata: Array.from({ length: existing[topic] }, () => ({ replicas: [1] })),
+        })),
+      };
+    },
+  };
+  return { pool, asked };
+}
+
+describe("kafkajs's own Metadata (brokers without v6, and kafkajs's lookup cache)", () => {
+  it('describes through kafkajs, asking for every topic once a named one is missing', async () => {
+    const { pool, asked } = fakePool({ a: 2, b: 1 });
+    let count = 0;
+    const answer = await describeWithKafkajs(pool, ['a', 'gone'], () => count++);
+    expect([...answer.topics]).toEqual([
+      ['a', { partitions: 2, replicas: 1 }],
+      ['gone', undefined],
+    ]);
+    expect(answer.clusterId).toBe('c1');
+    expect(asked).toEqual([['a', 'gone'], []]);
+    expect(count).toBe(2);
+  });
+
+  it('fills the lookup cache once, naming a topic already seen, else every topic', async () => {
+    const { pool, asked } = fakePool({ a: 1, b: 1 });
+    let count = 0;
+    await fillKafkajsCache(pool, 'a', () => count++);
+    await fillKafkajsCache(pool, 'a', () => count++);
+    expect(asked).toEqual([['a']]);
+    // The topic seen is gone meanwhile: every topic is asked for instead.
+    const other = fakePool({ b: 1 });
+    await fillKafkajsCache(other.pool, 'a', () => count++);
+    expect(other.asked).toEqual([['a'], []]);
+    expect(other.pool.metadata?.topicMetadata.map((t) => t.topic)).toEqual(['b']);
+    expect(count).toBe(3);
   });
 });

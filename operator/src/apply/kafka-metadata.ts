@@ -13,7 +13,7 @@ import {
   type KafkaEncoder,
   type ProtocolRequest,
 } from '../../../common/src/kafka/group-protocol';
-import type { TopicMeta } from './kafka-topic-wire';
+import { topicMetas, type BatchCluster, type TopicMeta } from './kafka-topic-wire';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- kafkajs ships its protocol codec as plain JS modules */
 const Encoder = require('kafkajs/src/protocol/encoder') as new () => KafkaEncoder;
@@ -32,7 +32,6 @@ export type TopicAnswer = TopicMeta | undefined | Error;
 /** What one Metadata response says about the cluster and each topic asked for. */
 export interface MetadataAnswer {
   clusterId?: string;
-  brokers: number;
   topics: Map<string, TopicAnswer>;
 }
 
@@ -68,12 +67,12 @@ export function metadataRequest(topics: readonly string[]): ProtocolRequest<Meta
 export function decodeMetadata(payload: Buffer): MetadataAnswer {
   const d = new Decoder(payload);
   d.readInt32(); // throttle_time_ms
-  const brokers = d.readArray((b) => {
+  d.readArray((b) => {
     b.readInt32(); // node_id
     b.readString(); // host
     b.readInt32(); // port
     b.readString(); // rack
-  }).length;
+  });
   const clusterId = d.readString() ?? undefined;
   d.readInt32(); // controller_id
   const topics = new Map<string, TopicAnswer>();
@@ -84,7 +83,7 @@ export function decodeMetadata(payload: Buffer): MetadataAnswer {
     const replicas = t.readArray(readPartitionReplicas);
     topics.set(name, topicAnswer(code, replicas));
   });
-  return { ...(clusterId ? { clusterId } : {}), brokers, topics };
+  return { ...(clusterId ? { clusterId } : {}), topics };
 }
 
 /** A partition's assigned replica count (its other fields skipped). */
@@ -105,4 +104,54 @@ function topicAnswer(code: number, replicas: number[]): TopicAnswer {
   // No partitions is no shape to compare against (kafkajs would have failed the whole batch).
   if (replicas.length === 0) return new Error('the broker reported the topic without partitions');
   return { partitions: replicas.length, replicas: Math.min(...replicas) };
+}
+
+/** kafkajs's broker pool: its metadata cache and its own Metadata request. */
+type KafkajsPool = Pick<BatchCluster['brokerPool'], 'refreshMetadata' | 'metadata'>;
+
+/**
+ * kafkajs's Metadata for brokers without v6: it throws on any topic error, so when a topic is
+ * missing every topic of the cluster is asked for instead (`count` sees each request).
+ */
+export async function describeWithKafkajs(
+  pool: KafkajsPool,
+  names: readonly string[],
+  count: () => void,
+): Promise<MetadataAnswer> {
+  try {
+    count();
+    await pool.refreshMetadata([...names]);
+  } catch (err) {
+    if ((err as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw err;
+    count();
+    await pool.refreshMetadata([]);
+  }
+  const meta = pool.metadata;
+  return {
+    ...(meta?.clusterId ? { clusterId: meta.clusterId } : {}),
+    topics: topicMetas(names, meta),
+  };
+}
+
+/**
+ * Fills kafkajs's metadata cache (its controller and group-coordinator lookups read it) when it
+ * is empty, once per connection: naming `seen`, a topic a describe found, keeps that answer small
+ * and out of other topics' trouble; without one (or when it is gone), every topic is asked for.
+ */
+export async function fillKafkajsCache(
+  pool: KafkajsPool,
+  seen: string | undefined,
+  count: () => void,
+): Promise<void> {
+  if (pool.metadata) return;
+  if (seen) {
+    count();
+    const ok = await pool.refreshMetadata([seen]).then(
+      () => true,
+      () => false,
+    );
+    if (ok) return;
+  }
+  count();
+  await pool.refreshMetadata([]);
 }

@@ -24,7 +24,14 @@ import { internalCluster, OWNER_GROUP } from './kafka-owner';
 import { countKafkaWrite } from './kafka-writes';
 import { countKafkaRequest } from './request-counts';
 import { brokerSupports, sendProtocolRequest } from '../../../common/src/kafka/group-protocol';
-import { METADATA_API_KEY, METADATA_VERSION, metadataRequest, type MetadataAnswer } from './kafka-metadata';
+import {
+  describeWithKafkajs,
+  fillKafkajsCache,
+  METADATA_API_KEY,
+  METADATA_VERSION,
+  metadataRequest,
+  type MetadataAnswer,
+} from './kafka-metadata';
 import {
   createErrors,
   createResults,
@@ -121,26 +128,6 @@ export class TopicBatcher {
     return this.cluster;
   }
 
-  /**
-   * kafkajs finds the controller and the group coordinator in its own metadata cache, which only
-   * its own Metadata fills (once per connection). A topic our describes found keeps that answer
-   * small and out of other topics' trouble; without one, every topic is asked for.
-   */
-  private async kafkajsMetadata(c: BatchCluster): Promise<void> {
-    if (c.brokerPool.metadata) return;
-    const seen = this.topicSeen;
-    countKafkaRequest('Metadata');
-    if (seen) {
-      const ok = await c.brokerPool.refreshMetadata([seen]).then(
-        () => true,
-        () => false,
-      );
-      if (ok) return;
-      countKafkaRequest('Metadata');
-    }
-    await c.brokerPool.refreshMetadata([]);
-  }
-
   /** A connection-level failure: reconnect on the next call. */
   private async failed(err: unknown, doing: string): Promise<never> {
     const name = err instanceof Error ? err.name : '';
@@ -153,7 +140,8 @@ export class TopicBatcher {
   /**
    * One Metadata v6 for the named topics, answered per topic (kafka-metadata.ts): missing topics
    * are undefined, a topic's own error fails only its caller. A broker without v6 gets kafkajs's
-   * request (on any topic error, one more for every topic).
+   * request (on any topic error, one more for every topic). kafkajs's own cache, which its
+   * controller and coordinator lookups read, is filled once per connection (fillKafkajsCache).
    */
   private async describeBatch(names: string[]): Promise<Map<string, TopicMeta | undefined | Error>> {
     const c = await this.connected();
@@ -161,9 +149,9 @@ export class TopicBatcher {
     let answer: MetadataAnswer;
     try {
       const broker = await c.brokerPool.findConnectedBroker();
-      if (!brokerSupports(broker, METADATA_API_KEY, METADATA_VERSION)) return this.describeLegacy(c, names);
-      countKafkaRequest('Metadata');
-      answer = await sendProtocolRequest(broker, metadataRequest(wanted));
+      answer = brokerSupports(broker, METADATA_API_KEY, METADATA_VERSION)
+        ? (countMetadata(), await sendProtocolRequest(broker, metadataRequest(wanted)))
+        : await describeWithKafkajs(c.brokerPool, wanted, countMetadata);
     } catch (err) {
       return this.failed(err, 'reading topic metadata');
     }
@@ -179,34 +167,12 @@ export class TopicBatcher {
     return out;
   }
 
-  /** kafkajs's Metadata for the named topics; when one is missing, one for all topics instead. */
-  private async describeLegacy(
-    c: BatchCluster,
-    names: string[],
-  ): Promise<Map<string, TopicMeta | undefined>> {
-    try {
-      countKafkaRequest('Metadata');
-      await c.brokerPool.refreshMetadata(names.filter((n) => n !== ''));
-    } catch (err) {
-      if (errorType(err) !== 'UNKNOWN_TOPIC_OR_PARTITION') return this.failed(err, 'reading topic metadata');
-      try {
-        countKafkaRequest('Metadata');
-        await c.brokerPool.refreshMetadata([]);
-      } catch (again) {
-        return this.failed(again, 'reading topic metadata');
-      }
-    }
-    const meta = c.brokerPool.metadata;
-    if (meta?.clusterId) this.clusterIdSeen = meta.clusterId;
-    return topicMetas(names, meta);
-  }
-
   /** One CreateTopics on the controller; per-topic errors become per-topic results. */
   private async createBatch(specs: TopicSpec[]): Promise<Map<string, CreateResult | Error>> {
     const c = await this.connected();
     let errors: ReturnType<typeof createErrors>;
     try {
-      await this.kafkajsMetadata(c);
+      await fillKafkajsCache(c.brokerPool, this.topicSeen, countMetadata);
       const controller = await c.findControllerBroker();
       countKafkaWrite('CreateTopics');
       countKafkaRequest('CreateTopics');
@@ -234,7 +200,7 @@ export class TopicBatcher {
   private async configBatch(topics: string[]): Promise<Map<string, TopicConfigEntry[]>> {
     const c = await this.connected();
     try {
-      await this.kafkajsMetadata(c);
+      await fillKafkajsCache(c.brokerPool, this.topicSeen, countMetadata);
       const broker = await c.findControllerBroker();
       countKafkaRequest('DescribeConfigs');
       const res = await broker.describeConfigs({
@@ -250,7 +216,9 @@ export class TopicBatcher {
   private group(c: BatchCluster): Promise<Coordinator> {
     if (!this.coordinator) {
       countKafkaRequest('GroupCoordinator');
-      this.coordinator = this.kafkajsMetadata(c).then(() => c.findGroupCoordinator({ groupId: OWNER_GROUP }));
+      this.coordinator = fillKafkajsCache(c.brokerPool, this.topicSeen, countMetadata).then(() =>
+        c.findGroupCoordinator({ groupId: OWNER_GROUP }),
+      );
       this.coordinator.catch(() => (this.coordinator = undefined));
     }
     return this.coordinator;
@@ -299,6 +267,8 @@ export class TopicBatcher {
     }
   }
 }
+
+const countMetadata = () => countKafkaRequest('Metadata');
 
 /** One TopicBatcher per Kafka cluster identity (kafkaConnectionKey). */
 export class TopicBatchers {
