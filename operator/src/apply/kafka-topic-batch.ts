@@ -36,7 +36,6 @@ import {
   createErrors,
   createResults,
   errorType,
-  topicMetas,
   TOPIC_RESOURCE,
   withSplit,
   type BatchCluster,
