@@ -16,7 +16,7 @@
  */
 
 /** The kafkajs Encoder methods used here (kafkajs/src/protocol/encoder.js). */
-interface KafkaEncoder {
+export interface KafkaEncoder {
   writeInt8(v: number): KafkaEncoder;
   writeInt16(v: number): KafkaEncoder;
   writeInt32(v: number): KafkaEncoder;
@@ -27,9 +27,10 @@ interface KafkaEncoder {
   writeUVarIntString(v: string | null): KafkaEncoder;
 }
 /** The kafkajs Decoder methods used here (kafkajs/src/protocol/decoder.js). */
-interface KafkaDecoder {
+export interface KafkaDecoder {
   readInt16(): number;
   readInt32(): number;
+  readBoolean(): boolean;
   readInt64(): { toString(): string };
   readString(): string | null;
   readUVarIntString(): string | null;

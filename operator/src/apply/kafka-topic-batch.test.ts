@@ -15,7 +15,13 @@ function fakeCluster(state: { down: boolean; commits: number }): BatchCluster {
   return {
     async connect() {},
     async disconnect() {},
-    brokerPool: { async refreshMetadata() {}, metadata: { clusterId: 'c1', topicMetadata: [] } },
+    brokerPool: {
+      async refreshMetadata() {},
+      metadata: { clusterId: 'c1', topicMetadata: [] },
+      async findConnectedBroker() {
+        throw new Error('unused');
+      },
+    },
     async findControllerBroker() {
       throw new Error('unused');
     },

@@ -23,11 +23,19 @@ import {
 import { internalCluster, OWNER_GROUP } from './kafka-owner';
 import { countKafkaWrite } from './kafka-writes';
 import { countKafkaRequest } from './request-counts';
+import { brokerSupports, sendProtocolRequest } from '../../../common/src/kafka/group-protocol';
+import {
+  describeWithKafkajs,
+  fillKafkajsCache,
+  METADATA_API_KEY,
+  METADATA_VERSION,
+  metadataRequest,
+  type MetadataAnswer,
+} from './kafka-metadata';
 import {
   createErrors,
   createResults,
   errorType,
-  topicMetas,
   TOPIC_RESOURCE,
   withSplit,
   type BatchCluster,
@@ -51,6 +59,8 @@ export class TopicBatcher {
   readonly owners: Coalescer<string, string | undefined>;
   readonly commits: Coalescer<{ topic: string; record: string }, void>;
   private clusterIdSeen?: string;
+  /** A topic the latest describe found (kafkajsMetadata). */
+  private topicSeen?: string;
 
   constructor(
     private readonly connect: () => BatchCluster,
@@ -126,33 +136,42 @@ export class TopicBatcher {
     throw new KafkaApplyError('KafkaError', `${doing}: ${errorMessage(err)}`);
   }
 
-  /** One Metadata for the named topics; when one is missing, one for all topics instead. */
-  private async describeBatch(names: string[]): Promise<Map<string, TopicMeta | undefined>> {
+  /**
+   * One Metadata v6 for the named topics, answered per topic (kafka-metadata.ts): missing topics
+   * are undefined, a topic's own error fails only its caller. A broker without v6 gets kafkajs's
+   * request (on any topic error, one more for every topic). kafkajs's own cache, which its
+   * controller and coordinator lookups read, is filled once per connection (fillKafkajsCache).
+   */
+  private async describeBatch(names: string[]): Promise<Map<string, TopicMeta | undefined | Error>> {
     const c = await this.connected();
     const wanted = names.filter((n) => n !== '');
+    let answer: MetadataAnswer;
     try {
-      countKafkaRequest('Metadata');
-      await c.brokerPool.refreshMetadata(wanted);
+      const broker = await c.brokerPool.findConnectedBroker();
+      answer = brokerSupports(broker, METADATA_API_KEY, METADATA_VERSION)
+        ? (countMetadata(), await sendProtocolRequest(broker, metadataRequest(wanted)))
+        : await describeWithKafkajs(c.brokerPool, wanted, countMetadata);
     } catch (err) {
-      if (errorType(err) !== 'UNKNOWN_TOPIC_OR_PARTITION') return this.failed(err, 'reading topic metadata');
-      try {
-        countKafkaRequest('Metadata');
-        await c.brokerPool.refreshMetadata([]);
-      } catch (again) {
-        return this.failed(again, 'reading topic metadata');
-      }
+      return this.failed(err, 'reading topic metadata');
     }
-    const meta = c.brokerPool.metadata;
-    if (meta?.clusterId) this.clusterIdSeen = meta.clusterId;
-    return topicMetas(names, meta);
+    if (answer.clusterId) this.clusterIdSeen = answer.clusterId;
+    // A name the broker left out of its answer stays unanswered: an error for its caller.
+    const out = new Map<string, TopicMeta | undefined | Error>(names.map((n) => [n, undefined]));
+    for (const n of wanted) {
+      const a = answer.topics.get(n);
+      if (a && !(a instanceof Error)) this.topicSeen = n;
+      if (answer.topics.has(n)) out.set(n, a);
+      else out.delete(n);
+    }
+    return out;
   }
 
   /** One CreateTopics on the controller; per-topic errors become per-topic results. */
   private async createBatch(specs: TopicSpec[]): Promise<Map<string, CreateResult | Error>> {
     const c = await this.connected();
-    if (!c.brokerPool.metadata) await this.describeBatch(['']);
     let errors: ReturnType<typeof createErrors>;
     try {
+      await fillKafkajsCache(c.brokerPool, this.topicSeen, countMetadata);
       const controller = await c.findControllerBroker();
       countKafkaWrite('CreateTopics');
       countKafkaRequest('CreateTopics');
@@ -180,6 +199,7 @@ export class TopicBatcher {
   private async configBatch(topics: string[]): Promise<Map<string, TopicConfigEntry[]>> {
     const c = await this.connected();
     try {
+      await fillKafkajsCache(c.brokerPool, this.topicSeen, countMetadata);
       const broker = await c.findControllerBroker();
       countKafkaRequest('DescribeConfigs');
       const res = await broker.describeConfigs({
@@ -195,7 +215,9 @@ export class TopicBatcher {
   private group(c: BatchCluster): Promise<Coordinator> {
     if (!this.coordinator) {
       countKafkaRequest('GroupCoordinator');
-      this.coordinator = c.findGroupCoordinator({ groupId: OWNER_GROUP });
+      this.coordinator = fillKafkajsCache(c.brokerPool, this.topicSeen, countMetadata).then(() =>
+        c.findGroupCoordinator({ groupId: OWNER_GROUP }),
+      );
       this.coordinator.catch(() => (this.coordinator = undefined));
     }
     return this.coordinator;
@@ -244,6 +266,8 @@ export class TopicBatcher {
     }
   }
 }
+
+const countMetadata = () => countKafkaRequest('Metadata');
 
 /** One TopicBatcher per Kafka cluster identity (kafkaConnectionKey). */
 export class TopicBatchers {

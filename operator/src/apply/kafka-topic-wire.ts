@@ -6,6 +6,7 @@
 import type { TopicSpec } from '../desired/topic';
 import { KafkaApplyError } from './kafka-client';
 import type { CoordinatorBroker, OffsetFetchBroker } from './kafka-owner';
+import type { ProtocolBroker } from '../../../common/src/kafka/group-protocol';
 
 /** Partition count and smallest replica count of an existing topic. */
 export interface TopicMeta {
@@ -47,7 +48,11 @@ export type Coordinator = CoordinatorBroker & OffsetFetchBroker;
 export interface BatchCluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
-  brokerPool: { refreshMetadata(topics: string[]): Promise<void>; metadata?: MetadataView };
+  brokerPool: {
+    refreshMetadata(topics: string[]): Promise<void>;
+    metadata?: MetadataView;
+    findConnectedBroker(): Promise<ProtocolBroker>;
+  };
   findControllerBroker(): Promise<BatchBroker>;
   findGroupCoordinator(req: { groupId: string }): Promise<Coordinator>;
 }

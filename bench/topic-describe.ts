@@ -1,0 +1,175 @@
+/**
+ * Same-run A/B of the Topic part's describes in a creation storm against another build, on a
+ * private Kafka broker (the bed's): `node dist/bench/topic-describe.js --base /tmp/old-tree
+ * [--topics 1000] [--batch 32] [--rounds 3]`. `--base` is a checkout of the other revision with
+ * its `dist/` built. Each pass plays what the operator's reconciles ask in a storm through one
+ * build's TopicBatcher: every step describes `batch` new topics (missing) together with the
+ * previous step's (created a moment ago), then creates the new ones, until `topics` exist; then its
+ * topics are deleted so every pass starts from the same cluster. The builds alternate, the order
+ * flipping every round. Per pass: Metadata requests, bytes the client received (all requests),
+ * the client's CPU (process.cpuUsage) and the broker's CPU (/proc). Prints JSON with every pass
+ * and the medians of same-round ratios (base / this build).
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Kafka, logLevel, type ISocketFactory, type KafkaConfig } from 'kafkajs';
+import type { TopicBatchers as Batchers, BatchCluster } from '../operator/src/apply/kafka-topic-batch';
+import type { KafkaConnection } from '../operator/src/apply/kafka-client';
+import type { CountMap } from '../operator/src/apply/request-counts';
+import { startKafka, stopKafka } from '../test/env/kafka';
+import { groupCpuSeconds } from './autoscale-support';
+
+/** Settings (CLI flags of the same name in kebab-case). */
+export interface DescribeBenchOptions {
+  base: string;
+  topics: number;
+  batch: number;
+  rounds: number;
+}
+
+/** The parts of one build the pass drives (loaded from its own dist/). */
+interface Build {
+  name: string;
+  TopicBatchers: typeof Batchers;
+  buildKafkaConfig: (conn: KafkaConnection) => KafkaConfig;
+  internalCluster: (kafka: Kafka) => unknown;
+  kafkaRequests: CountMap;
+}
+
+/** One pass of one build. */
+interface Pass {
+  build: string;
+  round: number;
+  metadataRequests: number;
+  clientMiBReceived: number;
+  clientCpuSeconds: number;
+  brokerCpuSeconds: number;
+}
+
+function loadBuild(name: string, root: string): Build {
+  const dist = path.resolve(root, 'dist/operator/src/apply');
+  /* eslint-disable @typescript-eslint/no-require-imports -- each build is loaded from its own dist/ */
+  return {
+    name,
+    TopicBatchers: (require(path.join(dist, 'kafka-topic-batch')) as { TopicBatchers: typeof Batchers })
+      .TopicBatchers,
+    buildKafkaConfig: (require(path.join(dist, 'kafka-client')) as Pick<Build, 'buildKafkaConfig'>)
+      .buildKafkaConfig,
+    internalCluster: (require(path.join(dist, 'kafka-owner')) as Pick<Build, 'internalCluster'>)
+      .internalCluster,
+    kafkaRequests: (require(path.join(dist, 'request-counts')) as Pick<Build, 'kafkaRequests'>).kafkaRequests,
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
+
+/** kafkajs's plain socket, with the bytes it receives added to `received.bytes`. */
+function countingSockets(received: { bytes: number }): ISocketFactory {
+  return ({ host, port, onConnect }) => {
+    const socket = net.connect({ host, port }, onConnect);
+    socket.on('data', (chunk: Buffer) => (received.bytes += chunk.length));
+    return socket;
+  };
+}
+
+/** The storm of one build: describe (new + previous step), create the new, until `topics` exist. */
+async function pass(
+  build: Build,
+  bootstrap: string,
+  brokerPid: number,
+  o: DescribeBenchOptions,
+  round: number,
+) {
+  const received = { bytes: 0 };
+  const batchers = new build.TopicBatchers({
+    connect: (conn) =>
+      build.internalCluster(
+        new Kafka({ ...build.buildKafkaConfig(conn), socketFactory: countingSockets(received) }),
+      ) as BatchCluster,
+  });
+  const batch = batchers.for({ brokers: [bootstrap] });
+  const names = Array.from({ length: o.topics }, (_, i) => `bench.describe-${build.name}-${round}-${i}`);
+  const metadataBefore = build.kafkaRequests.get('Metadata');
+  const cpu = process.cpuUsage();
+  const broker = groupCpuSeconds(brokerPid);
+  for (let i = 0; i < o.topics; i += o.batch) {
+    const fresh = names.slice(i, i + o.batch);
+    const asked = [...names.slice(Math.max(0, i - o.batch), i), ...fresh];
+    await Promise.all(asked.map((n) => batch.describes.get(n)));
+    await Promise.all(
+      fresh.map((topic) =>
+        batch.creates.get({ topic, numPartitions: 1, replicationFactor: 1, configEntries: [] }),
+      ),
+    );
+  }
+  const used = process.cpuUsage(cpu);
+  const out: Pass = {
+    build: build.name,
+    round,
+    metadataRequests: build.kafkaRequests.get('Metadata') - metadataBefore,
+    clientMiBReceived: Math.round((received.bytes / 2 ** 20) * 100) / 100,
+    clientCpuSeconds: (used.user + used.system) / 1e6,
+    brokerCpuSeconds: Math.round((groupCpuSeconds(brokerPid) - broker) * 100) / 100,
+  };
+  await batchers.close();
+  const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  for (let i = 0; i < names.length; i += 200) await admin.deleteTopics({ topics: names.slice(i, i + 200) });
+  await admin.disconnect();
+  return out;
+}
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+function parseOptions(argv: string[]): DescribeBenchOptions {
+  const o: DescribeBenchOptions = { base: '', topics: 1000, batch: 32, rounds: 3 };
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+    if (!(key in o)) throw new Error(`unknown flag ${argv[i]}`);
+    const v = argv[i + 1];
+    (o as unknown as Record<string, unknown>)[key] = key === 'base' ? v : Number(v);
+  }
+  if (!o.base) throw new Error('--base <checkout of the other build, with dist/> is required');
+  return o;
+}
+
+async function main(): Promise<void> {
+  const o = parseOptions(process.argv.slice(2));
+  const builds = [loadBuild('base', o.base), loadBuild('this', path.resolve(__dirname, '../..'))];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-describe-'));
+  const kafka = await startKafka(dir, process.pid);
+  const passes: Pass[] = [];
+  try {
+    for (let round = 0; round < o.rounds; round++)
+      for (const b of round % 2 ? [...builds].reverse() : builds) {
+        passes.push(await pass(b, kafka.bootstrap, kafka.process.pid, o, round));
+        process.stderr.write(`${JSON.stringify(passes[passes.length - 1])}\n`);
+      }
+  } finally {
+    await stopKafka(kafka);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const ratio = (field: keyof Pass) =>
+    median(
+      Array.from({ length: o.rounds }, (_, r) => {
+        const [a, b] = ['base', 'this'].map((n) => passes.find((p) => p.round === r && p.build === n)!);
+        return (a[field] as number) / Math.max(1e-9, b[field] as number);
+      }),
+    );
+  const ratios = Object.fromEntries(
+    (['metadataRequests', 'clientMiBReceived', 'clientCpuSeconds', 'brokerCpuSeconds'] as const).map((f) => [
+      f,
+      Math.round(ratio(f) * 100) / 100,
+    ]),
+  );
+  process.stdout.write(`${JSON.stringify({ options: o, passes, baseOverThis: ratios }, null, 1)}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

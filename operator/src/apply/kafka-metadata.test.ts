@@ -1,0 +1,180 @@
+import {
+  METADATA_V6_CLUSTER_ID,
+  METADATA_V6_MIXED,
+  METADATA_V6_NO_TOPICS,
+} from '../../../test/fixtures/kafka-metadata-v6';
+import { decodeMetadata, describeWithKafkajs, fillKafkajsCache, metadataRequest } from './kafka-metadata';
+import type { MetadataView } from './kafka-topic-wire';
+
+/* eslint-disable @typescript-eslint/no-require-imports -- kafkajs ships its protocol codec as plain JS modules */
+const Encoder = require('kafkajs/src/protocol/encoder') as new () => {
+  writeInt16(v: number): unknown;
+  writeInt32(v: number): unknown;
+  writeString(v: string | null): unknown;
+  writeBoolean(v: boolean): unknown;
+  buffer: Buffer;
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+interface PartitionSketch {
+  error?: number;
+  replicas: number[];
+}
+interface TopicSketch {
+  name: string;
+  error?: number;
+  partitions: PartitionSketch[];
+}
+
+/** A Metadata v6 response body in the broker's layout (checked against the captured bytes below). */
+function metadataV6(clusterId: string, topics: TopicSketch[]): Buffer {
+  const e = new Encoder();
+  e.writeInt32(0); // throttle_time_ms
+  e.writeInt32(1); // one broker: node 1 at 127.0.0.1:44461, no rack
+  e.writeInt32(1);
+  e.writeString('127.0.0.1');
+  e.writeInt32(44461);
+  e.writeString(null);
+  e.writeString(clusterId);
+  e.writeInt32(1); // controller_id
+  e.writeInt32(topics.length);
+  for (const t of topics) {
+    e.writeInt16(t.error ?? 0);
+    e.writeString(t.name);
+    e.writeBoolean(false);
+    e.writeInt32(t.partitions.length);
+    t.partitions.forEach((p, i) => {
+      e.writeInt16(p.error ?? 0);
+      e.writeInt32(i);
+      e.writeInt32(p.replicas[0] ?? -1);
+      for (const list of [p.replicas, p.replicas, []]) {
+        e.writeInt32(list.length);
+        for (const r of list) e.writeInt32(r);
+      }
+    });
+  }
+  return e.buffer;
+}
+
+const one = (replicas = [1]): PartitionSketch => ({ replicas });
+
+describe('Metadata v6 decoder (bytes captured from the bed broker)', () => {
+  it('answers each topic of a batch: existing ones with their shape, the missing one as missing', () => {
+    const a = decodeMetadata(METADATA_V6_MIXED);
+    expect(a.clusterId).toBe(METADATA_V6_CLUSTER_ID);
+    expect([...a.topics]).toEqual([
+      ['fixture.one', { partitions: 1, replicas: 1 }],
+      ['fixture.three', { partitions: 3, replicas: 1 }],
+      ['fixture.missing', undefined],
+    ]);
+  });
+
+  it('asks for no topic with an empty list: the cluster id and no topics', () => {
+    const a = decodeMetadata(METADATA_V6_NO_TOPICS);
+    expect(a.clusterId).toBe(METADATA_V6_CLUSTER_ID);
+    expect(a.topics.size).toBe(0);
+  });
+
+  it('lays out responses exactly as the broker does (the synthetic cases below rely on it)', () => {
+    const captured = metadataV6(METADATA_V6_CLUSTER_ID, [
+      { name: 'fixture.one', partitions: [one()] },
+      { name: 'fixture.three', partitions: [one(), one(), one()] },
+      { name: 'fixture.missing', error: 3, partitions: [] },
+    ]);
+    expect(captured.equals(METADATA_V6_MIXED)).toBe(true);
+    expect(metadataV6(METADATA_V6_CLUSTER_ID, []).equals(METADATA_V6_NO_TOPICS)).toBe(true);
+  });
+
+  it('keeps a topic error with its topic and leaves the others answered', () => {
+    const a = decodeMetadata(
+      metadataV6('c', [
+        { name: 'denied', error: 29, partitions: [] },
+        { name: 'ok', partitions: [one([1, 2, 3]), one([1, 2])] },
+        { name: 'empty', partitions: [] },
+      ]),
+    );
+    expect(a.topics.get('denied')).toMatchObject({ type: 'TOPIC_AUTHORIZATION_FAILED' });
+    // The smallest assigned replica count is the topic's replication.
+    expect(a.topics.get('ok')).toEqual({ partitions: 2, replicas: 2 });
+    expect(a.topics.get('empty')).toBeInstanceOf(Error);
+  });
+
+  it('reports the shape of a topic whose partitions have no leader yet or a replica offline', () => {
+    const a = decodeMetadata(
+      metadataV6('c', [
+        {
+          name: 'new',
+          partitions: [
+            { error: 5, replicas: [1] },
+            { error: 9, replicas: [1] },
+          ],
+        },
+      ]),
+    );
+    expect(a.topics.get('new')).toEqual({ partitions: 2, replicas: 1 });
+  });
+});
+
+describe('Metadata v6 request', () => {
+  it('names exactly the topics asked for, never "all topics", and never asks for auto-creation', async () => {
+    const bytes = async (topics: string[]) =>
+      (await metadataRequest(topics).request.encode()) as unknown as { buffer: Buffer };
+    const two = await bytes(['a', 'bc']);
+    expect(two.buffer.toString('hex')).toBe('00000002' + '000161' + '00026263' + '00');
+    // An empty list is an empty array (length 0); -1 (null) would mean every topic.
+    const none = await bytes([]);
+    expect(none.buffer.toString('hex')).toBe('00000000' + '00');
+    expect(metadataRequest([]).request).toMatchObject({ apiKey: 3, apiVersion: 6, apiName: 'Metadata' });
+  });
+});
+
+/** kafkajs's broker pool over a fixed set of topics: like kafkajs, it fails on any unknown topic. */
+function fakePool(existing: Record<string, number>) {
+  const asked: string[][] = [];
+  const pool = {
+    metadata: undefined as MetadataView | undefined,
+    async refreshMetadata(topics: string[]) {
+      asked.push(topics);
+      const names = topics.length === 0 ? Object.keys(existing) : topics;
+      if (names.some((t) => !(t in existing)))
+        throw Object.assign(new Error('unknown'), { type: 'UNKNOWN_TOPIC_OR_PARTITION' });
+      pool.metadata = {
+        clusterId: 'c1',
+        topicMetadata: names.map((topic) => ({
+          topic,
+          partitionMetadata: Array.from({ length: existing[topic] }, () => ({ replicas: [1] })),
+        })),
+      };
+    },
+  };
+  return { pool, asked };
+}
+
+describe("kafkajs's own Metadata (brokers without v6, and kafkajs's lookup cache)", () => {
+  it('describes through kafkajs, asking for every topic once a named one is missing', async () => {
+    const { pool, asked } = fakePool({ a: 2, b: 1 });
+    let count = 0;
+    const answer = await describeWithKafkajs(pool, ['a', 'gone'], () => count++);
+    expect([...answer.topics]).toEqual([
+      ['a', { partitions: 2, replicas: 1 }],
+      ['gone', undefined],
+    ]);
+    expect(answer.clusterId).toBe('c1');
+    expect(asked).toEqual([['a', 'gone'], []]);
+    expect(count).toBe(2);
+  });
+
+  it('fills the lookup cache once, naming a topic already seen, else every topic', async () => {
+    const { pool, asked } = fakePool({ a: 1, b: 1 });
+    let count = 0;
+    await fillKafkajsCache(pool, 'a', () => count++);
+    await fillKafkajsCache(pool, 'a', () => count++);
+    expect(asked).toEqual([['a']]);
+    // The topic seen is gone meanwhile: every topic is asked for instead.
+    const other = fakePool({ b: 1 });
+    await fillKafkajsCache(other.pool, 'a', () => count++);
+    expect(other.asked).toEqual([['a'], []]);
+    expect(other.pool.metadata?.topicMetadata.map((t) => t.topic)).toEqual(['b']);
+    expect(count).toBe(3);
+  });
+});
