@@ -1,5 +1,6 @@
 import { KafkaClusterObserver } from './kafka-observer';
 import { protocolError } from '../../../common/src/kafka/group-protocol';
+import { encodeMetadataV6, type TopicSketch } from '../../../test/fixtures/kafka-metadata-encode';
 
 /* eslint-disable-next-line @typescript-eslint/no-require-imports */
 const Decoder = require('kafkajs/src/protocol/decoder');
@@ -33,26 +34,65 @@ async function requested(req: {
   }) as Requested[];
 }
 
+/** The topics named by an encoded Metadata v6 request. */
+async function metadataTopics(req: {
+  request: { encode(): Promise<{ buffer: Buffer }> };
+}): Promise<string[]> {
+  const d = new Decoder((await req.request.encode()).buffer);
+  return Array.from({ length: d.readInt32() }, () => d.readString() as string);
+}
+
+/** A broker speaking Metadata v6: each partition's leader (-1: none, LEADER_NOT_AVAILABLE). */
+interface MetadataV6 {
+  leaderOf?: (topic: string, partition: number) => number;
+}
+
+const BROKERS = [
+  { nodeId: 1, host: 'b', port: 9092 },
+  { nodeId: 2, host: 'b2', port: 9092 },
+];
+
 /**
  * A fake kafkajs cluster: topics with partitions on broker 1, committed offsets per group. With
  * `multiGroup` its broker advertises FindCoordinator v4 and OffsetFetch v8 (Kafka >= 3.0) and
- * answers them; without, only kafkajs's own versions (one group per request).
+ * answers them; without, only kafkajs's own versions (one group per request). With `v6` it
+ * answers Metadata v6 in the broker's byte layout (test/fixtures/kafka-metadata-encode.ts).
+ * `asked` lists the topics every Metadata request named ('all': every topic of the cluster) and
+ * `routed` the node ids requests were sent to.
  */
 function fakeCluster(
   topics: Record<string, number>,
   committed: Record<string, Record<number, string>>,
   multiGroup = false,
   unavailableLookups = 0,
+  v6?: MetadataV6,
 ) {
   const calls = { metadata: 0, listOffsets: 0, coordinator: 0, offsetFetch: 0 };
+  const asked: Array<string[] | 'all'> = [];
+  const routed: number[] = [];
   let unavailable = unavailableLookups;
-  let loaded: string[] = [];
+  let loaded: string[] | undefined;
   const offsetOf = (g: string, p: number) => committed[g]?.[p] ?? '-1';
+  const leaderOf = v6?.leaderOf ?? (() => 1);
+  const sketch = (name: string): TopicSketch =>
+    name in topics
+      ? {
+          name,
+          partitions: Array.from({ length: topics[name] }, (_, p) => ({
+            replicas: [1],
+            leader: leaderOf(name, p),
+            error: leaderOf(name, p) < 0 ? 5 : 0,
+          })),
+        }
+      : { name, error: 3, partitions: [] };
   const broker = {
     nodeId: 1,
-    versions: multiGroup
-      ? { 9: { minVersion: 1, maxVersion: 9 }, 10: { minVersion: 0, maxVersion: 6 } }
-      : { 9: { minVersion: 1, maxVersion: 4 }, 10: { minVersion: 0, maxVersion: 2 } },
+    versions: {
+      ...(multiGroup
+        ? { 9: { minVersion: 1, maxVersion: 9 }, 10: { minVersion: 0, maxVersion: 6 } }
+        : { 9: { minVersion: 1, maxVersion: 4 }, 10: { minVersion: 0, maxVersion: 2 } }),
+      ...(v6 ? { 3: { minVersion: 0, maxVersion: 12 } } : {}),
+    },
     // ListOffsets as kafkajs's broker sends it: timestamp -2 is the log start, -1 the log end.
     listOffsets: async (req: {
       topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }>;
@@ -70,8 +110,17 @@ function fakeCluster(
     },
     connectionPool: {
       send: async (req: never) => {
-        const groups = await requested(req);
         const { apiName } = (req as { request: { apiName: string } }).request;
+        if (apiName === 'Metadata') {
+          calls.metadata++;
+          const names = await metadataTopics(req);
+          asked.push(names);
+          const { response } = req as {
+            response: { decode(b: Buffer): Promise<unknown>; parse(d: unknown): unknown };
+          };
+          return response.parse(await response.decode(encodeMetadataV6('c', names.map(sketch), BROKERS)));
+        }
+        const groups = await requested(req);
         if (apiName === 'FindCoordinator') {
           calls.coordinator++;
           // COORDINATOR_NOT_AVAILABLE (15, retriable) while __consumer_offsets is being created.
@@ -102,17 +151,23 @@ function fakeCluster(
   const cluster = {
     connect: async () => undefined,
     disconnect: async () => undefined,
-    findBroker: async () => broker,
+    findBroker: async ({ nodeId }: { nodeId: number }) => {
+      routed.push(nodeId);
+      return broker;
+    },
     brokerPool: {
       findConnectedBroker: async () => broker,
       refreshMetadata: async (want: string[]) => {
         calls.metadata++;
+        asked.push(want.length ? want : 'all');
         if (want.some((t) => !(t in topics)))
           throw Object.assign(new Error('unknown'), { type: 'UNKNOWN_TOPIC_OR_PARTITION' });
         loaded = want.length ? want : Object.keys(topics);
       },
       get metadata() {
+        if (!loaded) return null;
         return {
+          brokers: v6 ? BROKERS : [BROKERS[0]],
           topicMetadata: loaded.map((topic) => ({
             topic,
             partitionMetadata: Array.from({ length: topics[topic] }, (_, partitionId) => ({
@@ -149,7 +204,7 @@ function fakeCluster(
       };
     },
   };
-  return { cluster, calls };
+  return { cluster, calls, asked, routed };
 }
 
 describe('KafkaClusterObserver', () => {
@@ -237,6 +292,77 @@ describe('KafkaClusterObserver', () => {
     expect(ok.status).toBe('fulfilled');
     expect(missing.status).toBe('rejected');
     expect(String((missing as PromiseRejectedResult).reason.message)).toMatch(/does not exist/);
+  });
+
+  it('names only the observed topics in one Metadata request per round when one is missing, never every topic', async () => {
+    const { cluster, calls, asked } = fakeCluster({ a: 2, b: 1, other: 1 }, { ga: { 0: '60' } }, true, 0, {});
+    let t = 1000;
+    const obs = new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
+      gatherMs: 1,
+      now: () => t,
+      connect: () => cluster as never,
+    });
+    const round = () =>
+      Promise.allSettled([
+        obs.read('a', 'ga', 7500),
+        obs.read('b', 'gb', 7500),
+        obs.read('gone', 'gg', 7500),
+      ]);
+    const first = await round();
+    // The first round of a connection also fills kafkajs's broker map (ListOffsets and OffsetFetch
+    // are routed by node id through it), naming one topic the answer found.
+    expect(asked).toEqual([['a', 'b', 'gone'], ['a']]);
+    for (let i = 0; i < 3; i++) {
+      t += 10_000;
+      const before = asked.length;
+      const again = await round();
+      expect(asked.slice(before)).toEqual([['a', 'b', 'gone']]);
+      expect(again.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    }
+    expect(obs.rounds).toBe(4);
+    expect(calls.metadata).toBe(5);
+    expect(asked).not.toContain('all');
+    const [a, b, gone] = first;
+    expect(a.status === 'fulfilled' && a.value.offsets).toEqual([
+      { partition: 0, end: 100, start: 0, committed: 60 },
+      { partition: 1, end: 100, start: 0, committed: -1 },
+    ]);
+    expect(b.status === 'fulfilled' && b.value.offsets).toEqual([
+      { partition: 0, end: 100, start: 0, committed: -1 },
+    ]);
+    expect(gone.status === 'rejected' && gone.reason).toMatchObject({
+      reason: 'KafkaError',
+      message: 'topic gone does not exist',
+    });
+  });
+
+  it('routes ListOffsets to each partition leader of the answer; a leaderless partition fails only its topic', async () => {
+    const leaderOf = (topic: string, p: number) => (topic === 'new' ? -1 : p % 2 ? 2 : 1);
+    const { cluster, calls, routed } = fakeCluster({ a: 4, new: 1 }, {}, true, 0, { leaderOf });
+    const obs = new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
+      gatherMs: 1,
+      connect: () => cluster as never,
+    });
+    const [a, leaderless] = await Promise.allSettled([obs.read('a', 'g', 1000), obs.read('new', 'g2', 1000)]);
+    expect(a.status === 'fulfilled' && a.value.offsets.map((o) => o.end)).toEqual([100, 100, 100, 100]);
+    // Log end and log start from each of the two leaders, then the one coordinator.
+    expect(calls.listOffsets).toBe(4);
+    expect(routed.slice(0, 4).sort()).toEqual([1, 1, 2, 2]);
+    expect(leaderless.status === 'rejected' && leaderless.reason.message).toBe(
+      'partition 0 of topic new has no leader (LEADER_NOT_AVAILABLE)',
+    );
+  });
+
+  it("keeps kafkajs's Metadata on brokers without v6 (every topic asked for once one is missing)", async () => {
+    const { cluster, asked } = fakeCluster({ a: 1, b: 1 }, {});
+    const obs = new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
+      gatherMs: 1,
+      connect: () => cluster as never,
+    });
+    const [ok, gone] = await Promise.allSettled([obs.read('a', 'g', 1000), obs.read('gone', 'g2', 1000)]);
+    expect(ok.status).toBe('fulfilled');
+    expect(gone.status === 'rejected' && gone.reason.message).toBe('topic gone does not exist');
+    expect(asked).toEqual([['a', 'gone'], 'all']);
   });
 
   it('says KafkaUnreachable when the cluster does not answer, KafkaError otherwise', async () => {

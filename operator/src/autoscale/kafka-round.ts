@@ -30,7 +30,10 @@ export interface ObserverCluster extends CoordinatorCluster {
   disconnect(): Promise<void>;
   brokerPool: CoordinatorCluster['brokerPool'] & {
     refreshMetadata(topics: string[]): Promise<void>;
-    metadata?: { topicMetadata?: TopicMeta[] };
+    metadata?: {
+      topicMetadata?: TopicMeta[];
+      brokers?: Array<{ nodeId: number; host: string; port: number }>;
+    } | null;
   };
   isolationLevel?: number;
 }
