@@ -70,6 +70,8 @@ function fakeCluster(
   const calls = { metadata: 0, listOffsets: 0, coordinator: 0, offsetFetch: 0 };
   const asked: Array<string[] | 'all'> = [];
   const routed: number[] = [];
+  /** Topics whose ListOffsets answer carries UNKNOWN_TOPIC_OR_PARTITION (deleted since the Metadata). */
+  const gone = new Set<string>();
   let unavailable = unavailableLookups;
   let loaded: string[] | undefined;
   const offsetOf = (g: string, p: number) => committed[g]?.[p] ?? '-1';
@@ -98,6 +100,7 @@ function fakeCluster(
       topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }>;
     }) => {
       calls.listOffsets++;
+      if (req.topics.some((r) => gone.has(r.topic))) throw protocolError(3);
       return {
         responses: req.topics.map((r) => ({
           topic: r.topic,
@@ -204,7 +207,7 @@ function fakeCluster(
       };
     },
   };
-  return { cluster, calls, asked, routed };
+  return { cluster, calls, asked, routed, gone };
 }
 
 describe('KafkaClusterObserver', () => {
@@ -351,6 +354,28 @@ describe('KafkaClusterObserver', () => {
     expect(leaderless.status === 'rejected' && leaderless.reason.message).toBe(
       'partition 0 of topic new has no leader (LEADER_NOT_AVAILABLE)',
     );
+  });
+
+  it('a topic deleted between Metadata and ListOffsets fails only its own pair (the request is bisected)', async () => {
+    const topics = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`t${i}`, 1]));
+    const { cluster, calls, gone } = fakeCluster(topics, {}, true, 0, {});
+    gone.add('t5');
+    const obs = new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
+      gatherMs: 1,
+      connect: () => cluster as never,
+    });
+    const reads = await Promise.allSettled(Object.keys(topics).map((t) => obs.read(t, `g-${t}`, 1000)));
+    expect(reads.map((r) => r.status)).toEqual([
+      ...Array(5).fill('fulfilled'),
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect(reads[5].status === 'rejected' && reads[5].reason.message).toBe(
+      'reading log offsets of topic t5: This server does not host this topic-partition',
+    );
+    // Per timestamp: the whole batch, then halves down to t5 alone (8 -> 4 -> 2 -> 1): 7 requests.
+    expect(calls.listOffsets).toBe(2 * 7);
   });
 
   it("keeps kafkajs's Metadata on brokers without v6 (every topic asked for once one is missing)", async () => {

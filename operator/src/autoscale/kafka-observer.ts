@@ -229,7 +229,11 @@ export class KafkaClusterObserver {
         err,
       );
     }
-    const live = list.filter((w) => partitions.has(w.topic));
+    for (const w of list) {
+      const err = logs.failed.get(w.topic);
+      if (err) fail(`reading log offsets of topic ${w.topic}: ${errorMessage(err)}`, [w], err);
+    }
+    const live = list.filter((w) => partitions.has(w.topic) && !logs.failed.has(w.topic));
     const committed = await this.groups.read(
       cluster,
       live.map((w) => ({
