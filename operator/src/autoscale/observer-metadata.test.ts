@@ -94,4 +94,17 @@ describe('KafkaClusterObserver with Metadata v6 (observer-metadata.ts)', () => {
     expect(gone.status === 'rejected' && gone.reason.message).toBe('topic gone does not exist');
     expect(asked).toEqual([['a', 'gone'], 'all']);
   });
+
+  it("fills kafkajs's broker map naming a topic without partition errors (kafkajs's parser throws on any)", async () => {
+    const errorOf = (topic: string) => (topic === 'a' ? 9 : 0);
+    const { cluster, asked } = fakeCluster({ a: 1, b: 1 }, {}, true, 0, { errorOf });
+    const obs = new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
+      gatherMs: 1,
+      connect: () => cluster as never,
+    });
+    const reads = await Promise.allSettled([obs.read('a', 'g', 1000), obs.read('b', 'g2', 1000)]);
+    // A replica offline leaves the partition's leader serving: both are read.
+    expect(reads.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+    expect(asked).toEqual([['a', 'b'], ['b']]);
+  });
 });

@@ -43,8 +43,11 @@ export async function readTopicMetadata(
   count('Metadata');
   const answer = await sendProtocolRequest(broker, metadataRequest(topics));
   const read = routable(answer, topics);
-  const present = read.partitions.keys().next();
-  if (!present.done) await knowBrokers(cluster, answer.brokers ?? [], present.value, count);
+  // kafkajs's own parser throws on any partition error: its refresh names a topic without one.
+  const clean = [...read.partitions.keys()].find((t) =>
+    answer.leaders!.get(t)!.every((p) => p.errorCode === 0),
+  );
+  if (clean !== undefined) await knowBrokers(cluster, answer.brokers ?? [], clean, count);
   return read;
 }
 
@@ -75,7 +78,7 @@ export function routable(answer: MetadataAnswer, topics: readonly string[]): Obs
  * kafkajs routes a request to a node id through its broker map, filled by its own Metadata; a node
  * it does not know makes it refresh its metadata of every topic. So when the answer lists a
  * broker kafkajs does not know (a new connection, a broker added or moved), its map is refreshed
- * once naming one readable topic: small, and answered without error.
+ * once naming one readable topic without partition errors: small, and answered without error.
  */
 async function knowBrokers(
   cluster: ObserverCluster,
