@@ -98,7 +98,7 @@ export function responseHeads(
   };
 }
 
-/** A new tap: pass `tap.socketFactory` to `new Kafka({ ... })`. */
+/** A new tap: pass `tap.socketFactory` as the kafkajs client config's `socketFactory`. */
 export function wireTap(): WireTap {
   const tap: WireTap = {
     metadata: [],
