@@ -22,6 +22,7 @@ import { startKafka, stopKafka } from '../test/env/kafka';
 import { createTopicsWithLeaders } from '../test/env/kafka-topics';
 import { wireTap } from '../test/env/kafka-wire-tap';
 import { groupCpuSeconds } from './autoscale-support';
+import { fixKafkaRequestQueueTimer } from '../common/src/kafka/request-queue-timer';
 
 /** Settings (CLI flags of the same name in kebab-case). */
 export interface ObserverBenchOptions {
@@ -148,6 +149,7 @@ function parseOptions(argv: string[]): ObserverBenchOptions {
 
 /** Creates the topics, 200 per request, each with its leader before returning, and the offsets topic. */
 async function createTopics(bootstrap: string, names: string[]): Promise<void> {
+  fixKafkaRequestQueueTimer();
   const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   for (let i = 0; i < names.length; i += 200)
