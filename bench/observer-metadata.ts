@@ -1,11 +1,11 @@
 /**
  * Same-run A/B of the lag observer's rounds against another build, on a private Kafka broker (the
  * bed's), with one observed topic missing: `node dist/bench/observer-metadata.js --base
- * /tmp/old-tree [--topics 1000] [--others 0] [--rounds 5] [--passes 3]`. `--base` is a checkout of
+ * /tmp/old-tree [--topics 1000] [--others 0] [--missing 1] [--rounds 5] [--passes 3]`. `--base` is a checkout of
  * the other revision with its `dist/` built. The broker holds `topics` observed topics (one
  * partition each) and `others` topics nobody observes (other tenants'); each pass builds one
  * build's KafkaClusterObserver on a wire tap (test/env/kafka-wire-tap.ts), reads every observed
- * (topic, group) pair plus one pair whose topic does not exist once to warm up (connection,
+ * (topic, group) pair plus one pair whose topic does not exist (`--missing 0`: none) once to warm up (connection,
  * coordinator lookups), then `rounds` fresh rounds. Per round: Metadata requests, topics named,
  * requests for every topic, bytes received (all answers and Metadata answers), the client's CPU
  * (process.cpuUsage) and the broker's (/proc). The builds alternate, the order flipping every
@@ -29,6 +29,8 @@ export interface ObserverBenchOptions {
   base: string;
   topics: number;
   others: number;
+  /** Observe one topic that does not exist (1) or none (0: the steady case without a missing topic). */
+  missing: number;
   rounds: number;
   passes: number;
 }
@@ -77,7 +79,7 @@ const median = (values: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-/** One build's observer over `observed` (the last name missing): a warm-up round, then `rounds` measured. */
+/** One build's observer over `observed` (with `--missing 1` the last name is missing): a warm-up round, then `rounds` measured. */
 async function pass(
   build: Build,
   bootstrap: string,
@@ -136,7 +138,7 @@ async function pass(
 }
 
 function parseOptions(argv: string[]): ObserverBenchOptions {
-  const o: ObserverBenchOptions = { base: '', topics: 1000, others: 0, rounds: 5, passes: 3 };
+  const o: ObserverBenchOptions = { base: '', topics: 1000, others: 0, missing: 1, rounds: 5, passes: 3 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
     if (!(key in o)) throw new Error(`unknown flag ${argv[i]}`);
@@ -194,7 +196,7 @@ async function main(): Promise<void> {
       ...Array.from({ length: o.others }, (_, i) => `bench.other-${i}`),
     ]);
     await settle(builds[1], kafka.bootstrap, observed);
-    observed.push('bench.observed-missing');
+    if (o.missing) observed.push('bench.observed-missing');
     for (let n = 0; n < o.passes; n++)
       for (const b of n % 2 ? [...builds].reverse() : builds) {
         passes.push(await pass(b, kafka.bootstrap, kafka.process.pid, observed, o, n));
