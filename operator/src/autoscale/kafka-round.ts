@@ -4,6 +4,7 @@
  * group's offsets from the round's answers.
  */
 import type { CoordinatorCluster, GroupOffsets } from './offsets';
+import { listOffsets } from './list-offsets';
 
 /** The parts of kafkajs's internal cluster a round uses (kafkajs 2.2.4 is pinned). */
 export interface PartitionMeta {
@@ -14,15 +15,6 @@ export interface PartitionMeta {
 export interface TopicMeta {
   topic: string;
   partitionMetadata: PartitionMeta[];
-}
-/** A broker's ListOffsets as kafkajs sends it (offsets as decimal strings). */
-export interface ListOffsetsBroker {
-  listOffsets(req: {
-    isolationLevel?: number;
-    topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }>;
-  }): Promise<{
-    responses: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>;
-  }>;
 }
 /** The internal cluster client an observer round drives. */
 export interface ObserverCluster extends CoordinatorCluster {
@@ -45,9 +37,10 @@ const LATEST = -1;
 /**
  * Log-start and log-end offsets of every partition: one ListOffsets per partition leader and
  * timestamp, sent to the leaders directly (kafkajs's fetchTopicsOffset merges its answers by
- * copying an object per topic, quadratic in the number of topics). A topic-level error in an
- * answer (a topic deleted since the Metadata answer, a leader moved) fails only the topics that
- * have it (`failed`); a connection-level error fails the call.
+ * copying an object per topic, quadratic in the number of topics). A partition error in an answer
+ * (a topic deleted since the Metadata answer, a leader that does not serve a new partition yet, a
+ * leader moved) fails only its topic (`failed`, list-offsets.ts); a connection-level error fails
+ * the call.
  */
 export async function logOffsets(
   cluster: ObserverCluster,
@@ -63,59 +56,32 @@ export async function logOffsets(
       if (!list) topics.set(topic, (list = []));
       list.push(m.partitionId);
     }
+  count('ListOffsets', 2 * byLeader.size);
   const logs: LogOffsets = { ends: new Map(), starts: new Map(), failed: new Map() };
   await Promise.all(
     [...byLeader].flatMap(([nodeId, topics]) =>
       [LATEST, EARLIEST].map(async (timestamp) => {
-        const broker = (await cluster.findBroker({ nodeId })) as unknown as ListOffsetsBroker;
-        const ask = (list: Array<[string, number[]]>) => {
-          count('ListOffsets', 1);
-          return broker.listOffsets({
-            isolationLevel: cluster.isolationLevel,
-            topics: list.map(([topic, ids]) => ({
-              topic,
-              partitions: ids.map((partition) => ({ partition, timestamp })),
-            })),
-          });
-        };
-        await listBisected(ask, [...topics], timestamp === LATEST ? logs.ends : logs.starts, logs.failed);
+        const broker = await cluster.findBroker({ nodeId });
+        const responses = await listOffsets(broker, {
+          isolationLevel: cluster.isolationLevel,
+          topics: [...topics].map(([topic, ids]) => ({
+            topic,
+            partitions: ids.map((partition) => ({ partition, timestamp })),
+          })),
+        });
+        const into = timestamp === LATEST ? logs.ends : logs.starts;
+        for (const r of responses) {
+          let m = into.get(r.topic);
+          if (!m) into.set(r.topic, (m = new Map()));
+          for (const p of r.partitions)
+            if (!p.error) m.set(p.partition, Number(p.offset));
+            else if (!logs.failed.has(r.topic))
+              logs.failed.set(r.topic, new Error(`partition ${p.partition}: ${p.error.message}`));
+        }
       }),
     ),
   );
   return logs;
-}
-
-type ListOffsetsAnswer = Awaited<ReturnType<ListOffsetsBroker['listOffsets']>>;
-
-/**
- * Asks for `topics`; kafkajs's ListOffsets parser throws on the first partition error, so a
- * request that fails with a protocol error is split in halves until the topics with the error
- * stand alone: O(k log n) more requests for k such topics, and only in a round that has them.
- */
-async function listBisected(
-  ask: (topics: Array<[string, number[]]>) => Promise<ListOffsetsAnswer>,
-  topics: Array<[string, number[]]>,
-  into: OffsetIndex,
-  failed: Map<string, Error>,
-): Promise<void> {
-  let responses: ListOffsetsAnswer['responses'];
-  try {
-    ({ responses } = await ask(topics));
-  } catch (err) {
-    if (!(err instanceof Error) || (err as { type?: string }).type === undefined) throw err;
-    if (topics.length === 1) return void failed.set(topics[0][0], err);
-    const half = topics.length >> 1;
-    await Promise.all([
-      listBisected(ask, topics.slice(0, half), into, failed),
-      listBisected(ask, topics.slice(half), into, failed),
-    ]);
-    return;
-  }
-  for (const r of responses) {
-    let m = into.get(r.topic);
-    if (!m) into.set(r.topic, (m = new Map()));
-    for (const p of r.partitions) m.set(p.partition, Number(p.offset));
-  }
 }
 
 /** Same partitions, offsets and commit metadata. */

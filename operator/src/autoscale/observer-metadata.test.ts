@@ -61,8 +61,8 @@ describe('KafkaClusterObserver with Metadata v6 (observer-metadata.ts)', () => {
     );
   });
 
-  it('a topic deleted between Metadata and ListOffsets fails only its own pair (the request is bisected)', async () => {
-    const topics = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`t${i}`, 1]));
+  it('a topic deleted between Metadata and ListOffsets fails only its own pair, in the same requests', async () => {
+    const topics = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`t${i}`, 2]));
     const { cluster, calls, gone } = fakeCluster(topics, {}, true, 0, {});
     gone.add('t5');
     const obs = new KafkaClusterObserver({ brokers: ['b:9092'] } as never, {
@@ -77,10 +77,14 @@ describe('KafkaClusterObserver with Metadata v6 (observer-metadata.ts)', () => {
       'fulfilled',
     ]);
     expect(reads[5].status === 'rejected' && reads[5].reason.message).toBe(
-      'reading log offsets of topic t5: This server does not host this topic-partition',
+      'reading log offsets of topic t5: partition 0: This server does not host this topic-partition',
     );
-    // Per timestamp: the whole batch, then halves down to t5 alone (8 -> 4 -> 2 -> 1): 7 requests.
-    expect(calls.listOffsets).toBe(2 * 7);
+    expect(reads[0].status === 'fulfilled' && reads[0].value.offsets).toEqual([
+      { partition: 0, end: 100, start: 0, committed: -1 },
+      { partition: 1, end: 100, start: 0, committed: -1 },
+    ]);
+    // One ListOffsets per leader for the log end and one for the log start, errors or not.
+    expect(calls.listOffsets).toBe(2);
   });
 
   it("keeps kafkajs's Metadata on brokers without v6 (every topic asked for once one is missing)", async () => {
