@@ -5,56 +5,13 @@ import {
 } from '../../../test/fixtures/kafka-metadata-v6';
 import { decodeMetadata, describeWithKafkajs, fillKafkajsCache, metadataRequest } from './kafka-metadata';
 import type { MetadataView } from './kafka-topic-wire';
+import {
+  encodeMetadataV6,
+  type PartitionSketch,
+  type TopicSketch,
+} from '../../../test/fixtures/kafka-metadata-encode';
 
-/* eslint-disable @typescript-eslint/no-require-imports -- kafkajs ships its protocol codec as plain JS modules */
-const Encoder = require('kafkajs/src/protocol/encoder') as new () => {
-  writeInt16(v: number): unknown;
-  writeInt32(v: number): unknown;
-  writeString(v: string | null): unknown;
-  writeBoolean(v: boolean): unknown;
-  buffer: Buffer;
-};
-/* eslint-enable @typescript-eslint/no-require-imports */
-
-interface PartitionSketch {
-  error?: number;
-  replicas: number[];
-}
-interface TopicSketch {
-  name: string;
-  error?: number;
-  partitions: PartitionSketch[];
-}
-
-/** A Metadata v6 response body in the broker's layout (checked against the captured bytes below). */
-function metadataV6(clusterId: string, topics: TopicSketch[]): Buffer {
-  const e = new Encoder();
-  e.writeInt32(0); // throttle_time_ms
-  e.writeInt32(1); // one broker: node 1 at 127.0.0.1:44461, no rack
-  e.writeInt32(1);
-  e.writeString('127.0.0.1');
-  e.writeInt32(44461);
-  e.writeString(null);
-  e.writeString(clusterId);
-  e.writeInt32(1); // controller_id
-  e.writeInt32(topics.length);
-  for (const t of topics) {
-    e.writeInt16(t.error ?? 0);
-    e.writeString(t.name);
-    e.writeBoolean(false);
-    e.writeInt32(t.partitions.length);
-    t.partitions.forEach((p, i) => {
-      e.writeInt16(p.error ?? 0);
-      e.writeInt32(i);
-      e.writeInt32(p.replicas[0] ?? -1);
-      for (const list of [p.replicas, p.replicas, []]) {
-        e.writeInt32(list.length);
-        for (const r of list) e.writeInt32(r);
-      }
-    });
-  }
-  return e.buffer;
-}
+const metadataV6 = (clusterId: string, topics: TopicSketch[]) => encodeMetadataV6(clusterId, topics);
 
 const one = (replicas = [1]): PartitionSketch => ({ replicas });
 
@@ -67,6 +24,17 @@ describe('Metadata v6 decoder (bytes captured from the bed broker)', () => {
       ['fixture.three', { partitions: 3, replicas: 1 }],
       ['fixture.missing', undefined],
     ]);
+  });
+
+  it("gives the brokers and each existing topic's partition leaders of the same answer", () => {
+    const a = decodeMetadata(METADATA_V6_MIXED);
+    expect(a.brokers).toEqual([{ nodeId: 1, host: '127.0.0.1', port: 44461 }]);
+    const leader = (partitionId: number) => ({ partitionId, leader: 1, errorCode: 0 });
+    expect([...a.leaders!]).toEqual([
+      ['fixture.one', [leader(0)]],
+      ['fixture.three', [leader(0), leader(1), leader(2)]],
+    ]);
+    expect(decodeMetadata(METADATA_V6_NO_TOPICS).leaders!.size).toBe(0);
   });
 
   it('asks for no topic with an empty list: the cluster id and no topics', () => {
@@ -112,6 +80,37 @@ describe('Metadata v6 decoder (bytes captured from the bed broker)', () => {
       ]),
     );
     expect(a.topics.get('new')).toEqual({ partitions: 2, replicas: 1 });
+  });
+
+  it('reports leaderless partitions with their error, leaders on other brokers, and no leaders for failed topics', () => {
+    const brokers = [
+      { nodeId: 1, host: 'k1', port: 9092 },
+      { nodeId: 2, host: 'k2', port: 9093 },
+    ];
+    const body = encodeMetadataV6(
+      'c',
+      [
+        { name: 'denied', error: 29, partitions: [] },
+        {
+          name: 'moving',
+          partitions: [
+            { replicas: [2, 1] },
+            { error: 5, replicas: [1, 2], leader: -1 },
+            { replicas: [1, 2] },
+          ],
+        },
+      ],
+      brokers,
+    );
+    const a = decodeMetadata(body);
+    expect(a.brokers).toEqual(brokers);
+    expect(a.leaders!.has('denied')).toBe(false);
+    expect(a.leaders!.get('moving')).toEqual([
+      { partitionId: 0, leader: 2, errorCode: 0 },
+      { partitionId: 1, leader: -1, errorCode: 5 },
+      { partitionId: 2, leader: 1, errorCode: 0 },
+    ]);
+    expect(a.topics.get('moving')).toEqual({ partitions: 3, replicas: 2 });
   });
 });
 

@@ -29,10 +29,30 @@ const UNKNOWN_TOPIC = 3;
 /** A topic's answer: its shape, undefined when it does not exist, or the broker's error for it. */
 export type TopicAnswer = TopicMeta | undefined | Error;
 
+/** A broker of the cluster as Metadata lists it. */
+export interface BrokerAddress {
+  nodeId: number;
+  host: string;
+  port: number;
+  rack?: string;
+}
+
+/** A partition's leader (-1 with an error code when it has none, e.g. LEADER_NOT_AVAILABLE). */
+export interface PartitionLeader {
+  partitionId: number;
+  leader: number;
+  /** The partition's error code (0: none). */
+  errorCode: number;
+}
+
 /** What one Metadata response says about the cluster and each topic asked for. */
 export interface MetadataAnswer {
   clusterId?: string;
   topics: Map<string, TopicAnswer>;
+  /** The cluster's live brokers (v6 answers; kafkajs's path leaves it out). */
+  brokers?: BrokerAddress[];
+  /** Each topic's partitions sorted by id with their leaders (v6 answers, topics without error). */
+  leaders?: Map<string, PartitionLeader[]>;
 }
 
 /**
@@ -62,39 +82,54 @@ export function metadataRequest(topics: readonly string[]): ProtocolRequest<Meta
 /**
  * Decodes a Metadata v6 response body (after the correlation id). A topic's shape is its partition
  * count and the smallest assigned replica count; partition-level errors (no leader elected yet, a
- * replica offline) do not change that shape, so they are not the describe's concern.
+ * replica offline) do not change that shape, so they are not the describe's concern. The brokers
+ * and each answered topic's partition leaders come with it (the lag observer routes ListOffsets
+ * by them).
  */
 export function decodeMetadata(payload: Buffer): MetadataAnswer {
   const d = new Decoder(payload);
   d.readInt32(); // throttle_time_ms
-  d.readArray((b) => {
-    b.readInt32(); // node_id
-    b.readString(); // host
-    b.readInt32(); // port
-    b.readString(); // rack
-  });
+  const brokers = d.readArray(readBroker);
   const clusterId = d.readString() ?? undefined;
   d.readInt32(); // controller_id
   const topics = new Map<string, TopicAnswer>();
+  const leaders = new Map<string, PartitionLeader[]>();
   d.readArray((t) => {
     const code = t.readInt16();
     const name = t.readString() ?? '';
     t.readBoolean(); // is_internal
-    const replicas = t.readArray(readPartitionReplicas);
-    topics.set(name, topicAnswer(code, replicas));
+    const partitions = t.readArray(readPartition);
+    const answer = topicAnswer(
+      code,
+      partitions.map((p) => p.replicas),
+    );
+    topics.set(name, answer);
+    if (answer && !(answer instanceof Error))
+      leaders.set(
+        name,
+        partitions.map((p) => p.leader).sort((a, b) => a.partitionId - b.partitionId),
+      );
   });
-  return { ...(clusterId ? { clusterId } : {}), topics };
+  return { ...(clusterId ? { clusterId } : {}), topics, brokers, leaders };
 }
 
-/** A partition's assigned replica count (its other fields skipped). */
-function readPartitionReplicas(p: KafkaDecoder): number {
-  p.readInt16(); // error_code
-  p.readInt32(); // partition_index
-  p.readInt32(); // leader_id
+function readBroker(b: KafkaDecoder): BrokerAddress {
+  const nodeId = b.readInt32();
+  const host = b.readString() ?? '';
+  const port = b.readInt32();
+  const rack = b.readString();
+  return { nodeId, host, port, ...(rack !== null ? { rack } : {}) };
+}
+
+/** A partition's leader and assigned replica count (replica and ISR lists skipped). */
+function readPartition(p: KafkaDecoder): { leader: PartitionLeader; replicas: number } {
+  const errorCode = p.readInt16();
+  const partitionId = p.readInt32();
+  const leader = p.readInt32();
   const replicas = p.readArray((r) => r.readInt32()).length;
   p.readArray((r) => r.readInt32()); // isr_nodes
   p.readArray((r) => r.readInt32()); // offline_replicas
-  return replicas;
+  return { leader: { partitionId, leader, errorCode }, replicas };
 }
 
 function topicAnswer(code: number, replicas: number[]): TopicAnswer {

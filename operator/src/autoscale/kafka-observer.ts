@@ -2,7 +2,8 @@
  * One observation round per Kafka cluster for every pipeline on it: the autoscaler's per-pipeline
  * poll used to cost about 17 requests (Metadata refreshes, GroupCoordinator, OffsetFetch,
  * ListOffsets) per pipeline and interval. Here a round fetches, for every (topic, group) pair
- * asked for recently: one Metadata request for all the topics, one ListOffsets request per
+ * asked for recently: one Metadata request naming exactly those topics (a missing one is answered
+ * as missing, see observer-metadata.ts), one ListOffsets request per
  * partition leader for the log-end offsets and one for the log-start offsets of all of them, and
  * the groups' committed offsets with one OffsetFetch v8 per coordinator (coordinators looked up
  * once, all new groups in one FindCoordinator v4; see offsets.ts `GroupOffsetsReader`, which falls
@@ -25,11 +26,11 @@ import {
   groupOffsetsOf,
   logOffsets,
   sameOffsets,
-  topicIndex,
   type LogOffsets,
   type ObserverCluster,
   type PartitionMeta,
 } from './kafka-round';
+import { readTopicMetadata } from './observer-metadata';
 
 interface Wanted {
   topic: string;
@@ -204,28 +205,20 @@ export class KafkaClusterObserver {
       return fail(`cannot connect to Kafka ${this.conn.brokers.join(',')}: ${errorMessage(err)}`, list, err);
     }
     const topics = [...new Set(list.map((w) => w.topic))];
-    // One Metadata request for every topic; a missing topic fails the whole request, so then ask
-    // for all topics of the cluster once and leave the missing ones out. The answer is indexed
-    // once: kafkajs's own lookups scan the whole topic list per topic (O(N^2) at 1000 topics).
+    // One Metadata request naming exactly the observed topics, answered per topic: a missing
+    // topic fails only its own pipelines (observer-metadata.ts).
     let partitions: Map<string, PartitionMeta[]>;
     try {
-      try {
-        this.count('Metadata');
-        await cluster.brokerPool.refreshMetadata(topics);
-      } catch (err) {
-        if ((err as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw err;
-        this.count('Metadata');
-        await cluster.brokerPool.refreshMetadata([]);
+      const read = await readTopicMetadata(cluster, topics, (api) => this.count(api));
+      partitions = read.partitions;
+      for (const w of list) {
+        const why = read.failed.get(w.topic);
+        if (why) fail(why, [w]);
       }
-      partitions = topicIndex(cluster.brokerPool.metadata?.topicMetadata ?? [], topics);
     } catch (err) {
       await this.close();
       return fail(`reading topic metadata: ${errorMessage(err)}`, list, err);
     }
-    fail(
-      'topic does not exist',
-      list.filter((w) => !partitions.has(w.topic)),
-    );
     let logs: LogOffsets;
     try {
       logs = await logOffsets(cluster, partitions, (api, n) => this.count(api, n));
@@ -236,7 +229,11 @@ export class KafkaClusterObserver {
         err,
       );
     }
-    const live = list.filter((w) => partitions.has(w.topic));
+    for (const w of list) {
+      const err = logs.failed.get(w.topic);
+      if (err) fail(`reading log offsets of topic ${w.topic}: ${errorMessage(err)}`, [w], err);
+    }
+    const live = list.filter((w) => partitions.has(w.topic) && !logs.failed.has(w.topic));
     const committed = await this.groups.read(
       cluster,
       live.map((w) => ({

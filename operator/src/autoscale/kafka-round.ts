@@ -4,6 +4,7 @@
  * group's offsets from the round's answers.
  */
 import type { CoordinatorCluster, GroupOffsets } from './offsets';
+import { listOffsets } from './list-offsets';
 
 /** The parts of kafkajs's internal cluster a round uses (kafkajs 2.2.4 is pinned). */
 export interface PartitionMeta {
@@ -15,22 +16,16 @@ export interface TopicMeta {
   topic: string;
   partitionMetadata: PartitionMeta[];
 }
-/** A broker's ListOffsets as kafkajs sends it (offsets as decimal strings). */
-export interface ListOffsetsBroker {
-  listOffsets(req: {
-    isolationLevel?: number;
-    topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }>;
-  }): Promise<{
-    responses: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>;
-  }>;
-}
 /** The internal cluster client an observer round drives. */
 export interface ObserverCluster extends CoordinatorCluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
   brokerPool: CoordinatorCluster['brokerPool'] & {
     refreshMetadata(topics: string[]): Promise<void>;
-    metadata?: { topicMetadata?: TopicMeta[] };
+    metadata?: {
+      topicMetadata?: TopicMeta[];
+      brokers?: Array<{ nodeId: number; host: string; port: number }>;
+    } | null;
   };
   isolationLevel?: number;
 }
@@ -42,7 +37,10 @@ const LATEST = -1;
 /**
  * Log-start and log-end offsets of every partition: one ListOffsets per partition leader and
  * timestamp, sent to the leaders directly (kafkajs's fetchTopicsOffset merges its answers by
- * copying an object per topic, quadratic in the number of topics).
+ * copying an object per topic, quadratic in the number of topics). A partition error in an answer
+ * (a topic deleted since the Metadata answer, a leader that does not serve a new partition yet, a
+ * leader moved) fails only its topic (`failed`, list-offsets.ts); a connection-level error fails
+ * the call.
  */
 export async function logOffsets(
   cluster: ObserverCluster,
@@ -59,29 +57,31 @@ export async function logOffsets(
       list.push(m.partitionId);
     }
   count('ListOffsets', 2 * byLeader.size);
-  const ends: OffsetIndex = new Map();
-  const starts: OffsetIndex = new Map();
+  const logs: LogOffsets = { ends: new Map(), starts: new Map(), failed: new Map() };
   await Promise.all(
     [...byLeader].flatMap(([nodeId, topics]) =>
       [LATEST, EARLIEST].map(async (timestamp) => {
-        const broker = (await cluster.findBroker({ nodeId })) as unknown as ListOffsetsBroker;
-        const { responses } = await broker.listOffsets({
+        const broker = await cluster.findBroker({ nodeId });
+        const responses = await listOffsets(broker, {
           isolationLevel: cluster.isolationLevel,
           topics: [...topics].map(([topic, ids]) => ({
             topic,
             partitions: ids.map((partition) => ({ partition, timestamp })),
           })),
         });
-        const into = timestamp === LATEST ? ends : starts;
+        const into = timestamp === LATEST ? logs.ends : logs.starts;
         for (const r of responses) {
           let m = into.get(r.topic);
           if (!m) into.set(r.topic, (m = new Map()));
-          for (const p of r.partitions) m.set(p.partition, Number(p.offset));
+          for (const p of r.partitions)
+            if (!p.error) m.set(p.partition, Number(p.offset));
+            else if (!logs.failed.has(r.topic))
+              logs.failed.set(r.topic, new Error(`partition ${p.partition}: ${p.error.message}`));
         }
       }),
     ),
   );
-  return { ends, starts };
+  return logs;
 }
 
 /** Same partitions, offsets and commit metadata. */
@@ -117,10 +117,11 @@ export function topicIndex(
   return out;
 }
 
-/** Log-start and log-end offsets by topic and partition. */
+/** Log-start and log-end offsets by topic and partition, and the topics whose offsets could not be read. */
 export interface LogOffsets {
   ends: OffsetIndex;
   starts: OffsetIndex;
+  failed: Map<string, Error>;
 }
 
 /**
