@@ -18,6 +18,7 @@ import type { LogPipeline } from '../api/types';
 import { collectionPath, eventBody, objectPath, type PipelineEvent } from './kube';
 import { isStatus, type KubeClient } from './kube-rest';
 import { CountMap } from './request-counts';
+import { BoundedObjectMap } from './bounded-object-map';
 
 /** Tuning of the correlator; the defaults are client-go's. */
 export interface EventRecorderOptions {
@@ -54,21 +55,14 @@ interface Bucket {
   at: number;
 }
 
-/** Bounded map: re-setting a key moves it to the end; the oldest is dropped past `max`. */
-function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > max) map.delete(map.keys().next().value as string);
-}
-
 /** Events recorded by every recorder of this process, by result (exported as metrics). */
 export const eventResults = new CountMap();
 
 /** Deduplicating, aggregating, rate-limited Event writer; one per operator instance. */
 export class EventRecorder {
-  private readonly logged = new Map<string, Logged>();
-  private readonly similar = new Map<string, Similar>();
-  private readonly buckets = new Map<string, Bucket>();
+  private readonly logged: BoundedObjectMap<Logged>;
+  private readonly similar: BoundedObjectMap<Similar>;
+  private readonly buckets: BoundedObjectMap<Bucket>;
   private readonly counts: Record<EventResult, number> = { created: 0, aggregated: 0, dropped: 0, failed: 0 };
   private readonly windowMs: number;
   private readonly aggregateAfter: number;
@@ -87,6 +81,9 @@ export class EventRecorder {
     this.burst = opts.burst ?? 25;
     this.refillMs = opts.refillMs ?? 10_000;
     this.maxKeys = opts.maxKeys ?? 4096;
+    this.logged = new BoundedObjectMap(this.maxKeys);
+    this.similar = new BoundedObjectMap(this.maxKeys);
+    this.buckets = new BoundedObjectMap(this.maxKeys);
     this.now = opts.now ?? Date.now;
   }
 
@@ -121,12 +118,12 @@ export class EventRecorder {
       if (prev && prev.name && t - prev.lastSeen < this.windowMs) {
         const patched = await this.patch(lp, prev, t);
         if (patched) {
-          remember(this.logged, key, { ...prev, count: prev.count + 1, lastSeen: t }, this.maxKeys);
+          this.logged.set(key, { ...prev, count: prev.count + 1, lastSeen: t });
           return this.done('aggregated');
         }
       }
       const name = await this.create(lp, { ...ev, message }, t);
-      remember(this.logged, key, { name, count: 1, firstTimestamp: iso(t), lastSeen: t }, this.maxKeys);
+      this.logged.set(key, { name, count: 1, firstTimestamp: iso(t), lastSeen: t });
       return this.done('created');
     } catch (err) {
       return { ...this.done('failed'), error: err as Error };
@@ -135,10 +132,7 @@ export class EventRecorder {
 
   /** Forgets a deleted pipeline's keys. */
   forget(namespace: string, name: string): void {
-    const prefix = `${namespace}/${name}/`;
-    for (const map of [this.logged, this.similar, this.buckets] as Array<Map<string, unknown>>) {
-      for (const k of map.keys()) if (k.startsWith(prefix)) map.delete(k);
-    }
+    for (const map of [this.logged, this.similar, this.buckets]) map.forget(namespace, name);
   }
 
   private done(result: EventResult): { result: EventResult } {
@@ -152,10 +146,10 @@ export class EventRecorder {
     const refilled = Math.floor((t - b.at) / this.refillMs);
     const next = refilled > 0 ? { tokens: Math.min(this.burst, b.tokens + refilled), at: t } : b;
     if (next.tokens < 1) {
-      remember(this.buckets, object, next, this.maxKeys);
+      this.buckets.set(object, next);
       return false;
     }
-    remember(this.buckets, object, { ...next, tokens: next.tokens - 1 }, this.maxKeys);
+    this.buckets.set(object, { ...next, tokens: next.tokens - 1 });
     return true;
   }
 
@@ -165,7 +159,7 @@ export class EventRecorder {
     let s = this.similar.get(key);
     if (!s || t - s.since >= this.windowMs) s = { messages: new Set(), since: t };
     if (s.messages.size < this.aggregateAfter) s.messages.add(ev.message);
-    remember(this.similar, key, s, this.maxKeys);
+    this.similar.set(key, s);
     return s.messages.size >= this.aggregateAfter;
   }
 
