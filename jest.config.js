@@ -32,6 +32,10 @@ module.exports = {
         '<rootDir>/test/env',
       ],
       testMatch: ['**/*.test.ts'],
+      // Jest's 5 s default is a wall-clock race on a loaded machine: a unit test that compresses
+      // on libuv's threadpool (gzip, zstd) measured 0.9 s alone and timed out once at load 13.
+      // A hung test still fails, a minute later.
+      testTimeout: 60_000,
     },
     {
       displayName: 'integration',
