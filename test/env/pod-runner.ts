@@ -44,6 +44,7 @@ import {
   type LocalPod,
 } from './pod-process';
 import { freePort } from './process';
+import { deploymentStatus, planRollingUpdate, rolloutBounds } from './deployment-rollout';
 
 const SELECTOR = 'app.kubernetes.io/name in (logpipeline-worker,logpipeline-ingest)';
 /** The node name the runner's pods are "scheduled" to. */
@@ -72,6 +73,9 @@ export class PodRunner {
   private readonly apps: AppsV1Api;
   private readonly core: CoreV1Api;
   private readonly pods = new Map<string, LocalPod[]>();
+  /** The template hash each Deployment had at the last sync (a new one starts a rollout). */
+  private readonly templates = new Map<string, string>();
+  private readonly unpullable = new Set<string>();
   private readonly dir: string;
   private readonly backoff: BackoffSettings;
   private timer?: NodeJS.Timeout;
@@ -92,6 +96,11 @@ export class PodRunner {
   /** Sets how many pods the node holds (undefined: no limit); pods waiting for room are placed by the next sync. */
   setMaxPods(max: number | undefined): void {
     this.maxPods = max;
+  }
+
+  /** Makes `image` one the kubelet cannot pull: new containers of it wait in ImagePullBackOff, never started. */
+  refusePulls(image: string): void {
+    this.unpullable.add(image);
   }
 
   private hasRoom(): boolean {
@@ -161,18 +170,11 @@ export class PodRunner {
       .createHash('sha256')
       .update(JSON.stringify(d.spec?.template ?? {}))
       .digest('hex');
-    let pods = this.pods.get(key) ?? [];
-    const stale = pods.filter((p) => p.templateHash !== hash);
-    if (stale.length > 0) {
-      await Promise.all(stale.map((p) => this.deletePod(p)));
-      pods = pods.filter((p) => p.templateHash === hash);
-    }
-    // Like the ReplicaSet controller: scale down the pods that are not ready first.
-    pods.sort((a, b) => Number(b.container.ready) - Number(a.container.ready));
-    while (pods.length > want) await this.deletePod(pods.pop()!);
-    // Registered before the creates: the room check counts the pods placed so far.
-    this.pods.set(key, pods);
-    while (pods.length < want) pods.push(await this.createPod(d, hash));
+    const seen = this.templates.get(key);
+    this.templates.set(key, hash);
+    const pods = rollsGradually(d)
+      ? await this.rollStep(key, d, want, hash)
+      : await this.replaceAtOnce(key, d, want, hash);
     for (const p of pods) if (p.unscheduled && this.hasRoom()) await this.bind(p);
     const now = Date.now();
     for (const p of pods) {
@@ -181,7 +183,48 @@ export class PodRunner {
     }
     await Promise.all(pods.map((p) => probe(p)));
     await Promise.all(pods.map((p) => this.writePodStatus(p)));
-    await this.writeStatus(d, pods);
+    await this.writeStatus(d, pods, hash, seen !== undefined && seen !== hash);
+  }
+
+  /**
+   * A changed template replaces every pod at once (the receivers: their listener ports are bound on
+   * this shared host, so an old and a new receiver cannot run side by side).
+   */
+  private async replaceAtOnce(key: string, d: V1Deployment, want: number, hash: string) {
+    const pods = this.pods.get(key) ?? [];
+    await Promise.all(pods.filter((p) => p.templateHash !== hash).map((p) => this.deletePod(p)));
+    const current = await this.scaleDown(
+      pods.filter((p) => p.templateHash === hash),
+      want,
+    );
+    return this.create(key, d, hash, current, want - current.length);
+  }
+
+  /** One RollingUpdate step (deployment-rollout.ts): new pods within the surge, old ones while enough stay available. */
+  private async rollStep(key: string, d: V1Deployment, want: number, hash: string) {
+    const pods = this.pods.get(key) ?? [];
+    const view = (p: LocalPod) => ({ pod: p, ready: p.container.ready });
+    const old = pods.filter((p) => p.templateHash !== hash).map(view);
+    const current = pods.filter((p) => p.templateHash === hash);
+    const plan = planRollingUpdate(want, rolloutBounds(d.spec?.strategy, want), current.map(view), old);
+    await Promise.all(plan.remove.map((v) => this.deletePod(v.pod)));
+    const kept = old.filter((v) => !plan.remove.includes(v)).map((v) => v.pod);
+    return this.create(key, d, hash, [...kept, ...(await this.scaleDown(current, want))], plan.create);
+  }
+
+  /** Like the ReplicaSet controller: scales down to `want`, the pods that are not ready first. */
+  private async scaleDown(pods: LocalPod[], want: number): Promise<LocalPod[]> {
+    pods.sort((a, b) => Number(b.container.ready) - Number(a.container.ready));
+    while (pods.length > want) await this.deletePod(pods.pop()!);
+    return pods;
+  }
+
+  /** Keeps `pods` as the Deployment's and adds `count` new pods of the current template. */
+  private async create(key: string, d: V1Deployment, hash: string, pods: LocalPod[], count: number) {
+    // Registered before the creates: the room check counts the pods placed so far.
+    this.pods.set(key, pods);
+    for (let n = 0; n < count; n++) pods.push(await this.createPod(d, hash));
+    return pods;
   }
 
   private async createPod(d: V1Deployment, hash: string): Promise<LocalPod> {
@@ -241,6 +284,11 @@ export class PodRunner {
 
   /** Starts the pod's process (a fresh termination-message file each time, like a new container). */
   private spawn(p: LocalPod): void {
+    // The kubelet cannot pull the image: the container waits, never started (test/env/pod-status.ts).
+    if (this.unpullable.has(p.container.image)) {
+      p.container.pullBackOff = `Back-off pulling image "${p.container.image}"`;
+      return;
+    }
     fs.writeFileSync(p.messageFile, '');
     p.env.LP_HTTP_PORT = String(p.port);
     if (p.receiverConfig)
@@ -300,27 +348,21 @@ export class PodRunner {
     await Promise.race([del, new Promise((r) => setTimeout(r, apiTimeoutMs).unref())]);
   }
 
-  private async writeStatus(d: V1Deployment, pods: LocalPod[]): Promise<void> {
-    const ready = pods.filter((p) => p.container.ready).length;
-    const status = {
-      observedGeneration: d.metadata?.generation,
-      replicas: pods.length,
-      updatedReplicas: pods.length,
-      readyReplicas: ready,
-      availableReplicas: ready,
-      unavailableReplicas: pods.length - ready,
-    };
-    const current = d.status ?? {};
-    const same = Object.entries(status).every(
-      ([k, v]) =>
-        (current as Record<string, unknown>)[k] === v ||
-        (v === 0 && (current as Record<string, unknown>)[k] === undefined),
-    );
-    if (same) return;
+  private async writeStatus(d: V1Deployment, pods: LocalPod[], hash: string, newTemplate: boolean) {
+    const view = (mine: boolean) =>
+      pods.filter((p) => (p.templateHash === hash) === mine).map((p) => ({ ready: p.container.ready }));
+    const status = deploymentStatus(d, hash, newTemplate, view(true), view(false), Date.now());
+    if (!status) return;
     await this.apps.replaceNamespacedDeploymentStatus({
       name: d.metadata!.name!,
       namespace: d.metadata!.namespace!,
-      body: { ...d, status: { ...current, ...status } },
+      body: { ...d, status } as V1Deployment,
     });
   }
+}
+
+/** True for a worker Deployment with the RollingUpdate strategy (receivers are replaced at once: see replaceAtOnce). */
+function rollsGradually(d: V1Deployment): boolean {
+  const worker = d.metadata?.labels?.['app.kubernetes.io/name'] === 'logpipeline-worker';
+  return worker && d.spec?.strategy?.type !== 'Recreate';
 }

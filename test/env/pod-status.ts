@@ -10,7 +10,8 @@
  * `lastState.terminated` keeps the exit code, a reason (`Completed` for 0, `OOMKilled`, else
  * `Error`) and the message from the termination-message file, or with
  * `FallbackToLogsOnError` and a failed exit and no message, the tail of the log (last 80 lines,
- * at most 2048 bytes).
+ * at most 2048 bytes). An image the runner is told cannot be pulled leaves the container `waiting`
+ * with reason `ImagePullBackOff` and the kubelet's message, never started.
  */
 import fs from 'node:fs';
 
@@ -47,6 +48,8 @@ export interface ContainerRecord {
   restartAt?: number;
   lastTerminated?: Terminated;
   ready: boolean;
+  /** Set while the image cannot be pulled: the kubelet's back-off message (ImagePullBackOff). */
+  pullBackOff?: string;
   /** Readiness as last reported, and when that last flipped (Ready's lastTransitionTime). */
   reportedReady?: boolean;
   readyChangedAt?: string;
@@ -142,6 +145,7 @@ function containerState(c: ContainerRecord, podName: string, now: number): Recor
       },
     };
   }
+  if (c.pullBackOff) return { waiting: { reason: 'ImagePullBackOff', message: c.pullBackOff } };
   return { waiting: { reason: 'ContainerCreating' } };
 }
 
