@@ -260,6 +260,7 @@ export class PodRunner {
       mounts,
       env,
       container: { name: container.name, image: container.image ?? '', restartCount: 0, ready: false },
+      readinessProbe: container.readinessProbe,
       backoffSteps: 0,
       startTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
       deleting: false,
