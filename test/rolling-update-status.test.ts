@@ -8,7 +8,9 @@
  * pod cannot start (its image cannot be pulled) turns Ready False naming the pod and the
  * kubelet's reason once spec.workers.progressDeadline has passed, and recovers when reverted.
  */
+import { DEFAULT_WORKER_IMAGE } from '../operator/src/api/defaults';
 import type { LogPipeline } from '../operator/src/api/types';
+import { imageRepository } from '../operator/src/api/worker-policy';
 import { workerName } from '../operator/src/desired/labels';
 import { createAutoscaledPipeline, startLoop, stopLoop, type Loop } from './autoscale-harness';
 import { kstatus } from './env/kstatus';
@@ -19,7 +21,8 @@ jest.setTimeout(600_000);
 
 // Two workers and no lag-driven scaling: every pod change below comes from the template.
 const TWO = { minReplicas: 2, maxReplicas: 2, lagPerReplica: 1_000_000 };
-const UNPULLABLE = 'logpipeline-worker:does-not-exist';
+// The default worker repository (the operator's image allowlist) with a tag that does not exist.
+const UNPULLABLE = `${imageRepository(DEFAULT_WORKER_IMAGE)}:does-not-exist`;
 let loop: Loop | undefined;
 
 beforeAll(async () => {
@@ -141,7 +144,7 @@ test('a rollout whose new pod cannot pull its image is False naming it after the
   expect(condition(failed, 'WorkersReady')).toMatchObject({
     status: 'False',
     message: expect.stringMatching(
-      /^rolling update: 1 of 2 workers updated, 2 of 3 ready; worker pod roll-worker-\S+ still ImagePullBackOff after 20s: Back-off pulling image "logpipeline-worker:does-not-exist"$/,
+      /^rolling update: 1 of 2 workers updated, 2 of 3 ready; worker pod roll-worker-\S+ still ImagePullBackOff after 20s: Back-off pulling image "\S+:does-not-exist"$/,
     ),
   });
   expect(condition(failed, 'Ready')).toMatchObject({ status: 'False', reason: 'WorkersNotReady' });
