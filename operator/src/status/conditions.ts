@@ -272,7 +272,11 @@ export function scalingCondition(
     message,
   });
   const mode = autoscaling ? 'autoscaling on' : 'autoscaling off';
-  const current = dep?.status.replicas ?? 0;
+  const st = dep?.status;
+  // A rolling update's surge pods replace old ones (no scale): its count is the one asked for.
+  const updated = st?.updatedReplicas;
+  const rolling = updated !== undefined && (st?.replicas ?? 0) > updated;
+  const current = dep && rolling ? dep.replicas : (st?.replicas ?? 0);
   if (dep && current !== desired)
     return c(
       'True',

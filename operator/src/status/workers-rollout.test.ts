@@ -305,6 +305,16 @@ describe('computeStatus during a rolling update', () => {
     expect(s.requeueAfterMs).toBe(T0 + 1_000 + BUDGET - (T0 + 5_000));
   });
 
+  it('does not call the surge pods of a rollout a scale (no Scaling flip, no Event)', () => {
+    const c = byType(run(surging, [old, fresh]).conditions);
+    expect(c.get('Scaling')).toEqual({
+      type: 'Scaling',
+      status: 'False',
+      reason: 'AutoscalingDisabled',
+      message: '1 workers (autoscaling off)',
+    });
+  });
+
   it('ends with Reconciling False once the rollout completes', () => {
     const done = dep(1, {
       replicas: 1,
