@@ -14,7 +14,17 @@ import { imageRepository } from '../operator/src/api/worker-policy';
 import { workerName } from '../operator/src/desired/labels';
 import { createAutoscaledPipeline, startLoop, stopLoop, type Loop } from './autoscale-harness';
 import { kstatus } from './env/kstatus';
-import { apis, condition, getPipeline, patchPipelineSpec, waitFor } from './operator-harness';
+import {
+  apis,
+  condition,
+  createPipeline,
+  createSecret,
+  getPipeline,
+  mergePatch,
+  patchPipelineSpec,
+  pipeline,
+  waitFor,
+} from './operator-harness';
 import { describeVersions, pipelineEvents, trail, Versions } from './status-versions';
 
 jest.setTimeout(600_000);
@@ -180,4 +190,66 @@ test('a rollout whose new pod cannot pull its image is False naming it after the
     180_000,
   );
   expect(condition(recovered, 'Ready')).toMatchObject({ status: 'True' });
+});
+
+test('a Secret rotation rolls fixed workers with Ready True, Scaling False and no Warning Event', async () => {
+  const l = loop!;
+  const ch = l.bed.clickhouse!;
+  await createSecret(l.namespace, 'ch-rotating', { username: ch.username, password: ch.password });
+  await createPipeline({
+    ...pipeline(l.namespace, 'rotate'),
+    spec: {
+      kafka: {
+        bootstrapServers: [l.bed.kafka!.bootstrap],
+        topic: { name: `${l.namespace}.rotate`, partitions: 2 },
+      },
+      clickhouse: {
+        url: ch.url,
+        credentialsSecretRef: { name: 'ch-rotating' },
+        database: l.database,
+        table: 'rotate',
+      },
+      workers: { replicas: 1, batch: { maxDelay: '300ms' } },
+      deletionPolicy: 'Delete',
+    },
+  });
+  const before = await waitFor(
+    'rotate Ready with its worker',
+    async () => {
+      const lp = await getPipeline(l.namespace, 'rotate');
+      return lp && settled(lp) && lp.status?.workers?.ready === 1 && lp.status.workers.current === 1
+        ? lp
+        : undefined;
+    },
+    180_000,
+  );
+  const known = new Set((await pipelineEvents(l.namespace, 'rotate')).map((e) => e.metadata?.name));
+  const versions = await Versions.from(l.namespace, before);
+  // The Secret changes (a rotation): its version is in the pod template, so the worker rolls.
+  await apis().core.patchNamespacedSecret(
+    { namespace: l.namespace, name: 'ch-rotating', body: { stringData: { rotated: String(Date.now()) } } },
+    mergePatch,
+  );
+  await versionWhere(versions, 'Reconciling True (the rollout)', (lp) => isTrue(lp, 'Reconciling'));
+  const done = await versionWhere(
+    versions,
+    'Reconciling False after the rollout',
+    (lp) =>
+      settled(lp) &&
+      lp.status?.workers?.current === 1 &&
+      versions.seen.slice(0, versions.seen.indexOf(lp)).some((v) => isTrue(v, 'Reconciling')),
+  );
+  const seen = await versions.through(done.metadata.resourceVersion);
+  console.log(`secret rotation, every stored version:\n${describeVersions(seen)}`);
+  expect(seen.some((lp) => lp.status?.workers?.current === 2)).toBe(true);
+  // No spec change: the first stored version is already the operator's, so `before` leads the trail.
+  expect(trail([before, ...seen], 'Ready')).toEqual(['True PipelineReady']);
+  expect(trail([before, ...seen], 'Reconciling')).toEqual([
+    'False PipelineReady',
+    'True RollingUpdate',
+    'False PipelineReady',
+  ]);
+  expect(trail([before, ...seen], 'Scaling')).toEqual(['False AutoscalingDisabled']);
+  const fresh = (await pipelineEvents(l.namespace, 'rotate')).filter((e) => !known.has(e.metadata?.name));
+  expect(fresh.filter((e) => e.type === 'Warning').map((e) => `${e.reason}: ${e.message}`)).toEqual([]);
 });
