@@ -12,9 +12,12 @@
  * creates a Pod object per process (labels of the template) and fills its status as the kubelet
  * does (test/env/pod-status.ts): restartCount, `CrashLoopBackOff` with back-off restarts,
  * `lastState.terminated` with the termination message, readiness from /readyz and the pod
- * conditions; and it writes the Deployment's status replica fields. A changed pod template
- * (config-hash annotation) replaces the pods, like a rollout. It is not a kubelet: no images, no
- * liveness probes, no limits.
+ * conditions, with the readiness probe's failureThreshold; and it writes the Deployment's status as
+ * the Deployment controller does (replica counts, `Available`, `Progressing`: deployment-rollout.ts).
+ * A changed pod template of a worker Deployment is rolled out like RollingUpdate (maxSurge and
+ * maxUnavailable, old pods removed only while enough stay ready); a receiver's pods are replaced at
+ * once (their host ports). It is not a kubelet: no images (an image can be declared unpullable:
+ * `refusePulls`), no liveness probes, no limits.
  *
  * One pod's process (argv, receiver config, probe, stop) is in test/env/pod-process.ts.
  */
