@@ -6,8 +6,8 @@ import {
 } from '../../../test/fixtures/status-testing';
 import { computeStatus } from './compute';
 import { workersVerdict, type StartupObservation } from './conditions';
-import type { PodView } from './pod-view';
-import type { DeploymentView } from './views';
+import { toPodView, type PodView } from './pod-view';
+import { toDeploymentView, type DeploymentView } from './views';
 import { ROLLING_UPDATE } from './workers-rollout';
 import { WORKERS_STARTING } from './workers-starting';
 
@@ -342,5 +342,39 @@ describe('computeStatus during a rolling update', () => {
     expect(c.get('Ready')).toMatchObject({ status: 'False', reason: 'WorkersNotReady' });
     expect(c.get('Stalled')).toMatchObject({ status: 'True', reason: 'WorkerCrashLoop' });
     expect(c.get('Reconciling')).toMatchObject({ status: 'False' });
+  });
+});
+
+describe('the views a rolling update is judged by', () => {
+  it("reads the Deployment controller's revision and a pod's deletion", () => {
+    const raw = {
+      metadata: {
+        name: 'fw-worker',
+        namespace: 'logs',
+        uid: 'u',
+        resourceVersion: '7',
+        generation: 3,
+        annotations: { 'deployment.kubernetes.io/revision': '4' },
+      },
+      spec: { replicas: 2 },
+      status: {},
+    };
+    expect(toDeploymentView(raw).revision).toBe(4);
+    expect(
+      toDeploymentView({ ...raw, metadata: { ...raw.metadata, annotations: {} } }).revision,
+    ).toBeUndefined();
+    const leaving = toPodView({
+      metadata: {
+        name: 'p',
+        namespace: 'logs',
+        resourceVersion: '1',
+        deletionTimestamp: '2026-12-04T12:00:00Z',
+      },
+      status: {},
+    });
+    expect(leaving.terminating).toBe(true);
+    expect(
+      toPodView({ metadata: { name: 'p', namespace: 'logs', resourceVersion: '1' } }).terminating,
+    ).toBeUndefined();
   });
 });
