@@ -69,6 +69,11 @@ export interface PodRunnerOptions {
    * (PodScheduled False, Unschedulable), until a pod goes away or the limit is raised.
    */
   maxPods?: number;
+  /**
+   * Replace every pod of a changed template at once (as strategy Recreate would) instead of the
+   * Deployment's RollingUpdate: for tests calibrated on old pods going away at once.
+   */
+  replaceAtOnce?: boolean;
 }
 
 /** Keeps local worker processes and their Pods in line with the worker Deployments; stop() ends them all. */
@@ -175,9 +180,10 @@ export class PodRunner {
       .digest('hex');
     const seen = this.templates.get(key);
     this.templates.set(key, hash);
-    const pods = rollsGradually(d)
-      ? await this.rollStep(key, d, want, hash)
-      : await this.replaceAtOnce(key, d, want, hash);
+    const pods =
+      rollsGradually(d) && !this.opts.replaceAtOnce
+        ? await this.rollStep(key, d, want, hash)
+        : await this.replaceAtOnce(key, d, want, hash);
     for (const p of pods) if (p.unscheduled && this.hasRoom()) await this.bind(p);
     const now = Date.now();
     for (const p of pods) {
