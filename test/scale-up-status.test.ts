@@ -7,11 +7,11 @@
  * WorkersReady and Ready are False naming the cause, with a Warning Event, and they recover once
  * the pod is placed and ready.
  */
-import { Watch } from '@kubernetes/client-node';
 import type { LogPipeline } from '../operator/src/api/types';
 import { workerName } from '../operator/src/desired/labels';
 import { createAutoscaledPipeline, startLoop, stopLoop, type Loop } from './autoscale-harness';
-import { apis, condition, getPipeline, kubeConfig, patchPipelineSpec, waitFor } from './operator-harness';
+import { condition, getPipeline, patchPipelineSpec, waitFor } from './operator-harness';
+import { pipelineEvents, trail, Versions } from './status-versions';
 
 jest.setTimeout(600_000);
 
@@ -26,58 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopLoop(loop);
 });
-
-/** Every version of one LogPipeline the apiserver stores from `resourceVersion` on (a watch). */
-class Versions {
-  readonly seen: LogPipeline[] = [];
-  private ended?: unknown;
-  private abort?: AbortController;
-
-  static async from(namespace: string, lp: LogPipeline): Promise<Versions> {
-    const v = new Versions();
-    v.abort = await new Watch(kubeConfig()).watch(
-      `/apis/logpipeline.io/v1alpha1/namespaces/${namespace}/logpipelines`,
-      {
-        fieldSelector: `metadata.name=${lp.metadata.name}`,
-        resourceVersion: lp.metadata.resourceVersion,
-        timeoutSeconds: 600,
-      },
-      (type, obj: LogPipeline) => {
-        if (type === 'MODIFIED' || type === 'ADDED') v.seen.push(obj);
-      },
-      (err) => (v.ended = err ?? 'closed'),
-    );
-    return v;
-  }
-
-  /** Waits until the watch delivered `rv` (so nothing stored before it was missed), then stops. */
-  async through(rv: string | undefined): Promise<LogPipeline[]> {
-    await waitFor(`the watch to deliver resourceVersion ${rv}`, async () => {
-      if (this.ended !== undefined && !this.seen.some((lp) => lp.metadata.resourceVersion === rv))
-        throw new Error(`watch ended early: ${String(this.ended)}`);
-      return this.seen.some((lp) => lp.metadata.resourceVersion === rv);
-    });
-    this.abort?.abort();
-    return this.seen;
-  }
-}
-
-/** Names of the pipeline's Events (to tell the new ones). */
-async function events(l: Loop, name: string) {
-  const list = await apis().core.listNamespacedEvent({ namespace: l.namespace });
-  return list.items.filter((e) => e.involvedObject.kind === 'LogPipeline' && e.involvedObject.name === name);
-}
-
-/** The (status, reason) of `type` in each version, consecutive repeats folded. */
-function trail(versions: LogPipeline[], type: string): string[] {
-  const out: string[] = [];
-  for (const lp of versions) {
-    const c = condition(lp, type);
-    const step = c ? `${c.status} ${c.reason}` : 'absent';
-    if (out[out.length - 1] !== step) out.push(step);
-  }
-  return out;
-}
 
 /** Waits until the pipeline's WorkersReady matches `pred`. */
 async function workersUntil(l: Loop, name: string, what: string, pred: (lp: LogPipeline) => boolean) {
@@ -98,7 +46,7 @@ test('Ready stays True while a scale-up starts its new worker and through the sc
   const l = loop!;
   await createAutoscaledPipeline(l, 'up', IDLE);
   const before = await workersUntil(l, 'up', 'one ready worker', (lp) => workersReady(lp, 1));
-  const known = new Set((await events(l, 'up')).map((e) => e.metadata?.name));
+  const known = new Set((await pipelineEvents(l.namespace, 'up')).map((e) => e.metadata?.name));
   const versions = await Versions.from(l.namespace, before);
 
   await patchPipelineSpec(l.namespace, 'up', { workers: { autoscaling: { minReplicas: 2 } } });
@@ -117,7 +65,7 @@ test('Ready stays True while a scale-up starts its new worker and through the sc
   expect(trail(seen, 'Ready')).toEqual(['True PipelineReady']);
   expect(trail(seen, 'Reconciling')).toEqual(['False PipelineReady']);
   expect(trail(seen, 'Stalled')).toEqual(['False NoStall']);
-  const fresh = (await events(l, 'up')).filter((e) => !known.has(e.metadata?.name));
+  const fresh = (await pipelineEvents(l.namespace, 'up')).filter((e) => !known.has(e.metadata?.name));
   expect(fresh.filter((e) => e.type === 'Warning').map((e) => `${e.reason}: ${e.message}`)).toEqual([]);
 
   // And back down to one worker (maxReplicas clamps at once): Ready stays True through that too.
@@ -141,7 +89,7 @@ test('a new worker that cannot be scheduled is False with the cause after the bu
   const l = loop!;
   await createAutoscaledPipeline(l, 'full', IDLE);
   const before = await workersUntil(l, 'full', 'one ready worker', (lp) => workersReady(lp, 1));
-  const known = new Set((await events(l, 'full')).map((e) => e.metadata?.name));
+  const known = new Set((await pipelineEvents(l.namespace, 'full')).map((e) => e.metadata?.name));
   // The node is full: every pod placed so far stays, a new one waits Pending (Unschedulable).
   const placed =
     l.runner.count(l.namespace, workerName('up')) + l.runner.count(l.namespace, workerName('full'));
@@ -177,7 +125,7 @@ test('a new worker that cannot be scheduled is False with the cause after the bu
       ),
     );
     const warning = await waitFor('the Warning Event of Ready False', async () =>
-      (await events(l, 'full')).find(
+      (await pipelineEvents(l.namespace, 'full')).find(
         (e) => !known.has(e.metadata?.name) && e.type === 'Warning' && e.reason === 'WorkersNotReady',
       ),
     );

@@ -12,11 +12,13 @@ import path from 'node:path';
 import os from 'node:os';
 import {
   BACKOFF_RESET_MS,
+  probedReadiness,
   readTerminationMessage,
   restartDelayMs,
   terminationReason,
   type BackoffSettings,
   type ContainerRecord,
+  type ProbeTiming,
 } from './pod-status';
 import { localPath } from './pod-files';
 
@@ -66,6 +68,8 @@ export interface LocalPod {
   deleting: boolean;
   object?: V1Pod;
   lastStatus?: string;
+  /** The container's readinessProbe timing (the kubelet's defaults when absent). */
+  readinessProbe?: ProbeTiming;
 }
 
 /** Whether the process is alive (started and neither exited nor killed by a signal). */
@@ -107,18 +111,24 @@ export function localizeReceiverConfig(
   fs.writeFileSync(file, JSON.stringify(cfg, null, 2));
 }
 
-/** Sets the pod's readiness from its /readyz (not ready when the process is not running). */
-export async function probe(p: LocalPod): Promise<void> {
+/**
+ * Sets the pod's readiness from its /readyz (not ready when the process is not running), with the
+ * kubelet's failureThreshold for a ready container (pod-status.ts `probedReadiness`).
+ */
+export async function probe(p: LocalPod, now = Date.now()): Promise<void> {
   if (!isRunning(p.child)) {
     p.container.ready = false;
+    p.container.failingSince = undefined;
     return;
   }
+  let ok = false;
   try {
     const res = await fetch(`http://127.0.0.1:${p.port}/readyz`, { signal: AbortSignal.timeout(1000) });
-    p.container.ready = res.ok && isRunning(p.child);
+    ok = res.ok;
   } catch {
-    p.container.ready = false;
+    ok = false;
   }
+  probedReadiness(p.container, ok && isRunning(p.child), now, p.readinessProbe);
 }
 
 /** Stops the process: SIGTERM, SIGKILL after 30 s; resolves once it has exited. */

@@ -12,9 +12,12 @@
  * creates a Pod object per process (labels of the template) and fills its status as the kubelet
  * does (test/env/pod-status.ts): restartCount, `CrashLoopBackOff` with back-off restarts,
  * `lastState.terminated` with the termination message, readiness from /readyz and the pod
- * conditions; and it writes the Deployment's status replica fields. A changed pod template
- * (config-hash annotation) replaces the pods, like a rollout. It is not a kubelet: no images, no
- * liveness probes, no limits.
+ * conditions, with the readiness probe's failureThreshold; and it writes the Deployment's status as
+ * the Deployment controller does (replica counts, `Available`, `Progressing`: deployment-rollout.ts).
+ * A changed pod template of a worker Deployment is rolled out like RollingUpdate (maxSurge and
+ * maxUnavailable, old pods removed only while enough stay ready); a receiver's pods are replaced at
+ * once (their host ports). It is not a kubelet: no images (an image can be declared unpullable:
+ * `refusePulls`), no liveness probes, no limits.
  *
  * One pod's process (argv, receiver config, probe, stop) is in test/env/pod-process.ts.
  */
@@ -44,6 +47,7 @@ import {
   type LocalPod,
 } from './pod-process';
 import { freePort } from './process';
+import { deploymentStatus, planRollingUpdate, rolloutBounds } from './deployment-rollout';
 
 const SELECTOR = 'app.kubernetes.io/name in (logpipeline-worker,logpipeline-ingest)';
 /** The node name the runner's pods are "scheduled" to. */
@@ -65,6 +69,11 @@ export interface PodRunnerOptions {
    * (PodScheduled False, Unschedulable), until a pod goes away or the limit is raised.
    */
   maxPods?: number;
+  /**
+   * Replace every pod of a changed template at once (as strategy Recreate would) instead of the
+   * Deployment's RollingUpdate: for tests calibrated on old pods going away at once.
+   */
+  replaceAtOnce?: boolean;
 }
 
 /** Keeps local worker processes and their Pods in line with the worker Deployments; stop() ends them all. */
@@ -72,6 +81,9 @@ export class PodRunner {
   private readonly apps: AppsV1Api;
   private readonly core: CoreV1Api;
   private readonly pods = new Map<string, LocalPod[]>();
+  /** The template hash each Deployment had at the last sync (a new one starts a rollout). */
+  private readonly templates = new Map<string, string>();
+  private readonly unpullable = new Set<string>();
   private readonly dir: string;
   private readonly backoff: BackoffSettings;
   private timer?: NodeJS.Timeout;
@@ -92,6 +104,11 @@ export class PodRunner {
   /** Sets how many pods the node holds (undefined: no limit); pods waiting for room are placed by the next sync. */
   setMaxPods(max: number | undefined): void {
     this.maxPods = max;
+  }
+
+  /** Makes `image` one the kubelet cannot pull: new containers of it wait in ImagePullBackOff, never started. */
+  refusePulls(image: string): void {
+    this.unpullable.add(image);
   }
 
   private hasRoom(): boolean {
@@ -161,18 +178,12 @@ export class PodRunner {
       .createHash('sha256')
       .update(JSON.stringify(d.spec?.template ?? {}))
       .digest('hex');
-    let pods = this.pods.get(key) ?? [];
-    const stale = pods.filter((p) => p.templateHash !== hash);
-    if (stale.length > 0) {
-      await Promise.all(stale.map((p) => this.deletePod(p)));
-      pods = pods.filter((p) => p.templateHash === hash);
-    }
-    // Like the ReplicaSet controller: scale down the pods that are not ready first.
-    pods.sort((a, b) => Number(b.container.ready) - Number(a.container.ready));
-    while (pods.length > want) await this.deletePod(pods.pop()!);
-    // Registered before the creates: the room check counts the pods placed so far.
-    this.pods.set(key, pods);
-    while (pods.length < want) pods.push(await this.createPod(d, hash));
+    const seen = this.templates.get(key);
+    this.templates.set(key, hash);
+    const pods =
+      rollsGradually(d) && !this.opts.replaceAtOnce
+        ? await this.rollStep(key, d, want, hash)
+        : await this.replaceAtOnce(key, d, want, hash);
     for (const p of pods) if (p.unscheduled && this.hasRoom()) await this.bind(p);
     const now = Date.now();
     for (const p of pods) {
@@ -181,7 +192,48 @@ export class PodRunner {
     }
     await Promise.all(pods.map((p) => probe(p)));
     await Promise.all(pods.map((p) => this.writePodStatus(p)));
-    await this.writeStatus(d, pods);
+    await this.writeStatus(d, pods, hash, seen !== undefined && seen !== hash);
+  }
+
+  /**
+   * A changed template replaces every pod at once (the receivers: their listener ports are bound on
+   * this shared host, so an old and a new receiver cannot run side by side).
+   */
+  private async replaceAtOnce(key: string, d: V1Deployment, want: number, hash: string) {
+    const pods = this.pods.get(key) ?? [];
+    await Promise.all(pods.filter((p) => p.templateHash !== hash).map((p) => this.deletePod(p)));
+    const current = await this.scaleDown(
+      pods.filter((p) => p.templateHash === hash),
+      want,
+    );
+    return this.create(key, d, hash, current, want - current.length);
+  }
+
+  /** One RollingUpdate step (deployment-rollout.ts): new pods within the surge, old ones while enough stay available. */
+  private async rollStep(key: string, d: V1Deployment, want: number, hash: string) {
+    const pods = this.pods.get(key) ?? [];
+    const view = (p: LocalPod) => ({ pod: p, ready: p.container.ready });
+    const old = pods.filter((p) => p.templateHash !== hash).map(view);
+    const current = pods.filter((p) => p.templateHash === hash);
+    const plan = planRollingUpdate(want, rolloutBounds(d.spec?.strategy, want), current.map(view), old);
+    await Promise.all(plan.remove.map((v) => this.deletePod(v.pod)));
+    const kept = old.filter((v) => !plan.remove.includes(v)).map((v) => v.pod);
+    return this.create(key, d, hash, [...kept, ...(await this.scaleDown(current, want))], plan.create);
+  }
+
+  /** Like the ReplicaSet controller: scales down to `want`, the pods that are not ready first. */
+  private async scaleDown(pods: LocalPod[], want: number): Promise<LocalPod[]> {
+    pods.sort((a, b) => Number(b.container.ready) - Number(a.container.ready));
+    while (pods.length > want) await this.deletePod(pods.pop()!);
+    return pods;
+  }
+
+  /** Keeps `pods` as the Deployment's and adds `count` new pods of the current template. */
+  private async create(key: string, d: V1Deployment, hash: string, pods: LocalPod[], count: number) {
+    // Registered before the creates: the room check counts the pods placed so far.
+    this.pods.set(key, pods);
+    for (let n = 0; n < count; n++) pods.push(await this.createPod(d, hash));
+    return pods;
   }
 
   private async createPod(d: V1Deployment, hash: string): Promise<LocalPod> {
@@ -217,6 +269,7 @@ export class PodRunner {
       mounts,
       env,
       container: { name: container.name, image: container.image ?? '', restartCount: 0, ready: false },
+      readinessProbe: container.readinessProbe,
       backoffSteps: 0,
       startTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
       deleting: false,
@@ -241,6 +294,11 @@ export class PodRunner {
 
   /** Starts the pod's process (a fresh termination-message file each time, like a new container). */
   private spawn(p: LocalPod): void {
+    // The kubelet cannot pull the image: the container waits, never started (test/env/pod-status.ts).
+    if (this.unpullable.has(p.container.image)) {
+      p.container.pullBackOff = `Back-off pulling image "${p.container.image}"`;
+      return;
+    }
     fs.writeFileSync(p.messageFile, '');
     p.env.LP_HTTP_PORT = String(p.port);
     if (p.receiverConfig)
@@ -300,27 +358,21 @@ export class PodRunner {
     await Promise.race([del, new Promise((r) => setTimeout(r, apiTimeoutMs).unref())]);
   }
 
-  private async writeStatus(d: V1Deployment, pods: LocalPod[]): Promise<void> {
-    const ready = pods.filter((p) => p.container.ready).length;
-    const status = {
-      observedGeneration: d.metadata?.generation,
-      replicas: pods.length,
-      updatedReplicas: pods.length,
-      readyReplicas: ready,
-      availableReplicas: ready,
-      unavailableReplicas: pods.length - ready,
-    };
-    const current = d.status ?? {};
-    const same = Object.entries(status).every(
-      ([k, v]) =>
-        (current as Record<string, unknown>)[k] === v ||
-        (v === 0 && (current as Record<string, unknown>)[k] === undefined),
-    );
-    if (same) return;
+  private async writeStatus(d: V1Deployment, pods: LocalPod[], hash: string, newTemplate: boolean) {
+    const view = (mine: boolean) =>
+      pods.filter((p) => (p.templateHash === hash) === mine).map((p) => ({ ready: p.container.ready }));
+    const status = deploymentStatus(d, hash, newTemplate, view(true), view(false), Date.now());
+    if (!status) return;
     await this.apps.replaceNamespacedDeploymentStatus({
       name: d.metadata!.name!,
       namespace: d.metadata!.namespace!,
-      body: { ...d, status: { ...current, ...status } },
+      body: { ...d, status } as V1Deployment,
     });
   }
+}
+
+/** True for a worker Deployment with the RollingUpdate strategy (receivers are replaced at once: see replaceAtOnce). */
+function rollsGradually(d: V1Deployment): boolean {
+  const worker = d.metadata?.labels?.['app.kubernetes.io/name'] === 'logpipeline-worker';
+  return worker && d.spec?.strategy?.type !== 'Recreate';
 }

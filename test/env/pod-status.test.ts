@@ -5,10 +5,12 @@ import {
   NO_ROOM_MESSAGE,
   noteReadiness,
   podStatus,
+  probedReadiness,
   readTerminationMessage,
   restartDelayMs,
   terminationReason,
   unscheduledPodStatus,
+  type ContainerRecord,
 } from './pod-status';
 
 describe('kubelet-like pod status', () => {
@@ -119,5 +121,47 @@ describe('kubelet-like readiness times and scheduling', () => {
         },
       ],
     });
+  });
+});
+
+describe('probedReadiness (the kubelet failureThreshold)', () => {
+  const timing = { periodSeconds: 5, failureThreshold: 3 };
+  const container = (ready: boolean): ContainerRecord => ({
+    name: 'worker',
+    image: 'w',
+    restartCount: 0,
+    ready,
+  });
+
+  it('makes a container ready on its first success', () => {
+    const c = container(false);
+    probedReadiness(c, true, 0, timing);
+    expect(c.ready).toBe(true);
+  });
+
+  it('keeps a ready container ready through failures shorter than (failureThreshold - 1) periods', () => {
+    const c = container(true);
+    probedReadiness(c, false, 1_000, timing);
+    probedReadiness(c, false, 10_999, timing);
+    expect(c.ready).toBe(true);
+    // A success forgets the failures.
+    probedReadiness(c, true, 11_500, timing);
+    probedReadiness(c, false, 12_000, timing);
+    probedReadiness(c, false, 21_999, timing);
+    expect(c.ready).toBe(true);
+    probedReadiness(c, false, 22_000, timing);
+    expect(c.ready).toBe(false);
+  });
+
+  it('leaves a container that never was ready unready, with the kubelet defaults when no probe is given', () => {
+    const c = container(false);
+    probedReadiness(c, false, 0);
+    expect(c.ready).toBe(false);
+    const d = container(true);
+    probedReadiness(d, false, 0);
+    probedReadiness(d, false, 19_999);
+    expect(d.ready).toBe(true);
+    probedReadiness(d, false, 20_000);
+    expect(d.ready).toBe(false);
   });
 });

@@ -10,7 +10,8 @@
  * `lastState.terminated` keeps the exit code, a reason (`Completed` for 0, `OOMKilled`, else
  * `Error`) and the message from the termination-message file, or with
  * `FallbackToLogsOnError` and a failed exit and no message, the tail of the log (last 80 lines,
- * at most 2048 bytes).
+ * at most 2048 bytes). An image the runner is told cannot be pulled leaves the container `waiting`
+ * with reason `ImagePullBackOff` and the kubelet's message, never started.
  */
 import fs from 'node:fs';
 
@@ -47,9 +48,41 @@ export interface ContainerRecord {
   restartAt?: number;
   lastTerminated?: Terminated;
   ready: boolean;
+  /** Since when the probe of a ready container fails (it stays ready until failureThreshold). */
+  failingSince?: number;
+  /** Set while the image cannot be pulled: the kubelet's back-off message (ImagePullBackOff). */
+  pullBackOff?: string;
   /** Readiness as last reported, and when that last flipped (Ready's lastTransitionTime). */
   reportedReady?: boolean;
   readyChangedAt?: string;
+}
+
+/** A readinessProbe's timing (core/v1 Probe): the kubelet probes every periodSeconds. */
+export interface ProbeTiming {
+  periodSeconds?: number;
+  failureThreshold?: number;
+}
+
+/**
+ * Readiness after one probe, as the kubelet decides it: a success makes the container ready at
+ * once (successThreshold 1); a ready container turns unready only after failureThreshold failures
+ * in a row, probed periodSeconds apart (kubelet defaults 10 s and 3), so a blip shorter than that
+ * (a worker rejoining its consumer group) is no unready pod. The runner probes more often than the
+ * period, so the failures are counted as the time they span: (failureThreshold - 1) periods.
+ */
+export function probedReadiness(c: ContainerRecord, ok: boolean, now: number, t: ProbeTiming = {}): void {
+  if (ok) {
+    c.ready = true;
+    c.failingSince = undefined;
+    return;
+  }
+  if (!c.ready) return;
+  c.failingSince ??= now;
+  const spanMs = ((t.failureThreshold ?? 3) - 1) * (t.periodSeconds ?? 10) * 1000;
+  if (now - c.failingSince >= spanMs) {
+    c.ready = false;
+    c.failingSince = undefined;
+  }
 }
 
 /** The scheduler's message for a pod that does not fit on the bed's single node. */
@@ -142,6 +175,7 @@ function containerState(c: ContainerRecord, podName: string, now: number): Recor
       },
     };
   }
+  if (c.pullBackOff) return { waiting: { reason: 'ImagePullBackOff', message: c.pullBackOff } };
   return { waiting: { reason: 'ContainerCreating' } };
 }
 

@@ -17,7 +17,7 @@ import {
   workersVerdict,
   type ConditionInput,
 } from './conditions';
-import { progressConditions, type StallCause } from './kstatus';
+import { progressConditions, type InProgress, type StallCause } from './kstatus';
 import { crashLoopCondition } from './worker-pods';
 import { blameKafka } from './kafka-outage';
 import type { WorkersVerdict } from './workers-starting';
@@ -44,8 +44,13 @@ export interface ProgressObservation {
   kafkaUnreachable?: string;
   /** Records deleted by retention before they were consumed (scaling part's observation). */
   retentionLoss?: string;
-  /** The syslog receiver (spec.ingest): its condition, a stalled rollout, its status fields. */
-  ingest?: { condition: ConditionInput; stall?: StallCause; status: LogPipelineStatus['ingest'] };
+  /** The syslog receiver (spec.ingest): its condition, a stalled or serving rollout, its status fields. */
+  ingest?: {
+    condition: ConditionInput;
+    stall?: StallCause;
+    progress?: InProgress;
+    status: LogPipelineStatus['ingest'];
+  };
   /** Now (ms): with `pods`, a scale-up's new workers are judged by their start-up budget. */
   nowMs?: number;
   /** status.workers.startingSince as stored (status/workers-starting.ts). */
@@ -97,7 +102,7 @@ export function computeStatus(
     // The seal is evidence about past days, not the data path: it does not gate Ready.
     ...(seal?.condition ? [seal.condition] : []),
     ...(seal?.chainLinked ? [seal.chainLinked] : []),
-    ...progressConditions(ready, stall),
+    ...progressConditions(ready, stall, verdict.progress ?? ingest?.progress),
     parserCoverageCondition(parserCoverage, spec.coverage.maxMissingSrcIpPercent),
   ];
   const extra: LogPipelineStatus = {

@@ -13,6 +13,7 @@ import {
   type StartingInput,
   type WorkersVerdict,
 } from './workers-starting';
+import { rollingUpdate } from './workers-rollout';
 
 /** The condition types this operator owns, in display order. */
 export const CONDITION_TYPES = [
@@ -189,10 +190,14 @@ export function workersVerdict(
   // A scale of a running Deployment changes nothing the controller must roll out: judged by the
   // counts it last reported (and the pods), not as a pending rollout (the scale-up must not flap).
   const countOnly = startup !== undefined && onlyCountChanges(dep);
+  const pending = (st.observedGeneration ?? 0) < dep.generation && !neverAskedForPods(dep) && !countOnly;
+  // Serving workers being replaced: Ready stays True, Reconciling says so (workers-rollout.ts).
+  const rolling = startup && rollingUpdate(dep, desired, name, pending, startup);
+  if (rolling) return rolling;
   // No generation number in the message: a new pipeline's Deployment goes through generations 1
   // and 2 (created, then scaled) before the controller answers, and a message naming each would
   // cost one more status write per pipeline for no news.
-  if ((st.observedGeneration ?? 0) < dep.generation && !neverAskedForPods(dep) && !countOnly)
+  if (pending)
     return c(
       'Unknown',
       'RolloutPending',
@@ -267,7 +272,11 @@ export function scalingCondition(
     message,
   });
   const mode = autoscaling ? 'autoscaling on' : 'autoscaling off';
-  const current = dep?.status.replicas ?? 0;
+  const st = dep?.status;
+  // A rolling update's surge pods replace old ones (no scale): its count is the one asked for.
+  const updated = st?.updatedReplicas;
+  const rolling = updated !== undefined && (st?.replicas ?? 0) > updated;
+  const current = dep && rolling ? dep.replicas : (st?.replicas ?? 0);
   if (dep && current !== desired)
     return c(
       'True',

@@ -119,6 +119,66 @@ describe('IngestReady', () => {
   });
 });
 
+describe('IngestReady during a rolling update of serving receivers', () => {
+  const available = { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable' };
+  const progressing = (reason: string) => ({ type: 'Progressing', status: 'True', reason });
+
+  it('stays True (RollingUpdate) with the rollout as progress, from the new template on until complete', () => {
+    // The reconcile that applied a new template: the controller's last report is of generation 1.
+    const applied = {
+      ...deployment(2, { conditions: [available, progressing('NewReplicaSetAvailable')] }),
+      generation: 2,
+    };
+    const pending = ingestCondition(observe({}, { deployment: applied }));
+    expect(pending.condition).toEqual({
+      type: 'IngestReady',
+      status: 'True',
+      reason: 'RollingUpdate',
+      message:
+        'rolling update: the Deployment controller has not observed the latest change yet; 2 receivers ready at udp://10.96.0.20:514, tcp://10.96.0.20:514',
+    });
+    expect(pending.progress).toEqual({
+      reason: 'RollingUpdate',
+      message: `receiver Deployment fw-ingest: ${pending.condition.message}`,
+    });
+    // maxSurge 1: a new receiver starts beside the two old ones.
+    const surging = deployment(2, {
+      replicas: 3,
+      updatedReplicas: 1,
+      conditions: [available, progressing('ReplicaSetUpdated')],
+    });
+    expect(ingestCondition(observe({}, { deployment: surging })).condition).toMatchObject({
+      status: 'True',
+      reason: 'RollingUpdate',
+      message: expect.stringMatching(/^rolling update: 1 of 2 receivers updated, 2 of 3 ready at udp:/),
+    });
+    const done = deployment(2, { conditions: [available, progressing('NewReplicaSetAvailable')] });
+    const after = ingestCondition(observe({}, { deployment: done }));
+    expect(after.condition).toMatchObject({ status: 'True', reason: 'ReceiversAvailable' });
+    expect(after.progress).toBeUndefined();
+  });
+
+  it('is judged as before when no receiver serves or the rollout stopped', () => {
+    const none = deployment(0, {
+      replicas: 3,
+      updatedReplicas: 1,
+      conditions: [{ ...available, status: 'False' }, progressing('ReplicaSetUpdated')],
+    });
+    expect(ingestCondition(observe({}, { deployment: none })).condition).toMatchObject({
+      status: 'False',
+      reason: 'ReceiversUnavailable',
+    });
+    const stuck = deployment(2, {
+      replicas: 3,
+      updatedReplicas: 1,
+      conditions: [available, { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }],
+    });
+    const v = ingestCondition(observe({}, { deployment: stuck }));
+    expect(v.condition).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded' });
+    expect(v.stall?.reason).toBe('ProgressDeadlineExceeded');
+  });
+});
+
 describe('packingLimitCondition', () => {
   const ingest = (maxBytes?: number) =>
     resolveIngest({ listeners: [{ name: 'tcp', protocol: 'TCP', port: 514 }], packing: { maxBytes } })!;

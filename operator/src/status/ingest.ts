@@ -5,9 +5,10 @@
 import type { ResolvedIngest } from '../api/defaults-ingest';
 import type { LogPipelineStatus } from '../api/types';
 import type { ConditionInput } from './conditions';
-import type { StallCause } from './kstatus';
+import type { InProgress, StallCause } from './kstatus';
 import type { DeploymentView, ServiceView } from './views';
 import { onlyCountChanges } from './workers-starting';
+import { deploymentCondition, rollingOut, ROLLING_UPDATE, servesThroughRollout } from './workers-rollout';
 
 /** What one reconcile saw of the receiver. */
 export interface IngestObservation {
@@ -57,8 +58,15 @@ function addressProblem(o: IngestObservation): { reason: string; message: string
   return { reason: 'ServiceAddressPending', message: `Service ${o.name} has no address yet` };
 }
 
+/** IngestReady and, when a rollout stopped or serves through, the cause for Stalled or Reconciling. */
+export interface IngestVerdict {
+  condition: ConditionInput;
+  stall?: StallCause;
+  progress?: InProgress;
+}
+
 /** IngestReady for the observed receiver; `stall` is set when its rollout stopped progressing. */
-export function ingestCondition(o: IngestObservation): { condition: ConditionInput; stall?: StallCause } {
+export function ingestCondition(o: IngestObservation): IngestVerdict {
   const c = (status: ConditionInput['status'], reason: string, message: string): ConditionInput => ({
     type: 'IngestReady',
     status,
@@ -75,7 +83,13 @@ export function ingestCondition(o: IngestObservation): { condition: ConditionInp
       condition: c('False', 'DeploymentNotFound', `receiver Deployment ${o.name} does not exist yet`),
     };
   // An HPA scale bumps the generation too: judged by counts at once, not as a pending rollout.
-  if ((dep.status.observedGeneration ?? 0) < dep.generation && !onlyCountChanges(dep))
+  const pending = (dep.status.observedGeneration ?? 0) < dep.generation && !onlyCountChanges(dep);
+  const rolling = pending || rollingOut(dep, o.desired);
+  if (rolling && o.desired > 0 && servesThroughRollout(dep, pending)) {
+    const serving = receiversServing(o, pending);
+    if (serving) return serving;
+  }
+  if (pending)
     return {
       condition: c('Unknown', 'RolloutPending', `Deployment ${o.name}: latest change not yet observed`),
     };
@@ -107,6 +121,24 @@ export function ingestCondition(o: IngestObservation): { condition: ConditionInp
       'ReceiversAvailable',
       `${ready} of ${o.desired} receivers ready at ${endpoints.join(', ')}`,
     ),
+  };
+}
+
+/**
+ * IngestReady True (RollingUpdate) while receivers that serve are replaced, with the rollout as
+ * Reconciling's cause; undefined when senders could not connect anyway (judged as before).
+ */
+function receiversServing(o: IngestObservation, pending: boolean): IngestVerdict | undefined {
+  if (deploymentCondition(o.deployment!, 'Progressing')?.status === 'False') return undefined;
+  if (addressProblem(o)) return undefined;
+  const st = o.deployment!.status;
+  const counts = pending
+    ? `the Deployment controller has not observed the latest change yet; ${st.readyReplicas ?? 0} receivers ready`
+    : `${st.updatedReplicas ?? 0} of ${o.desired} receivers updated, ${st.readyReplicas ?? 0} of ${st.replicas ?? 0} ready`;
+  const message = `rolling update: ${counts} at ${ingestEndpoints(o.ingest, o.service).join(', ')}`;
+  return {
+    condition: { type: 'IngestReady', status: 'True', reason: ROLLING_UPDATE, message },
+    progress: { reason: ROLLING_UPDATE, message: `receiver Deployment ${o.name}: ${message}` },
   };
 }
 

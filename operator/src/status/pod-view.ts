@@ -27,6 +27,8 @@ export interface PodView {
   waitingMessage?: string;
   /** PodScheduled False: the scheduler's reason (Unschedulable) and message. */
   unscheduled?: { reason: string; message?: string };
+  /** metadata.deletionTimestamp is set: the pod is going away (a rollout or a scale-down), no worker to wait for. */
+  terminating?: boolean;
 }
 
 /** Longest termination message kept (the condition message must stay readable). */
@@ -57,6 +59,7 @@ export function toPodView(raw: Raw): PodView {
     namespace: string;
     resourceVersion: string;
     creationTimestamp?: string;
+    deletionTimestamp?: string;
     labels?: Record<string, string>;
   };
   const status = (raw.status ?? {}) as {
@@ -88,6 +91,7 @@ export function toPodView(raw: Raw): PodView {
         scheduled?.status === 'False'
           ? { reason: scheduled.reason ?? 'Unschedulable', message: firstLine(scheduled.message) }
           : undefined,
+      terminating: meta.deletionTimestamp ? true : undefined,
     }),
   };
 }

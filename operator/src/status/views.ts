@@ -45,6 +45,8 @@ export interface DeploymentView extends ChildView {
   replicas: number;
   /** True while OUR field manager owns spec.replicas (it must be handed over before we drop it). */
   ownsReplicas: boolean;
+  /** The Deployment controller's deployment.kubernetes.io/revision: 2 and up once a template replaced an earlier one. */
+  revision?: number;
   status: {
     observedGeneration?: number;
     replicas?: number;
@@ -198,6 +200,7 @@ export function toDeploymentView(raw: Raw): DeploymentView {
     generation: meta.generation ?? 0,
     replicas: typeof spec.replicas === 'number' ? spec.replicas : 1,
     ownsReplicas: managerOwnsReplicas(meta),
+    ...revisionOf(meta.annotations),
     status: {
       observedGeneration: st.observedGeneration,
       replicas: st.replicas,
@@ -212,6 +215,12 @@ export function toDeploymentView(raw: Raw): DeploymentView {
       })),
     },
   };
+}
+
+/** The controller's revision annotation as `{ revision }`, or nothing when absent or unreadable. */
+function revisionOf(annotations: Record<string, string> | undefined): { revision?: number } {
+  const n = Number(annotations?.['deployment.kubernetes.io/revision']);
+  return Number.isInteger(n) && n > 0 ? { revision: n } : {};
 }
 
 /** Projects a Secret's PartialObjectMetadata to its name. */

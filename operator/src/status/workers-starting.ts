@@ -48,6 +48,8 @@ export interface WorkersVerdict {
   recheckInMs?: number;
   /** While tolerated: since when the workers start (kept as status.workers.startingSince). */
   startingSinceMs?: number;
+  /** A rollout of serving workers under way: Reconciling True with this reason and message (kstatus.ts). */
+  progress?: { reason: string; message: string };
 }
 
 /** Waiting reasons that are a container's normal way to running, not a cause worth naming. */
@@ -75,8 +77,9 @@ export function wasReady(p: PodView): boolean {
 export function startingWorkers(input: StartingInput): WorkersVerdict | undefined {
   const { ready, desired } = input;
   if (ready < 1 || ready >= desired) return undefined;
+  // A terminating pod (a scale-down's, a rollout's old one) is going away on purpose: no worker to wait for.
   const unready = input.pods
-    .filter((p) => !p.ready)
+    .filter((p) => !p.ready && !p.terminating)
     .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   const counts = `${ready} of ${desired} workers ready`;
   const fallen = unready.find(wasReady);
@@ -90,7 +93,7 @@ export function startingWorkers(input: StartingInput): WorkersVerdict | undefine
     };
   // Pods the controller has not created yet (or the cache has not shown); a pod the cache shows
   // ready is no missing worker, whatever the Deployment's count (it lags the pods).
-  const readyPods = input.pods.length - unready.length;
+  const readyPods = input.pods.filter((p) => p.ready && !p.terminating).length;
   const uncreated = Math.max(0, desired - Math.max(ready, readyPods) - unready.length);
   if (uncreated > 0 && input.replicaFailure) {
     const f = input.replicaFailure;
@@ -154,14 +157,14 @@ export function replicaFailure(dep: DeploymentView): StartingInput['replicaFailu
 }
 
 /** The one word explaining why a starting pod is not up yet, when it is more than routine. */
-function cause(p: PodView): string | undefined {
+export function cause(p: PodView): string | undefined {
   if (p.unscheduled) return p.unscheduled.reason;
   if (p.waitingReason && !ROUTINE_WAITING.has(p.waitingReason)) return p.waitingReason;
   return undefined;
 }
 
 /** WorkersReady False naming what kept the oldest starting worker (`pod`, or an uncreated one) down. */
-function expired(
+export function expired(
   pod: PodView | undefined,
   uncreated: number,
   counts: string,
@@ -198,6 +201,7 @@ function expired(
   );
 }
 
-function workers(status: Condition['status'], reason: string, message: string): ConditionInput {
+/** A WorkersReady condition. */
+export function workers(status: Condition['status'], reason: string, message: string): ConditionInput {
   return { type: 'WorkersReady', status, reason, message };
 }
