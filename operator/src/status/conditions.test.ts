@@ -5,6 +5,7 @@ import { parserCoverageCondition } from './conditions';
 import {
   CONFLICT,
   conditionFlips,
+  isWarning,
   mergeConditions,
   onlyConfirmsNoPods,
   readyCondition,
@@ -73,6 +74,29 @@ describe('mergeConditions', () => {
       ['Ready', 'False', 'True'],
       ['TableReady', undefined, 'False'],
     ]);
+  });
+});
+
+describe('Scaling is neither good nor bad news', () => {
+  const scaling = (status: 'True' | 'False', reason: string) => ({
+    type: 'Scaling' as const,
+    status,
+    reason,
+    message: 'm',
+  });
+  it('records a finished manual scale as a Normal flip and a settled count at creation as none', () => {
+    // Seen from outside: `kubectl scale` of a fixed-replica pipeline ended in a Warning Event
+    // "Scaling is False (was True)".
+    const t0 = mergeConditions(undefined, [scaling('False', 'AutoscalingDisabled')], 1, 'a');
+    expect(conditionFlips(undefined, t0)).toEqual([]);
+    const t1 = mergeConditions(t0, [scaling('True', 'ScalingUp')], 2, 'b');
+    const t2 = mergeConditions(t1, [scaling('False', 'AutoscalingDisabled')], 2, 'c');
+    const flips = [...conditionFlips(t0, t1), ...conditionFlips(t1, t2)];
+    expect(flips.map((f) => [f.to, isWarning(f.type, f.to)])).toEqual([
+      ['True', false],
+      ['False', false],
+    ]);
+    expect(isWarning('WorkersReady', 'False')).toBe(true);
   });
 });
 

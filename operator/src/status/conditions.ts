@@ -35,6 +35,11 @@ export const CONDITION_TYPES = [
  */
 const ABNORMAL_TRUE = new Set<string>(['Stalled', 'Reconciling']);
 const NO_EVENTS = new Set<string>(['Reconciling']);
+/**
+ * Types where neither status is bad news: Scaling True is a scale under way, False a settled count.
+ * Their flips are Normal Events, and their first appearance is none.
+ */
+const NEUTRAL = new Set<string>(['Scaling']);
 /** One of CONDITION_TYPES. */
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
@@ -90,7 +95,12 @@ export interface ConditionFlip {
 
 /** True when `status` is the bad news for this condition type (False, or True for Stalled). */
 export function isWarning(type: string, status: Condition['status']): boolean {
-  return status === (ABNORMAL_TRUE.has(type) ? 'True' : 'False');
+  return !NEUTRAL.has(type) && status === badStatus(type);
+}
+
+/** The status that is bad news for `type` (True for kstatus' abnormal-true types, else False). */
+function badStatus(type: string): Condition['status'] {
+  return ABNORMAL_TRUE.has(type) ? 'True' : 'False';
 }
 
 /** Scaling reasons the autoscaler turns into its own Event when it decides the scale. */
@@ -116,8 +126,8 @@ export function conditionFlips(prev: Condition[] | undefined, next: Condition[])
     // A scale is recorded by the autoscaler itself, once per decision (controller/parts/scaling-part.ts).
     if (c.type === 'Scaling' && SCALE_REASONS.has(c.reason)) continue;
     const old = byType.get(c.type);
-    const bad = ABNORMAL_TRUE.has(c.type) ? 'True' : 'False';
-    if (old ? old.status !== c.status : c.status === bad)
+    const appearsBad = !NEUTRAL.has(c.type) && c.status === badStatus(c.type);
+    if (old ? old.status !== c.status : appearsBad)
       flips.push({ type: c.type, from: old?.status, to: c.status, reason: c.reason, message: c.message });
   }
   const ready = flips.find((f) => f.type === 'Ready' && f.to === 'True');
