@@ -1,4 +1,5 @@
-import { PIPELINE_RULES, celLet } from './validate-rules';
+import { PIPELINE_RULES } from './validate-rules';
+import { celLet } from './validate-rules-cel';
 
 /**
  * The apiserver evaluates every CEL rule of the CRD on every write of a LogPipeline (status writes

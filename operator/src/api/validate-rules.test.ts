@@ -1,5 +1,6 @@
 import { DURATION_PATTERN, parseDuration } from './duration';
-import { PIPELINE_RULES, celDurationMs, celDurationMsMirror, celRulesAt } from './validate-rules';
+import { PIPELINE_RULES, celRulesAt } from './validate-rules';
+import { celDurationMs, celDurationMsMirror } from './validate-rules-cel';
 import { INGEST_MIRROR_CASES } from '../../../test/fixtures/validate-cases-ingest';
 
 describe('duration grammar shared by the CRD and CEL', () => {
