@@ -58,6 +58,10 @@ LABEL org.opencontainers.image.title="logpipeline-worker" \
       org.opencontainers.image.description="logpipeline consumer worker: Kafka to ClickHouse, exactly once"
 COPY --from=build /src/dist/consumer/src ./dist/consumer/src
 EXPOSE 8080
+# The worker's runtime options (common/src/worker-runtime.ts, WORKER_NODE_OPTIONS: fewer full GCs,
+# docs/operations.md "Worker runtime settings"); the operator sets the same in each worker pod's env,
+# with a LogPipeline's own NODE_OPTIONS appended.
+ENV NODE_OPTIONS=--initial-old-space-size=128
 # Exec form with the script in ENTRYPOINT: the operator passes `--config <path>` as container
 # args, which Kubernetes appends to the entrypoint (args would replace a CMD instead).
 ENTRYPOINT ["/nodejs/bin/node", "dist/consumer/src/main.js"]

@@ -12,6 +12,7 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import { CompressionTypes, Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import type { WorkerConfig } from '../common/src/worker-config';
 import { SECRET_ENV } from '../common/src/worker-config';
+import { NODE_OPTIONS_ENV, workerNodeOptions } from '../common/src/worker-runtime';
 import { registerKafkaCodecs } from '../common/src/kafka/codecs';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { resolveSpec, type ResolvedSpec } from '../operator/src/api/defaults';
@@ -276,6 +277,8 @@ export function spawnWorker(
     stdio: ['ignore', out, out],
     env: {
       ...process.env,
+      // The product's runtime options, as the operator sets them (any of the caller's appended).
+      [NODE_OPTIONS_ENV]: workerNodeOptions(process.env[NODE_OPTIONS_ENV]),
       [SECRET_ENV.clickhouseUser]: bed.clickhouse!.username,
       [SECRET_ENV.clickhousePassword]: bed.clickhouse!.password,
       LP_CONFIG: configFile,
