@@ -20,7 +20,7 @@ import {
 } from './dockerfile-parse';
 import { CHART_DIR, REPO_ROOT } from './helm';
 import { OPERATOR_ENV, OPERATOR_NODE_ARGS } from './operator-runtime';
-import { NODE_OPTIONS_ENV, WORKER_NODE_OPTIONS } from '../common/src/worker-runtime';
+import { WORKER_NODE_ARGS } from '../common/src/worker-runtime';
 
 const df = parseDockerfile(fs.readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8'));
 const dockerignore = fs
@@ -57,8 +57,8 @@ const IMAGES = [
     repository: values.worker.image.repository,
     entry: 'dist/consumer/src/main.js',
     trees: ['common/src', 'consumer/src'],
-    nodeArgs: [] as readonly string[],
-    env: { [NODE_OPTIONS_ENV]: WORKER_NODE_OPTIONS } as Readonly<Record<string, string>>,
+    nodeArgs: WORKER_NODE_ARGS,
+    env: {} as Readonly<Record<string, string>>,
   },
 ];
 

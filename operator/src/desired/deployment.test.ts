@@ -1,7 +1,6 @@
 import { resolveSpec } from '../api/defaults';
 import type { LogPipeline, LogPipelineSpec } from '../api/types';
 import { SECRET_ENV } from '../../../common/src/worker-config';
-import { WORKER_NODE_OPTIONS } from '../../../common/src/worker-runtime';
 import { renderWorkerConfig } from './configmap';
 import { buildDeployment } from './deployment';
 import { CONFIG_HASH_ANNOTATION } from './labels';
@@ -190,37 +189,6 @@ describe('buildDeployment', () => {
       [SECRET_ENV.tsaClientKey, { secretKeyRef: { name: 'tsa', key: 'tls.key', optional: true } }],
       [SECRET_ENV.tsaServerCa, { secretKeyRef: { name: 'tsa', key: 'ca.crt', optional: true } }],
     ]);
-  });
-
-  describe("the worker's runtime options (NODE_OPTIONS)", () => {
-    const nodeOptionsOf = (env?: Array<Record<string, unknown>>) =>
-      deploymentOf(pipeline({ workers: env ? { env } : {} })).spec.template.spec.containers[0].env.filter(
-        (e) => e.name === 'NODE_OPTIONS',
-      );
-
-    it("sets the product's options when the pipeline sets none", () => {
-      expect(nodeOptionsOf()).toEqual([{ name: 'NODE_OPTIONS', value: WORKER_NODE_OPTIONS }]);
-    });
-
-    it("appends a user's literal NODE_OPTIONS to ours, once, so the user's flags win", () => {
-      const env = [
-        { name: 'A', value: '1' },
-        { name: 'NODE_OPTIONS', value: ' --inspect --initial-old-space-size=32 ' },
-      ];
-      expect(nodeOptionsOf(env)).toEqual([
-        { name: 'NODE_OPTIONS', value: `${WORKER_NODE_OPTIONS} --inspect --initial-old-space-size=32` },
-      ]);
-      expect(nodeOptionsOf([{ name: 'NODE_OPTIONS', value: '' }])).toEqual([
-        { name: 'NODE_OPTIONS', value: WORKER_NODE_OPTIONS },
-      ]);
-    });
-
-    it("keeps a user's NODE_OPTIONS from a ConfigMap or Secret as it is (it cannot be merged)", () => {
-      const ref = { configMapKeyRef: { name: 'node', key: 'options' } };
-      expect(nodeOptionsOf([{ name: 'NODE_OPTIONS', valueFrom: ref }])).toEqual([
-        { name: 'NODE_OPTIONS', valueFrom: ref },
-      ]);
-    });
   });
 
   it('copies scheduling fields and pod annotations, and stamps the config hash', () => {

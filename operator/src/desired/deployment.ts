@@ -18,7 +18,6 @@ import {
   type RenderedConfig,
 } from './configmap';
 import { sha256Hex } from '../../../common/src/stable-json';
-import { NODE_OPTIONS_ENV, workerNodeOptions } from '../../../common/src/worker-runtime';
 import {
   CONFIG_HASH_ANNOTATION,
   SECRETS_HASH_ANNOTATION,
@@ -78,20 +77,7 @@ function buildEnv(spec: ResolvedSpec): EnvVar[] {
   const user = (spec.workers.env as EnvVar[]).filter(
     (e) => typeof e?.name === 'string' && !taken.has(e.name) && !isReservedEnv(e.name),
   );
-  return [...own, ...withNodeOptions(user)];
-}
-
-/**
- * The user's env with the worker's runtime options (common/src/worker-runtime.ts) in NODE_OPTIONS:
- * a literal NODE_OPTIONS of the user is appended to ours (its flags win where they repeat one); one
- * taken from a Secret or ConfigMap (valueFrom) cannot be merged and replaces ours whole.
- */
-function withNodeOptions(user: EnvVar[]): EnvVar[] {
-  const i = user.findIndex((e) => e.name === NODE_OPTIONS_ENV);
-  if (i < 0) return [{ name: NODE_OPTIONS_ENV, value: workerNodeOptions() }, ...user];
-  if (user[i].valueFrom !== undefined) return user;
-  const merged = { name: NODE_OPTIONS_ENV, value: workerNodeOptions(user[i].value) };
-  return user.map((e, j) => (j === i ? merged : e));
+  return [...own, ...user];
 }
 
 const restrictedContainerSecurity = {
