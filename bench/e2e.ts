@@ -19,8 +19,10 @@
  * cost is measured in one run. Each run also reports the worker's own stage CPU (stage-cpu.ts:
  * user and system seconds of intake, encode, the insert call and the integrity seal, GC pauses, and
  * what no stage holds: Kafka client, decompression, HTTP, timers, page faults outside the stages).
+ * The worker runs with the worker image's Node flags (common/src/worker-runtime.ts; `workerRuntime`
+ * in the JSON).
  * `LP_BENCH_TUNING` (JSON) overrides worker tuning for A/B runs,
- * `LP_BENCH_WORKER_NODE_ARGS` adds Node flags to the worker.
+ * `LP_BENCH_WORKER_NODE_ARGS` adds Node flags to the worker (after the image's: they win).
  * Prints JSON with medians.
  */
 import fs from 'node:fs';
@@ -39,6 +41,7 @@ import { buildTableDDL } from '../operator/src/desired/clickhouse';
 import { SECRET_ENV } from '../common/src/worker-config';
 import { exitSummary, procCpuSeconds, procUsage, serverPid } from './e2e-process';
 import { e2eTargets, targetsBlock } from './targets';
+import { WORKER_NODE_ARGS } from '../common/src/worker-runtime';
 
 export { procCpuSeconds, procUsage, serverPid } from './e2e-process';
 
@@ -573,6 +576,11 @@ if (require.main === module) {
         traffic: 'fortigate (format auto)',
         options: o,
         machine: benchMachine(),
+        // What the worker processes ran with (test/worker-support.ts spawnWorker).
+        workerRuntime: {
+          nodeArgs: WORKER_NODE_ARGS.join(' '),
+          extraNodeArgs: process.env.LP_BENCH_WORKER_NODE_ARGS ?? '',
+        },
         engine: bed.clickhouse?.version,
         measures: MEASURES,
         ...results,

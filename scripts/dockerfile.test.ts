@@ -20,6 +20,7 @@ import {
 } from './dockerfile-parse';
 import { CHART_DIR, REPO_ROOT } from './helm';
 import { OPERATOR_ENV, OPERATOR_NODE_ARGS } from './operator-runtime';
+import { WORKER_NODE_ARGS } from '../common/src/worker-runtime';
 
 const df = parseDockerfile(fs.readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8'));
 const dockerignore = fs
@@ -56,7 +57,7 @@ const IMAGES = [
     repository: values.worker.image.repository,
     entry: 'dist/consumer/src/main.js',
     trees: ['common/src', 'consumer/src'],
-    nodeArgs: [] as readonly string[],
+    nodeArgs: WORKER_NODE_ARGS,
     env: {} as Readonly<Record<string, string>>,
   },
 ];

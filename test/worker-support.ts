@@ -12,6 +12,7 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import { CompressionTypes, Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import type { WorkerConfig } from '../common/src/worker-config';
 import { SECRET_ENV } from '../common/src/worker-config';
+import { WORKER_NODE_ARGS } from '../common/src/worker-runtime';
 import { registerKafkaCodecs } from '../common/src/kafka/codecs';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { resolveSpec, type ResolvedSpec } from '../operator/src/api/defaults';
@@ -272,7 +273,8 @@ export function spawnWorker(
       : path.resolve(__dirname, '..');
   const main = path.join(root, 'dist/consumer/src/main.js');
   if (!fs.existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first`);
-  const child = spawn(process.execPath, [...nodeArgs, main, '--config', configFile], {
+  // The image's flags first (common/src/worker-runtime.ts), the caller's after them (they win).
+  const child = spawn(process.execPath, [...WORKER_NODE_ARGS, ...nodeArgs, main, '--config', configFile], {
     stdio: ['ignore', out, out],
     env: {
       ...process.env,

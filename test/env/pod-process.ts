@@ -21,6 +21,7 @@ import {
   type ProbeTiming,
 } from './pod-status';
 import { localPath } from './pod-files';
+import { WORKER_NODE_ARGS } from '../../common/src/worker-runtime';
 
 const DIST = path.resolve(
   __dirname,
@@ -35,7 +36,7 @@ const WORKER_MAIN = path.join(DIST, 'consumer/src/main.js');
  * dist) or the worker image's entrypoint, then its args.
  */
 export function localArgv(command: readonly string[] | undefined, args: readonly string[]): string[] {
-  if (!command || command.length === 0) return [WORKER_MAIN, ...args];
+  if (!command || command.length === 0) return [...WORKER_NODE_ARGS, WORKER_MAIN, ...args];
   const [exe, ...rest] = command;
   if (path.basename(exe) !== 'node') throw new Error(`the pod runner runs node containers only, not ${exe}`);
   return [...rest.map((a) => (a.startsWith('dist/') ? path.join(IMAGE_ROOT, a) : a)), ...args];
