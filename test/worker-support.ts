@@ -6,7 +6,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { CompressionTypes, Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
@@ -261,7 +260,8 @@ export function spawnWorker(
   tag: string,
   nodeArgs: readonly string[] = [],
 ): WorkerProcess {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-worker-'));
+  // Inside the bed's directory, which its teardown removes (in /tmp they piled up by the hundred).
+  const dir = fs.mkdtempSync(path.join(bed.dir, 'worker-'));
   const configFile = path.join(dir, 'config.json');
   fs.writeFileSync(configFile, JSON.stringify({ ...cfg, httpPort: port }));
   const logFile = path.join(dir, `${tag}.log`);
