@@ -4,7 +4,9 @@
  * running the worker Deployments as real worker processes, a producer of firewall lines, and a
  * recorder sampling what the operator decided (Deployment spec.replicas, status.lag, Scaling).
  */
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { Registry } from 'prom-client';
 import type { Producer } from 'kafkajs';
 import type { LogPipeline, LogPipelineSpec } from '../operator/src/api/types';
@@ -72,6 +74,8 @@ export async function startLoop(
   const external = registerExternalParts(manager, { registry });
   const runner = new PodRunner({
     kubeconfig: bed.kubernetes!.kubeconfig,
+    // In the bed's directory, removed with it (not one more logpipeline-pods-* in /tmp per test).
+    dir: fs.mkdtempSync(path.join(bed.dir, 'pods-')),
     intervalMs: 500,
     env: runnerEnv,
     ...runnerOpts,

@@ -4,8 +4,13 @@ import path from 'node:path';
 import { INGEST_DEFAULTS } from '../../../common/src/ingest-config';
 import { loadIngestConfig } from './ingest-config';
 
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
 function write(content: unknown): string {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-cfg-')), 'ingest.json');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-cfg-'));
+  dirs.push(dir);
+  const file = path.join(dir, 'ingest.json');
   fs.writeFileSync(file, JSON.stringify(content));
   return file;
 }
