@@ -282,10 +282,16 @@ async function withBed<T>(fn: (bed: TestBed, dir: string) => Promise<T>): Promis
       log: (l) => console.error(l),
     });
   }
+  let ok = false;
   try {
-    return await fn(readTestBed(), dir);
+    const result = await fn(readTestBed(), dir);
+    ok = true;
+    return result;
   } finally {
     if (own) await stopTestBed(own);
+    // The run's pods, operator logs and (own) bed go with a finished run; a failed one keeps them.
+    if (ok) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+    else console.error(`bench: logs kept in ${dir}`);
   }
 }
 

@@ -37,7 +37,7 @@ export async function connectBed(
 
 /**
  * Runs `fn` on the bed recorded in LP_TESTBED_FILE, else on a private Kafka + ClickHouse bed (no
- * Kubernetes) in a temp dir `<prefix>…`, which is stopped afterwards.
+ * Kubernetes) in a temp dir `<prefix>…`, which is stopped (and, after a run that succeeded, removed) afterwards.
  */
 export async function withKafkaBed<T>(prefix: string, fn: (bed: TestBed) => Promise<T>): Promise<T> {
   let own: TestBed | undefined;
@@ -46,10 +46,19 @@ export async function withKafkaBed<T>(prefix: string, fn: (bed: TestBed) => Prom
     process.env.LP_TESTBED_FILE = path.join(dir, 'state.json');
     own = await startTestBed({ kubernetes: false, ownerPid: process.pid, dir, log: (l) => console.error(l) });
   }
+  let ok = false;
   try {
-    return await fn(readTestBed());
+    const result = await fn(readTestBed());
+    ok = true;
+    return result;
   } finally {
-    if (own) await stopTestBed(own);
+    if (own) {
+      await stopTestBed(own);
+      // A bed of our own goes with a finished run; a failed run keeps its logs for a look.
+      if (ok) fs.rmSync(own.dir, { recursive: true, force: true });
+      else console.error(`bench: the bed's logs are kept in ${own.dir}`);
+      delete process.env.LP_TESTBED_FILE;
+    }
   }
 }
 

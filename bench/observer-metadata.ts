@@ -21,7 +21,8 @@ import type { KafkaConnection } from '../operator/src/apply/kafka-client';
 import { startKafka, stopKafka } from '../test/env/kafka';
 import { createTopicsWithLeaders } from '../test/env/kafka-topics';
 import { wireTap } from '../test/env/kafka-wire-tap';
-import { groupCpuSeconds } from './autoscale-support';
+import { alternatePasses, baseOverThis, parseAbOptions } from './ab-support';
+import { groupCpuSeconds, median } from './autoscale-support';
 import { fixKafkaRequestQueueTimer } from '../common/src/kafka/request-queue-timer';
 
 /** Settings (CLI flags of the same name in kebab-case). */
@@ -73,11 +74,6 @@ function loadBuild(name: string, root: string): Build {
   };
   /* eslint-enable @typescript-eslint/no-require-imports */
 }
-
-const median = (values: number[]) => {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /** One build's observer over `observed` (with `--missing 1` the last name is missing): a warm-up round, then `rounds` measured. */
 async function pass(
@@ -137,18 +133,6 @@ async function pass(
   return out;
 }
 
-function parseOptions(argv: string[]): ObserverBenchOptions {
-  const o: ObserverBenchOptions = { base: '', topics: 1000, others: 0, missing: 1, rounds: 5, passes: 3 };
-  for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
-    if (!(key in o)) throw new Error(`unknown flag ${argv[i]}`);
-    const v = argv[i + 1];
-    (o as unknown as Record<string, unknown>)[key] = key === 'base' ? v : Number(v);
-  }
-  if (!o.base) throw new Error('--base <checkout of the other build, with dist/> is required');
-  return o;
-}
-
 /** Creates the topics, 200 per request, each with its leader before returning, and the offsets topic. */
 async function createTopics(bootstrap: string, names: string[]): Promise<void> {
   fixKafkaRequestQueueTimer();
@@ -184,7 +168,14 @@ async function settle(build: Build, bootstrap: string, observed: string[]): Prom
 }
 
 async function main(): Promise<void> {
-  const o = parseOptions(process.argv.slice(2));
+  const o = parseAbOptions<ObserverBenchOptions>(process.argv.slice(2), {
+    base: '',
+    topics: 1000,
+    others: 0,
+    missing: 1,
+    rounds: 5,
+    passes: 3,
+  });
   const builds = [loadBuild('base', o.base), loadBuild('this', path.resolve(__dirname, '../..'))];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-observer-'));
   const kafka = await startKafka(dir, process.pid);
@@ -197,27 +188,22 @@ async function main(): Promise<void> {
     ]);
     await settle(builds[1], kafka.bootstrap, observed);
     if (o.missing) observed.push('bench.observed-missing');
-    for (let n = 0; n < o.passes; n++)
-      for (const b of n % 2 ? [...builds].reverse() : builds) {
-        passes.push(await pass(b, kafka.bootstrap, kafka.process.pid, observed, o, n));
-        process.stderr.write(`${JSON.stringify(passes[passes.length - 1])}\n`);
-      }
+    passes.push(
+      ...(await alternatePasses(builds, o.passes, (b, n) =>
+        pass(b, kafka.bootstrap, kafka.process.pid, observed, o, n),
+      )),
+    );
   } finally {
     await stopKafka(kafka);
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  const ratio = (field: keyof Pass) =>
-    median(
-      Array.from({ length: o.passes }, (_, n) => {
-        const [a, b] = ['base', 'this'].map((name) => passes.find((p) => p.pass === n && p.build === name)!);
-        return (a[field] as number) / Math.max(1e-9, b[field] as number);
-      }),
-    );
-  const ratios = Object.fromEntries(
-    (['metadataRequests', 'kibReceived', 'metadataKibReceived', 'clientCpuMs', 'brokerCpuMs'] as const).map(
-      (f) => [f, Math.round(ratio(f) * 100) / 100],
-    ),
-  );
+  const ratios = baseOverThis(passes, o.passes, [
+    'metadataRequests',
+    'kibReceived',
+    'metadataKibReceived',
+    'clientCpuMs',
+    'brokerCpuMs',
+  ]);
   process.stdout.write(`${JSON.stringify({ options: o, passes, baseOverThis: ratios }, null, 1)}\n`);
 }
 

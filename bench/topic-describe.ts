@@ -19,6 +19,7 @@ import type { TopicBatchers as Batchers, BatchCluster } from '../operator/src/ap
 import type { KafkaConnection } from '../operator/src/apply/kafka-client';
 import type { CountMap } from '../operator/src/apply/request-counts';
 import { startKafka, stopKafka } from '../test/env/kafka';
+import { alternatePasses, baseOverThis, parseAbOptions } from './ab-support';
 import { groupCpuSeconds } from './autoscale-support';
 
 /** Settings (CLI flags of the same name in kebab-case). */
@@ -41,7 +42,7 @@ interface Build {
 /** One pass of one build. */
 interface Pass {
   build: string;
-  round: number;
+  pass: number;
   metadataRequests: number;
   clientMiBReceived: number;
   clientCpuSeconds: number;
@@ -106,7 +107,7 @@ async function pass(
   const used = process.cpuUsage(cpu);
   const out: Pass = {
     build: build.name,
-    round,
+    pass: round,
     metadataRequests: build.kafkaRequests.get('Metadata') - metadataBefore,
     clientMiBReceived: Math.round((received.bytes / 2 ** 20) * 100) / 100,
     clientCpuSeconds: (used.user + used.system) / 1e6,
@@ -120,52 +121,33 @@ async function pass(
   return out;
 }
 
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
-
-function parseOptions(argv: string[]): DescribeBenchOptions {
-  const o: DescribeBenchOptions = { base: '', topics: 1000, batch: 32, rounds: 3 };
-  for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
-    if (!(key in o)) throw new Error(`unknown flag ${argv[i]}`);
-    const v = argv[i + 1];
-    (o as unknown as Record<string, unknown>)[key] = key === 'base' ? v : Number(v);
-  }
-  if (!o.base) throw new Error('--base <checkout of the other build, with dist/> is required');
-  return o;
-}
-
 async function main(): Promise<void> {
-  const o = parseOptions(process.argv.slice(2));
+  const o = parseAbOptions<DescribeBenchOptions>(process.argv.slice(2), {
+    base: '',
+    topics: 1000,
+    batch: 32,
+    rounds: 3,
+  });
   const builds = [loadBuild('base', o.base), loadBuild('this', path.resolve(__dirname, '../..'))];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-describe-'));
   const kafka = await startKafka(dir, process.pid);
   const passes: Pass[] = [];
   try {
-    for (let round = 0; round < o.rounds; round++)
-      for (const b of round % 2 ? [...builds].reverse() : builds) {
-        passes.push(await pass(b, kafka.bootstrap, kafka.process.pid, o, round));
-        process.stderr.write(`${JSON.stringify(passes[passes.length - 1])}\n`);
-      }
+    passes.push(
+      ...(await alternatePasses(builds, o.rounds, (b, round) =>
+        pass(b, kafka.bootstrap, kafka.process.pid, o, round),
+      )),
+    );
   } finally {
     await stopKafka(kafka);
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  const ratio = (field: keyof Pass) =>
-    median(
-      Array.from({ length: o.rounds }, (_, r) => {
-        const [a, b] = ['base', 'this'].map((n) => passes.find((p) => p.round === r && p.build === n)!);
-        return (a[field] as number) / Math.max(1e-9, b[field] as number);
-      }),
-    );
-  const ratios = Object.fromEntries(
-    (['metadataRequests', 'clientMiBReceived', 'clientCpuSeconds', 'brokerCpuSeconds'] as const).map((f) => [
-      f,
-      Math.round(ratio(f) * 100) / 100,
-    ]),
-  );
+  const ratios = baseOverThis(passes, o.rounds, [
+    'metadataRequests',
+    'clientMiBReceived',
+    'clientCpuSeconds',
+    'brokerCpuSeconds',
+  ]);
   process.stdout.write(`${JSON.stringify({ options: o, passes, baseOverThis: ratios }, null, 1)}\n`);
 }
 

@@ -16,7 +16,6 @@ import { AutoscalingV2Api } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
 import { ConfigResourceTypes } from 'kafkajs';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
@@ -24,7 +23,7 @@ import { kstatus } from './env/kstatus';
 import { PodRunner } from './env/pod-runner';
 import { freePort, requireTool } from './env/process';
 import { makeTestCerts, startRsyslog, type RsyslogForward, type TestCerts } from './env/rsyslog';
-import { readTestBed } from './env/testbed';
+import { bedScratchDir, readTestBed } from './env/testbed';
 import {
   apis,
   condition,
@@ -43,7 +42,7 @@ import { kafkaClient, metricSum, workerGet } from './worker-support';
 jest.setTimeout(420_000);
 
 const bed = readTestBed();
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-ingest-tls-'));
+const dir = bedScratchDir('ingest-tls-');
 const database = `ingtls_${process.pid}`;
 const LB_ANNOTATION = 'metallb.universe.tf/address-pool';
 let ns: string;

@@ -8,15 +8,12 @@
  * receiver's objects and its condition.
  */
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
 import { kstatus } from './env/kstatus';
 import { freePort, requireTool } from './env/process';
 import { PodRunner } from './env/pod-runner';
-import { readTestBed } from './env/testbed';
+import { bedScratchDir, readTestBed } from './env/testbed';
 import {
   apis,
   condition,
@@ -32,7 +29,7 @@ import { storedRowsByCase, tearDownIngestTest } from './ingest-operator-support'
 jest.setTimeout(300_000);
 
 const bed = readTestBed();
-const podDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-ingest-op-'));
+const podDir = bedScratchDir('ingest-op-');
 const database = `ingop_${process.pid}`;
 let ns: string;
 let port: number;

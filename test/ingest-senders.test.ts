@@ -9,14 +9,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import type { ListenerConfig } from '../common/src/ingest-config';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { freePort } from './env/process';
 import { makeTestCerts, startRsyslog, type RsyslogForward, type TestCerts } from './env/rsyslog';
-import { readTestBed } from './env/testbed';
+import { bedScratchDir, readTestBed } from './env/testbed';
 import { ingestConfig, readTopic, seqsOf, spawnReceiver } from './ingest-support';
 import {
   chClient,
@@ -37,7 +36,7 @@ import {
 jest.setTimeout(300_000);
 
 const p = newPipeline('ingest', 3);
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-ingest-test-'));
+const dir = bedScratchDir('ingest-test-');
 let certs: TestCerts;
 let listeners: ListenerConfig[];
 let receiver: WorkerProcess | undefined;

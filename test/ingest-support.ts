@@ -5,7 +5,6 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Consumer } from 'kafkajs';
 import {
@@ -16,7 +15,7 @@ import {
   type ListenerConfig,
 } from '../common/src/ingest-config';
 import { decodeValue } from '../common/src/kafka/value-codec';
-import type { TestBed } from './env/testbed';
+import { bedScratchDir, type TestBed } from './env/testbed';
 import { kafkaClient, type Pipeline, type WorkerProcess } from './worker-support';
 
 /** A receiver config for pipeline `p` on the bed (defaults as the operator renders them). */
@@ -45,7 +44,7 @@ export function ingestConfig(
 
 /** Spawns the receiver entry point with `cfg` (written to a file) and its probe server on `httpPort`. */
 export function spawnReceiver(cfg: IngestConfig, httpPort: number, tag: string): WorkerProcess {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-ingest-'));
+  const dir = bedScratchDir('ingest-');
   const configFile = path.join(dir, 'ingest.json');
   fs.writeFileSync(configFile, JSON.stringify({ ...cfg, httpPort }));
   const logFile = path.join(dir, `${tag}.log`);

@@ -6,7 +6,6 @@
  */
 import { generateKeyPairSync, type KeyPairKeyObjectResult } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -17,7 +16,7 @@ import type { VerifyReport } from '../operator/src/compliance/verify-report';
 import { buildTableDDL, buildWorkerColumns, ddlStatements } from '../operator/src/desired/clickhouse';
 import { buildWorkerConfig } from '../operator/src/desired/configmap';
 import { SECRET_ENV, type WorkerConfig } from '../common/src/worker-config';
-import type { TestBed } from './env/testbed';
+import { bedScratchDir, type TestBed } from './env/testbed';
 import { kafkaClient, spawnWorker, type WorkerProcess } from './worker-support';
 
 /** What differs between the integrity tests' pipelines. */
@@ -85,7 +84,7 @@ export function signingKeys(prefix: string): {
   publicKeyFile: string;
 } {
   const keys = generateKeyPairSync('ed25519');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = bedScratchDir(prefix);
   const publicKeyFile = path.join(dir, 'key.pub');
   fs.writeFileSync(publicKeyFile, keys.publicKey.export({ type: 'spki', format: 'pem' }));
   return { keys, dir, publicKeyFile };

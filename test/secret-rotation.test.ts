@@ -7,8 +7,6 @@
  * server saw a bounded number of 516 errors (no storm), counted from the server's own log.
  */
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Producer } from 'kafkajs';
 import type { Manager } from '../operator/src/controller/manager';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
@@ -16,7 +14,7 @@ import { SECRETS_HASH_ANNOTATION } from '../operator/src/desired/labels';
 import { generateSampleLines } from './fixtures/samples';
 import { setClickHousePassword } from './env/clickhouse';
 import { PodRunner } from './env/pod-runner';
-import { readTestBed, writeTestBed } from './env/testbed';
+import { bedScratchDir, readTestBed, writeTestBed } from './env/testbed';
 import {
   apis,
   condition,
@@ -52,7 +50,7 @@ let manager: Manager;
 let external: ExternalClients;
 let runner: PodRunner;
 let producer: Producer;
-const podDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-rotation-'));
+const podDir = bedScratchDir('rotation-');
 const database = `rot_${process.pid}`;
 
 function authFailuresInServerLog(): number {

@@ -66,6 +66,14 @@ export function readTestBed(): TestBed {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as TestBed;
 }
 
+/**
+ * A new directory inside the running bed's own directory, removed with the bed (a test's pods,
+ * certificates, configs and logs; in os.tmpdir() they outlived the run).
+ */
+export function bedScratchDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(readTestBed().dir, prefix));
+}
+
 /** Persists the bed's state (after start or after a service restart changed a pid). */
 export function writeTestBed(bed: TestBed): void {
   fs.mkdirSync(path.dirname(stateFile()), { recursive: true });

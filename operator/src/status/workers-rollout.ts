@@ -19,7 +19,8 @@ import {
   expired,
   onlyCountChanges,
   replicaFailure,
-  wasReady,
+  fallenWorker,
+  unreadyPods,
   workers,
   type StartingInput,
   type WorkersVerdict,
@@ -83,18 +84,9 @@ export function rollingUpdate(
   if (deploymentCondition(dep, 'Progressing')?.status === 'False') return undefined;
   if (!servesThroughRollout(dep, pending)) return undefined;
   const counts = rolloutCounts(dep, desired, pending);
-  const unready = obs.pods
-    .filter((p) => !p.ready && !p.terminating)
-    .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-  const fallen = unready.find(wasReady);
-  if (fallen)
-    return {
-      condition: workers(
-        'False',
-        'WorkersUnavailable',
-        `${counts}; worker pod ${fallen.metadata.name} is no longer ready`,
-      ),
-    };
+  const unready = unreadyPods(obs.pods);
+  const fallen = fallenWorker(unready, counts);
+  if (fallen) return fallen;
   const failure = replicaFailure(dep);
   if (failure)
     return {

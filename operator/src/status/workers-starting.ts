@@ -70,6 +70,27 @@ export function wasReady(p: PodView): boolean {
 }
 
 /**
+ * The pods that are not ready and not terminating, by name. A terminating pod (a scale-down's, a
+ * rollout's old one) is going away on purpose: no worker to wait for.
+ */
+export function unreadyPods(pods: readonly PodView[]): PodView[] {
+  return pods
+    .filter((p) => !p.ready && !p.terminating)
+    .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+}
+
+/**
+ * False WorkersUnavailable naming the first of `unready` that was ready before (a worker that
+ * served and fell, never a start-up), or undefined when none was; `counts` leads the message.
+ */
+export function fallenWorker(unready: readonly PodView[], counts: string): WorkersVerdict | undefined {
+  const fallen = unready.find(wasReady);
+  if (!fallen) return undefined;
+  const message = `${counts}; worker pod ${fallen.metadata.name} is no longer ready`;
+  return { condition: workers('False', 'WorkersUnavailable', message) };
+}
+
+/**
  * WorkersReady for `ready` < `desired` with at least one ready worker, or undefined when the
  * shortfall is not a start-up (no worker ready, or a pod's times are unknown): the caller then
  * says WorkersUnavailable as before.
@@ -77,20 +98,10 @@ export function wasReady(p: PodView): boolean {
 export function startingWorkers(input: StartingInput): WorkersVerdict | undefined {
   const { ready, desired } = input;
   if (ready < 1 || ready >= desired) return undefined;
-  // A terminating pod (a scale-down's, a rollout's old one) is going away on purpose: no worker to wait for.
-  const unready = input.pods
-    .filter((p) => !p.ready && !p.terminating)
-    .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  const unready = unreadyPods(input.pods);
   const counts = `${ready} of ${desired} workers ready`;
-  const fallen = unready.find(wasReady);
-  if (fallen)
-    return {
-      condition: workers(
-        'False',
-        'WorkersUnavailable',
-        `${counts}; worker pod ${fallen.metadata.name} is no longer ready`,
-      ),
-    };
+  const fallen = fallenWorker(unready, counts);
+  if (fallen) return fallen;
   // Pods the controller has not created yet (or the cache has not shown); a pod the cache shows
   // ready is no missing worker, whatever the Deployment's count (it lags the pods).
   const readyPods = input.pods.filter((p) => p.ready && !p.terminating).length;
