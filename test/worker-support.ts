@@ -235,10 +235,15 @@ export async function produceLines(
   return messages;
 }
 
-/** A connected producer for test traffic. */
+/**
+ * A connected idempotent producer for test traffic: the tests count rows and offsets exactly, and
+ * a plain producer's retry after a slow answer on a loaded machine can write a message twice.
+ */
 export async function testProducer(bed: TestBed): Promise<Producer> {
   const producer = kafkaClient(bed, 'worker-test-producer').producer({
     createPartitioner: Partitioners.DefaultPartitioner,
+    idempotent: true,
+    maxInFlightRequests: 1,
   });
   await producer.connect();
   return producer;
