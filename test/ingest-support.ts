@@ -3,7 +3,6 @@
  * file exactly as in its pod (`node dist/consumer/src/ingest/main.js --config <file>`), and a reader
  * that collects every message of the pipeline's topic with its sender header.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Consumer } from 'kafkajs';
@@ -16,7 +15,7 @@ import {
 } from '../common/src/ingest-config';
 import { decodeValue } from '../common/src/kafka/value-codec';
 import { bedScratchDir, type TestBed } from './env/testbed';
-import { kafkaClient, type Pipeline, type WorkerProcess } from './worker-support';
+import { kafkaClient, spawnCompiled, type Pipeline, type WorkerProcess } from './worker-support';
 
 /** A receiver config for pipeline `p` on the bed (defaults as the operator renders them). */
 export function ingestConfig(
@@ -47,21 +46,7 @@ export function spawnReceiver(cfg: IngestConfig, httpPort: number, tag: string):
   const dir = bedScratchDir('ingest-');
   const configFile = path.join(dir, 'ingest.json');
   fs.writeFileSync(configFile, JSON.stringify({ ...cfg, httpPort }));
-  const logFile = path.join(dir, `${tag}.log`);
-  const out = fs.openSync(logFile, 'a');
-  const root =
-    path.basename(path.resolve(__dirname, '..')) === 'dist'
-      ? path.resolve(__dirname, '../..')
-      : path.resolve(__dirname, '..');
-  const main = path.join(root, RECEIVER_ENTRY);
-  if (!fs.existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first`);
-  const child = spawn(process.execPath, [main, '--config', configFile], {
-    stdio: ['ignore', out, out],
-    env: { ...process.env, LP_EXIT_WITH_PARENT: String(process.pid) },
-  });
-  fs.closeSync(out);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, logFile, port: httpPort, exited };
+  return spawnCompiled(RECEIVER_ENTRY, configFile, path.join(dir, `${tag}.log`), httpPort);
 }
 
 /** One line read back from the topic, with the message it came in. */

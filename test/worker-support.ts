@@ -1,17 +1,12 @@
 /**
  * Shared fixtures of the worker integration tests and the end-to-end benchmark: a pipeline's
  * topic, tables (built by the operator's DDL builders, so with its deduplication window and keys)
- * and worker config on the test bed; line generation with known garbage; spawning the real worker
- * process; and content checks run in ClickHouse.
+ * and worker config on the test bed; line generation with known garbage; content checks run in
+ * ClickHouse. Spawning the real worker process: worker-process.ts (re-exported here).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { CompressionTypes, Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import type { WorkerConfig } from '../common/src/worker-config';
-import { SECRET_ENV } from '../common/src/worker-config';
-import { WORKER_NODE_ARGS } from '../common/src/worker-runtime';
 import { registerKafkaCodecs } from '../common/src/kafka/codecs';
 import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { resolveSpec, type ResolvedSpec } from '../operator/src/api/defaults';
@@ -19,6 +14,17 @@ import { buildTableDDL } from '../operator/src/desired/clickhouse';
 import { generateSampleLines } from './fixtures/samples';
 import type { TestBed } from './env/testbed';
 import { createTopicsWithLeaders } from './env/kafka-topics';
+
+// Process helpers live in worker-process.ts; the tests import them from here as before.
+export {
+  metricSum,
+  rssMiB,
+  spawnCompiled,
+  spawnWorker,
+  stopWorker,
+  workerGet,
+  type WorkerProcess,
+} from './worker-process';
 
 /** Everything one test pipeline owns on the bed. */
 export interface Pipeline {
@@ -249,71 +255,6 @@ export async function testProducer(bed: TestBed): Promise<Producer> {
   return producer;
 }
 
-/** A worker process started from the compiled entry point. */
-export interface WorkerProcess {
-  child: ChildProcess;
-  logFile: string;
-  port: number;
-  exited: Promise<number | null>;
-}
-
-/** Spawns `node dist/consumer/src/main.js --config <file>` with the bed's credentials in SECRET_ENV. */
-export function spawnWorker(
-  bed: TestBed,
-  cfg: WorkerConfig,
-  port: number,
-  tag: string,
-  nodeArgs: readonly string[] = [],
-): WorkerProcess {
-  // Inside the bed's directory, which its teardown removes (in /tmp they piled up by the hundred).
-  const dir = fs.mkdtempSync(path.join(bed.dir, 'worker-'));
-  const configFile = path.join(dir, 'config.json');
-  fs.writeFileSync(configFile, JSON.stringify({ ...cfg, httpPort: port }));
-  const logFile = path.join(dir, `${tag}.log`);
-  const out = fs.openSync(logFile, 'a');
-  // From test/ (ts-jest/swc) or dist/test/ (compiled scripts): both resolve to the compiled entry point.
-  const root =
-    path.basename(path.resolve(__dirname, '..')) === 'dist'
-      ? path.resolve(__dirname, '../..')
-      : path.resolve(__dirname, '..');
-  const main = path.join(root, 'dist/consumer/src/main.js');
-  if (!fs.existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first`);
-  // The image's flags first (common/src/worker-runtime.ts), the caller's after them (they win).
-  const child = spawn(process.execPath, [...WORKER_NODE_ARGS, ...nodeArgs, main, '--config', configFile], {
-    stdio: ['ignore', out, out],
-    env: {
-      ...process.env,
-      [SECRET_ENV.clickhouseUser]: bed.clickhouse!.username,
-      [SECRET_ENV.clickhousePassword]: bed.clickhouse!.password,
-      LP_CONFIG: configFile,
-      LP_EXIT_WITH_PARENT: String(process.pid),
-    },
-  });
-  fs.closeSync(out);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, logFile, port, exited };
-}
-
-/** Fetches a worker endpoint; resolves with status and body (status 0 when unreachable). */
-export async function workerGet(port: number, urlPath: string): Promise<{ status: number; body: string }> {
-  try {
-    const res = await fetch(`http://127.0.0.1:${port}${urlPath}`, { signal: AbortSignal.timeout(3000) });
-    return { status: res.status, body: await res.text() };
-  } catch {
-    return { status: 0, body: '' };
-  }
-}
-
-/** Sum of a metric's samples in Prometheus text (all label sets). */
-export function metricSum(text: string, name: string): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`))
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
-
 /** Counts in ClickHouse that prove exactly-once: rows, distinct (partition, offset, raw), DLQ rows. */
 export interface StoredCounts {
   rows: number;
@@ -418,24 +359,4 @@ export async function storedKeys(
   });
   const rows = await rs.json<[number, string, string]>();
   return rows.map(([part, off, hex]) => `${part}:${off}:${Buffer.from(hex, 'hex').toString('latin1')}`);
-}
-
-/** Resident set size of a process in MiB (Linux /proc), or 0 when it is gone. */
-export function rssMiB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Sends SIGTERM and waits for exit (SIGKILL after `graceMs`); resolves with the exit code. */
-export async function stopWorker(w: WorkerProcess, graceMs = 40_000): Promise<number | null> {
-  if (w.child.exitCode !== null || w.child.signalCode !== null) return w.child.exitCode;
-  w.child.kill('SIGTERM');
-  const timer = setTimeout(() => w.child.kill('SIGKILL'), graceMs);
-  const code = await w.exited;
-  clearTimeout(timer);
-  return code;
 }
