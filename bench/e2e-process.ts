@@ -26,6 +26,37 @@ export function procUsage(pid: number): { user: number; system: number; minorFau
   }
 }
 
+/**
+ * CPU seconds (user + system) of a process's threads so far, by kind: Node's main thread, V8's
+ * worker threads (parallel/concurrent GC and JIT compilation: what `--cpu-prof` never shows), and
+ * the rest (libuv's threadpool, native addons' threads). Zeros when the process is gone.
+ */
+export function procThreadCpu(pid: number): { main: number; v8Workers: number; other: number } {
+  const out = { main: 0, v8Workers: 0, other: 0 };
+  let tasks: string[];
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    clockTicks ||= Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+    const cpu = (Number(fields[11]) + Number(fields[12])) / clockTicks;
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    if (tid === String(pid)) out.main += cpu;
+    else if (name.startsWith('node-V8Worker')) out.v8Workers += cpu;
+    else out.other += cpu;
+  }
+  return out;
+}
+
 /** CPU seconds (user + system) a process has used so far, from /proc; 0 when it is gone. */
 export function procCpuSeconds(pid: number): number {
   const u = procUsage(pid);

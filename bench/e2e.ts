@@ -39,7 +39,7 @@ import type { StageCpuSummary } from '../common/src/stage-cpu';
 import { generateKeyPairSync } from 'node:crypto';
 import { buildTableDDL } from '../operator/src/desired/clickhouse';
 import { SECRET_ENV } from '../common/src/worker-config';
-import { exitSummary, procCpuSeconds, procUsage, serverPid } from './e2e-process';
+import { exitSummary, procCpuSeconds, procThreadCpu, procUsage, serverPid } from './e2e-process';
 import { e2eTargets, targetsBlock } from './targets';
 import { WORKER_NODE_ARGS } from '../common/src/worker-runtime';
 
@@ -95,6 +95,8 @@ export interface RunResult {
   reconsumedLines: number;
   /** Worker CPU seconds per million lines by stage (whole life; stage-cpu.ts), and what no stage holds. */
   stagesPerMillionLines: Record<string, number>;
+  /** Worker CPU seconds per million lines by thread (whole life, at the last row; procThreadCpu). */
+  threadsPerMillionLines: Record<string, number>;
 }
 
 /** Median of numbers (upper median for even counts). */
@@ -257,6 +259,7 @@ async function workerRun(
     );
     const wallSeconds = (Date.now() - t0) / 1000;
     const usage = procUsage(w.child.pid ?? 0);
+    const threads = procThreadCpu(w.child.pid ?? 0);
     const workerCpuAtLastRow = usage.user + usage.system;
     const serverCpuSeconds = procCpuSeconds(server) - server0;
     const stored = await s.storedCounts(ch, p);
@@ -293,6 +296,11 @@ async function workerRun(
       inserts,
       reconsumedLines: seen - total,
       stagesPerMillionLines: stageFigures(stageCpu, cpu - cpuAtJoin, system, perMillion),
+      threadsPerMillionLines: {
+        main: round3(threads.main * perMillion),
+        v8Workers: round3(threads.v8Workers * perMillion),
+        other: round3(threads.other * perMillion),
+      },
     };
   });
 }
@@ -562,6 +570,8 @@ const MEASURES = {
     "steadyLinesPerCpuSecond = median of the rounds' own ratios (each round runs the worker and the peer back to back on the same backlog: steadyRoundRatios), steadyRatioOfMedians = ratio of the two medians",
   steadySpread:
     'lowest and highest steady lines per CPU-second over the runs, relative = highest / lowest - 1',
+  threadsPerMillionLines:
+    "worker CPU of its whole life up to the last row, by thread, per million lines: Node's main thread, V8's worker threads (GC tasks, JIT compilation), other threads (libuv's threadpool, native addons)",
 };
 
 if (require.main === module) {
