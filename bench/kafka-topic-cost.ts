@@ -9,7 +9,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka } from 'kafkajs';
+import { buildKafkaConfig } from '../operator/src/apply/kafka-client';
 import { internalCluster } from '../operator/src/apply/kafka-owner';
 import { startKafka, stopKafka } from '../test/env/kafka';
 import { groupCpuSeconds } from './autoscale-support';
@@ -23,7 +24,7 @@ async function bench(argv: string[]) {
   const dir = fs.mkdtempSync(path.join(process.env.LP_SCRATCH ?? '/tmp', 'kafka-topic-cost-'));
   const bed = await startKafka(dir, process.pid);
   const pgid = bed.process.pid;
-  const kafka = new Kafka({ brokers: [bed.bootstrap], logLevel: logLevel.NOTHING });
+  const kafka = new Kafka(buildKafkaConfig({ brokers: [bed.bootstrap] }));
   const admin = kafka.admin();
   const cluster = internalCluster(kafka);
   await admin.connect();
