@@ -4,6 +4,7 @@
  * one worker within a poll or two (the group never committed, so the lag counts from the log
  * start), every line is stored once, and the pipeline goes back to zero.
  */
+import { auditMark, writesSince } from './fleet-support';
 import { apis, condition, getPipeline, maybe, waitFor } from './operator-harness';
 import {
   createAutoscaledPipeline,
@@ -32,6 +33,7 @@ afterAll(async () => {
 
 test('goes to zero when idle, wakes when lines arrive, drains, and goes back to zero', async () => {
   const l = loop!;
+  const mark = auditMark();
   await createAutoscaledPipeline(l, 'zero', {
     minReplicas: 0,
     maxReplicas: 3,
@@ -53,6 +55,10 @@ test('goes to zero when idle, wakes when lines arrive, drains, and goes back to 
     const pdb = () =>
       maybe(apis().policy.readNamespacedPodDisruptionBudget({ namespace: l.namespace, name: 'zero-worker' }));
     expect(await pdb()).toBeUndefined();
+    // ...nor a ConfigMap: no pod reads it until the first scale-up applies it.
+    const cm = () =>
+      maybe(apis().core.readNamespacedConfigMap({ namespace: l.namespace, name: 'zero-worker-config' }));
+    expect(await cm()).toBeUndefined();
 
     const sent = Date.now();
     await produce(l, 'zero', 5_000, 5);
@@ -60,6 +66,14 @@ test('goes to zero when idle, wakes when lines arrive, drains, and goes back to 
     const woke = await rec.until('woken', (s) => s.replicas >= 1 && s.t > sent, 60_000);
     // ...and one from the scale-up that asks for the first (sent with the scale write).
     expect((await waitFor('the PDB of the woken workers', pdb)).spec?.maxUnavailable).toBe(1);
+    // The ConfigMap was applied, and answered, before the scale write asked for the first pod.
+    expect((await cm())?.data).toBeDefined();
+    const writes = writesSince(mark, l.namespace).map(
+      (w) => `${w.verb} ${w.resource}/${w.subresource ?? ''}`,
+    );
+    const cmWrite = writes.indexOf('patch configmaps/');
+    expect(cmWrite).toBeGreaterThanOrEqual(0);
+    expect(cmWrite).toBeLessThan(writes.indexOf('patch deployments/scale'));
     const drained = await rec.until(
       'drained',
       (s, all) => s.lag?.total === 0 && all.some((x) => x.t > sent && (x.lag?.total ?? 0) > 0),

@@ -154,12 +154,13 @@ it('creates autoscaled pipelines with a bounded number of writes each', async ()
     writes.filter(
       (w) => `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ''}` === `${verb} ${resource}`,
     ).length;
-  // One server-side apply per child and no scale: the Deployment is created with minReplicas (0),
-  // so no worker is started only to be stopped; nothing sent twice for a cache that lags behind.
-  expect(count('patch', 'configmaps')).toBe(PIPELINES);
+  // One server-side apply of the Deployment and no scale: it is created with minReplicas (0), so no
+  // worker is started only to be stopped; nothing sent twice for a cache that lags behind.
   expect(count('patch', 'deployments')).toBe(PIPELINES);
-  // No PodDisruptionBudget yet: a Deployment that never asked for a pod needs none (the first
-  // scale-up applies it; test/autoscale-zero.test.ts).
+  // No ConfigMap and no PodDisruptionBudget yet: a Deployment that never asked for a pod needs
+  // neither (the first scale-up applies the ConfigMap before the scale and the PDB with it;
+  // test/autoscale-zero.test.ts).
+  expect(count('patch', 'configmaps')).toBe(0);
   expect(count('patch', 'poddisruptionbudgets')).toBe(0);
   expect(count('patch', 'deployments/scale')).toBe(0);
   // The finalizer, then one status write: Ready, from the reconcile that created everything (it was

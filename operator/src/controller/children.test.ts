@@ -1,7 +1,7 @@
 import { resolveSpec } from '../api/defaults';
 import type { LogPipeline } from '../api/types';
 import type { KubeClient } from '../apply/kube-rest';
-import { renderWorkerConfig } from '../desired/configmap';
+import { buildConfigMap, renderWorkerConfig } from '../desired/configmap';
 import { buildWorkerColumns, resolveTableSchema } from '../desired/clickhouse';
 import { APPLIED_HASH_ANNOTATION } from '../desired/labels';
 import { toConfigMapView, toDeploymentView, toPdbView, type ChildView } from '../status/views';
@@ -147,8 +147,8 @@ describe('ChildApplier and writes that are not edits (issue 18)', () => {
     };
     const applier = new ChildApplier(client, server.caches);
     const first = await applier.apply(autoSpec(), config);
-    // ConfigMap and Deployment: no PDB for a Deployment that never asked for a pod.
-    expect(first.writes).toBe(2);
+    // The Deployment only: no ConfigMap or PDB for a Deployment that never asked for a pod.
+    expect(first.writes).toBe(1);
     expect(paths.filter((p) => p.endsWith('/scale'))).toEqual([]);
     expect(first.deployment.replicas).toBe(0);
     // The apiserver records our manager as the owner of spec.replicas (it sent them).
@@ -207,10 +207,24 @@ describe('ChildApplier order (issue 18)', () => {
   const withWorkers = (workers: Record<string, unknown>) =>
     resolveSpec({ ...lp, spec: { ...lp.spec, workers } as LogPipeline['spec'] });
 
-  it('sends ConfigMap and Deployment at once for a Deployment created with zero replicas (no pod mounts the ConfigMap)', async () => {
+  it('sends no ConfigMap with a Deployment created with zero replicas (no pod mounts it)', async () => {
     const { client, caches, order } = orderServer();
     const zero = withWorkers({ autoscaling: { enabled: true, minReplicas: 0, maxReplicas: 2 } });
     await new ChildApplier(client, caches).apply(zero, config);
+    expect(order.filter((o) => o.startsWith('sent'))).toEqual(['sent deployments']);
+  });
+
+  it('sends an existing ConfigMap and a Deployment created with zero replicas at once', async () => {
+    const { client, caches, order } = orderServer();
+    const zero = withWorkers({ autoscaling: { enabled: true, minReplicas: 0, maxReplicas: 2 } });
+    const applier = new ChildApplier(client, caches);
+    await applier.ensureConfigMap(zero, config);
+    order.length = 0;
+    const edited = withWorkers({
+      batch: { maxDelay: '2500ms' },
+      autoscaling: { enabled: true, minReplicas: 0 },
+    });
+    await applier.apply(edited, renderWorkerConfig(edited, buildWorkerColumns(resolveTableSchema(edited))));
     expect(order.slice(0, 2).every((o) => o.startsWith('sent'))).toBe(true);
     expect(order.filter((o) => o.startsWith('sent')).sort()).toEqual(['sent configmaps', 'sent deployments']);
   });
@@ -219,6 +233,63 @@ describe('ChildApplier order (issue 18)', () => {
     const { client, caches, order } = orderServer();
     await new ChildApplier(client, caches).apply(withWorkers({ replicas: 2 }), config);
     expect(order.indexOf('answered configmaps')).toBeLessThan(order.indexOf('sent deployments'));
+  });
+});
+
+describe('ChildApplier ConfigMap (issue 18: none before the first pod)', () => {
+  const cmPath = (server: ReturnType<typeof fakeServer>) =>
+    [...server.stored.keys()].find((p) => p.includes('/configmaps/'));
+  const auto = (minReplicas: number, extra: Record<string, unknown> = {}) =>
+    resolveSpec({
+      ...lp,
+      spec: {
+        ...lp.spec,
+        workers: { ...extra, autoscaling: { enabled: true, minReplicas, maxReplicas: 2 } },
+      },
+    });
+
+  it('creates none for a Deployment at zero, and one before the first scale-up (ensureConfigMap)', async () => {
+    const server = fakeServer();
+    const applier = new ChildApplier(server.client, server.caches);
+    await applier.apply(auto(0), config);
+    expect(cmPath(server)).toBeUndefined();
+    expect((await applier.apply(auto(0), config)).writes).toBe(0);
+    // The autoscaler's scale-up applies it (runAutoscaler, awaited before the scale write)...
+    expect((await applier.ensureConfigMap(auto(0), config)).wrote).toBe(true);
+    expect(cmPath(server)).toBeDefined();
+    // ...and once it exists it is a no-op there, and kept as desired by every apply.
+    expect((await applier.ensureConfigMap(auto(0), config)).wrote).toBe(false);
+    expect((await applier.apply(auto(0), config)).writes).toBe(0);
+    const changed = auto(0, { batch: { maxDelay: '2500ms' } });
+    const rendered = renderWorkerConfig(changed, buildWorkerColumns(resolveTableSchema(changed)));
+    await applier.apply(changed, rendered);
+    const data = server.stored.get(cmPath(server)!)!.data;
+    expect(data).toEqual(buildConfigMap(changed, rendered).data);
+    expect(data).not.toEqual(buildConfigMap(auto(0), config).data);
+  });
+
+  it('creates it first for workers with pods, and for a Deployment someone scaled up', async () => {
+    const server = fakeServer();
+    await new ChildApplier(server.client, server.caches).apply(auto(1), config);
+    expect(cmPath(server)).toBeDefined();
+    const other = fakeServer();
+    const applier = new ChildApplier(other.client, other.caches);
+    await applier.apply(auto(0), config);
+    const depPath = [...other.stored.keys()].find((p) => p.includes('/deployments/'))!;
+    const dep = other.stored.get(depPath)!;
+    other.stored.set(depPath, { ...dep, spec: { ...(dep.spec as object), replicas: 2 } });
+    await applier.apply(auto(0), config);
+    expect(cmPath(other)).toBeDefined();
+  });
+
+  it('restores a deleted ConfigMap at zero (it existed: a repair)', async () => {
+    const server = fakeServer();
+    const applier = new ChildApplier(server.client, server.caches);
+    await applier.apply(auto(0), config);
+    await applier.ensureConfigMap(auto(0), config);
+    server.stored.delete(cmPath(server)!);
+    const again = await applier.apply(auto(0), config);
+    expect(again.repaired).toContain('ConfigMap/fw-worker-config');
   });
 });
 

@@ -93,7 +93,7 @@ export class ChildApplier {
 
   /** Applies ConfigMap, Deployment and PDB of `spec`; returns the Deployment as stored. */
   async apply(spec: ResolvedSpec, config: RenderedConfig, secretsVersion?: string): Promise<ChildrenResult> {
-    const { namespace, name } = spec;
+    const { name } = spec;
     const repaired: string[] = [];
     let writes = 0;
     const track = <V extends ChildView>(r: { view: V; wrote: boolean; repaired: boolean }, label: string) => {
@@ -102,30 +102,29 @@ export class ChildApplier {
       return r.view;
     };
     const cmName = configMapName(name);
+    // No ConfigMap while the workers never asked for a pod (issue 18: one write and one watch event
+    // fewer per new scaled-to-zero pipeline); the first scale-up applies it before the scale
+    // (`ensureConfigMap`), so no pod ever starts without it.
     const configMap = () =>
-      this.ensure(
-        buildConfigMap(spec, config),
-        this.caches.configMaps.get(namespace, cmName),
-        toConfigMapView,
-      );
+      this.wantedForPods('ConfigMap', cmName, spec)
+        ? this.ensureConfigMap(spec, config)
+        : Promise.resolve(undefined);
     const rest = () =>
       Promise.allSettled([
         this.ensureDeployment(spec, config, secretsVersion),
-        this.pdbWanted(spec) ? this.ensurePdb(spec) : Promise.resolve(undefined),
+        this.wantedForPods('PodDisruptionBudget', workerName(name), spec)
+          ? this.ensurePdb(spec)
+          : Promise.resolve(undefined),
       ]);
     // The ConfigMap first (the workers mount it, and pods of a new template must read the new
     // config); the Deployment and its PDB do not depend on each other. A Deployment created with
-    // zero replicas starts no pod, so all three go at once (issue 18: one round trip fewer).
+    // zero replicas starts no pod, so all go at once (issue 18: one round trip fewer).
     let dep: PromiseSettledResult<ChildApplied<DeploymentView>>;
     let pdb: PromiseSettledResult<ChildApplied<ChildView> | undefined>;
-    if (this.createdAtZero(spec)) {
-      const [cm, others] = await Promise.all([configMap(), rest()]);
-      track(cm, `ConfigMap/${cmName}`);
-      [dep, pdb] = others;
-    } else {
-      track(await configMap(), `ConfigMap/${cmName}`);
-      [dep, pdb] = await rest();
-    }
+    let cm: ChildApplied<ChildView> | undefined;
+    if (this.createdAtZero(spec)) [cm, [dep, pdb]] = await Promise.all([configMap(), rest()]);
+    else [cm, [dep, pdb]] = [await configMap(), await rest()];
+    if (cm) track(cm, `ConfigMap/${cmName}`);
     if (dep.status === 'rejected') throw dep.reason;
     if (pdb.status === 'rejected') throw pdb.reason;
     const deployment = track(dep.value, `Deployment/${workerName(name)}`);
@@ -143,18 +142,33 @@ export class ChildApplier {
   }
 
   /**
-   * True when the PDB is applied with the other children: it exists (kept as desired, repaired
-   * when deleted) or the Deployment asks for pods. A budget of a Deployment that never had a pod
-   * protects nothing, and at a thousand new scaled-to-zero pipelines it was one write in six
-   * (issue 18); the first scale-up creates it (`runAutoscaler`).
+   * Applies the workers' ConfigMap (a no-op when it is as desired). The autoscaler calls it before
+   * a scale-up and waits for it: a Deployment created with zero replicas gets its ConfigMap only
+   * then, and a pod must never start without the config it mounts.
    */
-  private pdbWanted(spec: ResolvedSpec): boolean {
-    const { namespace, name } = spec;
-    if (this.caches.pdbs.get(namespace, workerName(name))) return true;
-    if (this.memo.has(`PodDisruptionBudget/${namespace}/${workerName(name)}`)) return true;
+  ensureConfigMap(spec: ResolvedSpec, config: RenderedConfig): Promise<ChildApplied<ChildView>> {
+    const cm = buildConfigMap(spec, config);
+    return this.ensure(cm, this.caches.configMaps.get(spec.namespace, cm.metadata.name), toConfigMapView);
+  }
+
+  /**
+   * True when the workers' ConfigMap or PDB (`kind`/`name`) is applied with the other children: it
+   * exists (kept as desired, repaired when deleted) or the Deployment asks for pods. Neither
+   * matters to a Deployment that never had a pod, and at a thousand new scaled-to-zero pipelines
+   * each was one write in six (issue 18); the first scale-up creates them (`runAutoscaler`).
+   */
+  private wantedForPods(
+    kind: 'ConfigMap' | 'PodDisruptionBudget',
+    name: string,
+    spec: ResolvedSpec,
+  ): boolean {
+    const { namespace } = spec;
+    const cache = kind === 'ConfigMap' ? this.caches.configMaps : this.caches.pdbs;
+    if (cache.get(namespace, name)) return true;
+    if (this.memo.has(`${kind}/${namespace}/${name}`)) return true;
     const auto = spec.workers.autoscaling;
     if (!auto.enabled) return spec.workers.replicas > 0;
-    const live = this.caches.deployments.get(namespace, workerName(name));
+    const live = this.caches.deployments.get(namespace, workerName(spec.name));
     return clampReplicas(live?.replicas ?? auto.minReplicas, auto.minReplicas, auto.maxReplicas) > 0;
   }
 

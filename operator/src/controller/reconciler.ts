@@ -180,13 +180,13 @@ export class Reconciler {
       this.applyChildren(lp, spec, config, secretsVersion(spec, this.opts.secrets)),
     );
     if (!deployment) return {};
-    return this.syncRunning(lp, spec, ctx, topic, table, deployment);
+    return this.syncRunning(lp, { spec, config }, ctx, topic, table, deployment);
   }
 
   /** The rest of sync once the children are applied: ingest, autoscaler, seal, status, next run. */
   private async syncRunning(
     lp: LogPipeline,
-    spec: ResolvedSpec,
+    { spec, config }: PreparedPipeline,
     ctx: PartContext,
     topic: PartRun,
     table: PartRun,
@@ -200,9 +200,10 @@ export class Reconciler {
       topic.observed?.maxMessageBytes as number | undefined,
     );
     const scaling = await timed('autoscaler', () =>
-      runAutoscaler(this.autoscaler, this.opts.client, spec, live, ctx, () =>
-        this.childApplier.ensurePdb(spec),
-      ),
+      runAutoscaler(this.autoscaler, this.opts.client, spec, live, ctx, {
+        configMap: () => this.childApplier.ensureConfigMap(spec, config),
+        pdb: () => this.childApplier.ensurePdb(spec),
+      }),
     );
     const deployment = scaling.deployment;
     const seal = await this.sealer?.evaluate(spec, ctx);

@@ -81,9 +81,20 @@ export async function runPart(
   };
 }
 
+/** What pods of the workers need before there are any: applied with a scale to one or more. */
+export interface ForPods {
+  /** The workers' ConfigMap: awaited before the scale (a pod must never start without it). */
+  configMap(): Promise<unknown>;
+  /** The workers' PodDisruptionBudget: sent with the scale. */
+  pdb(): Promise<unknown>;
+}
+
+const NOTHING_FOR_PODS: ForPods = { configMap: async () => undefined, pdb: async () => undefined };
+
 /**
  * Evaluates the autoscaler and applies its clamped replica count when autoscaling is on; a scale
- * to one or more workers applies the PDB with it (`ensurePdb`: created with the first scale-up).
+ * to one or more workers applies the ConfigMap first and the PDB with it (`forPods`: a Deployment
+ * created with zero replicas gets both only with its first scale-up).
  */
 export async function runAutoscaler(
   autoscaler: ScalingPart | undefined,
@@ -91,7 +102,7 @@ export async function runAutoscaler(
   spec: ResolvedSpec,
   deployment: DeploymentView,
   ctx: PartContext,
-  ensurePdb: () => Promise<unknown> = async () => undefined,
+  forPods: ForPods = NOTHING_FOR_PODS,
 ): Promise<{ outcome?: ScalingOutcome; deployment: DeploymentView }> {
   const auto = spec.workers.autoscaling;
   if (!autoscaler) return { deployment };
@@ -100,9 +111,11 @@ export async function runAutoscaler(
   if (!auto.enabled || outcome.replicas === undefined) return { outcome, deployment };
   const replicas = clampReplicas(outcome.replicas, auto.minReplicas, auto.maxReplicas);
   if (replicas !== deployment.replicas) {
+    // No-ops (no request) when they exist as desired: only the first scale-up sends them.
+    if (replicas > 0) await forPods.configMap();
     await Promise.all([
       applyReplicasAsAutoscaler(client, spec.namespace, deployment.metadata.name, replicas),
-      replicas > 0 ? ensurePdb() : undefined,
+      replicas > 0 ? forPods.pdb() : undefined,
     ]);
   }
   return { outcome: { ...outcome, replicas }, deployment: { ...deployment, replicas } };
