@@ -322,6 +322,22 @@ export async function storedRows(loop: Loop, name: string): Promise<{ rows: numb
   }
 }
 
+/** Names of the pipeline `name`'s tables in the loop's database (its own and its companions). */
+export async function pipelineTables(loop: Loop, name: string): Promise<string[]> {
+  const ch = chClient(loop.bed);
+  try {
+    const rs = await ch.query({
+      query:
+        'SELECT name FROM system.tables WHERE database = {db:String} AND startsWith(name, {t:String}) ORDER BY name',
+      query_params: { db: loop.database, t: name.replace(/-/g, '_') },
+      format: 'JSONEachRow',
+    });
+    return (await rs.json<{ name: string }>()).map((r) => r.name);
+  } finally {
+    await ch.close();
+  }
+}
+
 /** ScaledUp/ScaledDown (and other) Events of the pipeline, oldest first. */
 export async function scaleEvents(
   loop: Loop,

@@ -10,6 +10,7 @@ import {
   createAutoscaledPipeline,
   produce,
   Recorder,
+  pipelineTables,
   replicaChanges,
   scaleEvents,
   startLoop,
@@ -59,6 +60,8 @@ test('goes to zero when idle, wakes when lines arrive, drains, and goes back to 
     const cm = () =>
       maybe(apis().core.readNamespacedConfigMap({ namespace: l.namespace, name: 'zero-worker-config' }));
     expect(await cm()).toBeUndefined();
+    // ...nor the parser-stats table only workers write: the data and dead-letter tables exist.
+    expect(await pipelineTables(l, 'zero')).toEqual(['zero', 'zero_dlq']);
 
     const sent = Date.now();
     await produce(l, 'zero', 5_000, 5);
@@ -74,6 +77,13 @@ test('goes to zero when idle, wakes when lines arrive, drains, and goes back to 
     const cmWrite = writes.indexOf('patch configmaps/');
     expect(cmWrite).toBeGreaterThanOrEqual(0);
     expect(cmWrite).toBeLessThan(writes.indexOf('patch deployments/scale'));
+    // The reconcile after the scale-up creates the parser-stats table (the workers' first window
+    // INSERT retries on the next window if it came first).
+    await waitFor(
+      'the parser-stats table of the woken workers',
+      async () => ((await pipelineTables(l, 'zero')).includes('zero_parser_stats') ? true : undefined),
+      60_000,
+    );
     const drained = await rec.until(
       'drained',
       (s, all) => s.lag?.total === 0 && all.some((x) => x.t > sent && (x.lag?.total ?? 0) > 0),

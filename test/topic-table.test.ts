@@ -232,6 +232,38 @@ describe('ClickHouse tables (real engine over HTTP)', () => {
     expect((await tableInfo(db)).engine_full).toContain('non_replicated_deduplication_window = 1000');
   });
 
+  it('leaves the parser-stats table to the first worker when asked to, and keeps one that exists (issue 18)', async () => {
+    const db = newDatabase();
+    const spec = pipeline(db);
+    const names = async () =>
+      (
+        await rows<{ name: string }>(
+          'SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name',
+          {
+            db,
+          },
+        )
+      ).map((t) => t.name);
+    const atZero = await ensureTable(client, spec, undefined, undefined, { deferWorkerTables: true });
+    expect(atZero).toMatchObject({ ready: true, reason: 'TableReady', deferred: ['fw_parser_stats'] });
+    expect(atZero.message).toContain('fw_parser_stats: created with the first worker');
+    expect(await names()).toEqual(['fw', 'fw_dlq']);
+    // Still at zero: nothing to do, nothing sent.
+    expect(
+      (await ensureTable(client, spec, undefined, undefined, { deferWorkerTables: true })).applied,
+    ).toEqual([]);
+    // The workers ask for pods: the reconcile creates it.
+    const woken = await ensureTable(client, spec);
+    expect(woken.applied).toHaveLength(1);
+    expect(woken.applied[0]).toMatch(/^CREATE TABLE .*\.`fw_parser_stats`/);
+    expect(woken.deferred).toBeUndefined();
+    expect(await names()).toEqual(['fw', 'fw_dlq', 'fw_parser_stats']);
+    // Back at zero it stays, kept as desired: no statement, nothing deferred.
+    const again = await ensureTable(client, spec, undefined, undefined, { deferWorkerTables: true });
+    expect(again).toMatchObject({ ready: true, applied: [] });
+    expect(again.deferred).toBeUndefined();
+  });
+
   it('applies a TTL change and an added column, visible in system.tables and system.columns', async () => {
     const db = newDatabase();
     await ensureTable(client, pipeline(db));

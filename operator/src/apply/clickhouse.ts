@@ -11,6 +11,7 @@ import {
   planTableChanges,
   type DesiredTable,
   type Refusal,
+  type TableRole,
   type TableDDL,
 } from '../desired/clickhouse';
 import { ownerRecord, ownerString } from '../desired/ownership';
@@ -51,7 +52,22 @@ export interface TableOutcome {
   refusals: Refusal[];
   /** `namespace/name/uid` recorded on every table, once the claim passed. */
   owner?: string;
+  /** Tables left to create until the workers ask for pods (EnsureTableOptions.deferWorkerTables). */
+  deferred?: string[];
 }
+
+/** How ensureTable treats tables only the workers write. */
+export interface EnsureTableOptions {
+  /**
+   * The workers ask for no pod (a Deployment at zero since it was created): a missing parser-stats
+   * table is not created yet (issue 18: one CREATE TABLE fewer per new scaled-to-zero pipeline);
+   * one that exists is kept as desired. The reconcile after the first scale-up creates it.
+   */
+  deferWorkerTables?: boolean;
+}
+
+/** Tables only the workers write, created once they ask for pods (EnsureTableOptions). */
+const WORKER_TABLES: ReadonlySet<TableRole> = new Set<TableRole>(['parserStats']);
 
 function outcome(reason: string, message: string, extra: Partial<TableOutcome> = {}): TableOutcome {
   return { ready: false, reason, message, applied: [], refusals: [], ...extra };
@@ -63,6 +79,9 @@ interface ReconcileOptions {
   allowShortening: boolean;
   /** Send CREATE TABLE without IF NOT EXISTS (single server only; see exclusiveCreate). */
   exclusive: boolean;
+  /** Roles whose missing table is not created now; their names are pushed to `deferred`. */
+  defer?: ReadonlySet<TableRole>;
+  deferred?: string[];
 }
 
 async function preflight(
@@ -99,6 +118,10 @@ async function reconcileOne(
   run: Run,
 ): Promise<Refusal[]> {
   const observed = await observeTable(client, table.database, table.storageName);
+  if (!observed && opts.defer?.has(table.role)) {
+    opts.deferred?.push(table.name);
+    return [];
+  }
   const plan = planTableChanges(table, observed, opts);
   if (plan.refusals.length > 0) return plan.refusals;
   const touched = [...new Set([table.storageName, table.name])];
@@ -181,13 +204,16 @@ export async function ensureTable(
   spec: ResolvedSpec,
   claim?: TableClaim,
   catalogue?: ClickHouseCatalogue,
+  options: EnsureTableOptions = {},
 ): Promise<TableOutcome> {
   const built = buildTableDDL(spec, claim && ownerRecord(claim.owner));
   if (!built.ok) return outcome(built.reason, built.message);
   const ddl = built.value;
   const src: ObserveSource = catalogue ? { client, catalogue } : client;
   const applied: string[] = [];
-  const ensure = (exclusive: boolean) => ensureBuilt(client, src, spec, ddl, { claim, exclusive, applied });
+  const defer = options.deferWorkerTables ? WORKER_TABLES : undefined;
+  const ensure = (exclusive: boolean) =>
+    ensureBuilt(client, src, spec, ddl, { claim, exclusive, applied, defer });
   // ON CLUSTER DDL has no exclusive CREATE (a node may already hold the table): probe and recheck.
   if (ddl.cluster !== undefined) return ensure(false);
   try {
@@ -210,6 +236,8 @@ interface EnsurePass {
   exclusive: boolean;
   /** Statements executed, shared by both passes (a first pass may have created some tables). */
   applied: string[];
+  /** Roles whose missing table waits for the workers (EnsureTableOptions.deferWorkerTables). */
+  defer?: ReadonlySet<TableRole>;
 }
 
 async function ensureBuilt(
@@ -217,7 +245,7 @@ async function ensureBuilt(
   src: ObserveSource,
   spec: ResolvedSpec,
   ddl: TableDDL,
-  { claim, exclusive, applied }: EnsurePass,
+  { claim, exclusive, applied, defer }: EnsurePass,
 ): Promise<TableOutcome> {
   // Careful path: look at the server as it is now, not as the last round saw it (one probe of the
   // missing tables, shared with every reconcile asking at the same moment).
@@ -244,7 +272,8 @@ async function ensureBuilt(
   }
   // Checked first so a steady-state reconcile sends no DDL (ON CLUSTER DDL goes through a queue).
   if (!(await databaseExists(src, ddl.database))) await run(ddl.createDatabase);
-  const opts = { ...spec.clickhouse.retention, exclusive };
+  const deferred: string[] = [];
+  const opts = { ...spec.clickhouse.retention, exclusive, defer, deferred };
   const refusals = await reconcileTables(src, ddl, opts, runInto, applied);
   // An exclusive CREATE that succeeded created the table itself: nothing to recheck.
   const lost = claim && !exclusive && (await recheckCreated(src, ddl, claim, existing));
@@ -254,6 +283,7 @@ async function ensureBuilt(
     version,
     applied,
     owner: claim && ownerString(claim.owner),
+    ...(deferred.length > 0 ? { deferred } : {}),
   });
 }
 
@@ -261,16 +291,21 @@ async function ensureBuilt(
 function finalOutcome(
   ddl: TableDDL,
   refusals: Refusal[],
-  done: Pick<TableOutcome, 'identity' | 'version' | 'applied' | 'owner'>,
+  done: Pick<TableOutcome, 'identity' | 'version' | 'applied' | 'owner' | 'deferred'>,
 ): TableOutcome {
   if (refusals.length > 0) {
     return outcome(refusals[0].reason, refusals.map((r) => r.message).join('; '), { ...done, refusals });
   }
-  const names = ddl.tables.map((t) => t.name).join(', ');
+  const later = new Set(done.deferred);
+  const names = ddl.tables
+    .filter((t) => !later.has(t.name))
+    .map((t) => t.name)
+    .join(', ');
+  const waiting = later.size > 0 ? ` (${[...later].join(', ')}: created with the first worker)` : '';
   return {
     ready: true,
     reason: 'TableReady',
-    message: `${ddl.database}: ${names} match the spec`,
+    message: `${ddl.database}: ${names} match the spec${waiting}`,
     ...done,
     refusals,
   };

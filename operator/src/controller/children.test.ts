@@ -282,6 +282,21 @@ describe('ChildApplier ConfigMap (issue 18: none before the first pod)', () => {
     expect(cmPath(other)).toBeDefined();
   });
 
+  it('says whether the workers ask for pods: fixed replicas, else the live (or minimum) count', async () => {
+    const server = fakeServer();
+    const applier = new ChildApplier(server.client, server.caches);
+    const fixed = (replicas: number) => resolveSpec({ ...lp, spec: { ...lp.spec, workers: { replicas } } });
+    expect(applier.asksForPods(fixed(0))).toBe(false);
+    expect(applier.asksForPods(fixed(2))).toBe(true);
+    expect(applier.asksForPods(auto(0))).toBe(false);
+    expect(applier.asksForPods(auto(1))).toBe(true);
+    await applier.apply(auto(0), config);
+    const depPath = [...server.stored.keys()].find((p) => p.includes('/deployments/'))!;
+    const dep = server.stored.get(depPath)!;
+    server.stored.set(depPath, { ...dep, spec: { ...(dep.spec as object), replicas: 1 } });
+    expect(applier.asksForPods(auto(0))).toBe(true);
+  });
+
   it('restores a deleted ConfigMap at zero (it existed: a repair)', async () => {
     const server = fakeServer();
     const applier = new ChildApplier(server.client, server.caches);

@@ -166,9 +166,18 @@ export class ChildApplier {
     const cache = kind === 'ConfigMap' ? this.caches.configMaps : this.caches.pdbs;
     if (cache.get(namespace, name)) return true;
     if (this.memo.has(`${kind}/${namespace}/${name}`)) return true;
+    return this.asksForPods(spec);
+  }
+
+  /**
+   * True when the workers of `spec` ask for pods now: fixed replicas above zero, or autoscaled with
+   * the live Deployment's count (a new one: the minimum) clamped above zero. What only pods need
+   * (ConfigMap, PDB, the parser-stats table) waits for it.
+   */
+  asksForPods(spec: ResolvedSpec): boolean {
     const auto = spec.workers.autoscaling;
     if (!auto.enabled) return spec.workers.replicas > 0;
-    const live = this.caches.deployments.get(namespace, workerName(spec.name));
+    const live = this.caches.deployments.get(spec.namespace, workerName(spec.name));
     return clampReplicas(live?.replicas ?? auto.minReplicas, auto.minReplicas, auto.maxReplicas) > 0;
   }
 

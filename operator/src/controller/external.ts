@@ -54,6 +54,11 @@ export interface PartContext {
   pipelines: (naming?: readonly string[]) => Iterable<LogPipeline>;
   /** Records an Event on the pipeline through the operator's deduplicating recorder (best effort). */
   event?(ev: PipelineEvent): Promise<void>;
+  /**
+   * Whether the pipeline's workers ask for pods now (ChildApplier.asksForPods); absent: they do.
+   * Tables only workers write (parser stats) are created once they do.
+   */
+  workersAskForPods?(spec: ResolvedSpec): boolean;
 }
 
 /** A Kafka topic or ClickHouse table manager. */

@@ -64,6 +64,22 @@ describe('PartMemo', () => {
     expect(f.calls).toHaveLength(4);
   });
 
+  it('runs the part again when the workers start or stop asking for pods (parser-stats table)', async () => {
+    const f = fixture();
+    let asking = false;
+    const ctx: PartContext = { ...f.ctx, workersAskForPods: () => asking };
+    await f.memo.ensure(f.part, f.spec, ctx, 'sv');
+    await f.memo.ensure(f.part, f.spec, ctx, 'sv');
+    expect(f.calls).toHaveLength(1);
+    asking = true;
+    await f.memo.ensure(f.part, f.spec, ctx, 'sv');
+    await f.memo.ensure(f.part, f.spec, ctx, 'sv');
+    expect(f.calls).toHaveLength(2);
+    // A context that does not say counts as asking (the tables of pods are wanted).
+    await f.memo.ensure(f.part, f.spec, f.ctx, 'sv');
+    expect(f.calls).toHaveLength(2);
+  });
+
   it('never keeps outcomes that are not clean', async () => {
     for (const o of [
       { status: 'False', reason: 'X', message: '' },

@@ -75,7 +75,7 @@ export function tableIdentities(spec: ResolvedSpec): string[] {
   );
 }
 
-/** What an ensure depends on besides the world outside: spec, Secrets, annotations. */
+/** What an ensure depends on besides the world outside: spec, Secrets, annotations, whether workers run. */
 export function partFingerprint(
   spec: ResolvedSpec,
   ctx: PartContext,
@@ -90,6 +90,8 @@ export function partFingerprint(
         spec,
         secretsVersion: secretsVersion ?? '',
         annotations: lp.metadata.annotations ?? {},
+        // A first scale-up (or the last scale-down) changes which tables are wanted (parser stats).
+        workersAskForPods: ctx.workersAskForPods?.(spec) ?? true,
         // Not the recorded status.topic/table: it only feeds the legacy-claim check, which a clean
         // outcome has passed, and our own status write of the outcome would otherwise force a
         // second full check of every new pipeline.

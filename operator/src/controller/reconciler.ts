@@ -144,6 +144,7 @@ export class Reconciler {
       guard: this.opts.guard?.() ?? UNGUARDED,
       pipelines: this.opts.allPipelines ?? (() => []),
       event: (ev) => this.status.event(involved, ev),
+      workersAskForPods: (spec) => this.childApplier.asksForPods(spec),
     };
   }
 

@@ -141,12 +141,16 @@ export function createTablePart(pool: ClickHousePool, access = new AccessApplier
           spec,
           tableClaim(ctx.pipeline, spec, ctx),
           await pool.catalogue(spec, ctx),
+          { deferWorkerTables: !(ctx.workersAskForPods?.(spec) ?? true) },
         );
         // A failed read leaves ParserCoverage Unknown; it never blocks the table's own state.
-        // A coverage table created by this very call holds no rows yet: nothing to read.
+        // A coverage table created by this very call, or not yet (no worker ever ran), holds no
+        // rows: nothing to read.
+        const noStats =
+          createdNow(out.applied, spec.coverage.table) || (out.deferred ?? []).includes(spec.coverage.table);
         const parserCoverage = !out.ready
           ? undefined
-          : createdNow(out.applied, spec.coverage.table)
+          : noStats
             ? coverageOf(spec.coverage.windowMs, 0, 0, {})
             : await (await pool.coverageReader(spec, ctx)).read(spec);
         const observed = {
