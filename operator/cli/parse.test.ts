@@ -106,7 +106,8 @@ describe('logpipeline parse -f pipeline.yaml', () => {
   });
 
   it('refuses a pipeline admission would refuse, with the rule message', async () => {
-    const bad = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'parse-f-')), 'p.yaml');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parse-f-'));
+    const bad = path.join(dir, 'p.yaml');
     fs.writeFileSync(
       bad,
       fs.readFileSync(file, 'utf8').replace("keyValueDelimiter: '='", "keyValueDelimiter: ' '"),
@@ -117,6 +118,7 @@ describe('logpipeline parse -f pipeline.yaml', () => {
       expect((await run(['-f', bad], [])).code).toBe(2);
     } finally {
       spy.mockRestore();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
     expect(err.join('')).toMatch(/pairDelimiter and keyValueDelimiter must be different/);
   });
