@@ -51,7 +51,8 @@ describe('secrets and kafka client config', () => {
   });
 
   it('builds SASL and TLS options, and refuses SASL without credentials', () => {
-    const ca = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wc-')), 'ca.crt');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wc-'));
+    const ca = path.join(dir, 'ca.crt');
     fs.writeFileSync(ca, 'PEM');
     const cfg = config({
       kafka: {
@@ -68,6 +69,8 @@ describe('secrets and kafka client config', () => {
       { clickhouseUser: 'x', clickhousePassword: '', kafkaSaslUser: 'u', kafkaSaslPassword: 'p' },
       60_000,
     );
+    // The CA is read while the options are built: its directory can go now.
+    fs.rmSync(dir, { recursive: true, force: true });
     expect(k.sasl).toEqual({ mechanism: 'scram-sha-512', username: 'u', password: 'p' });
     expect(k.ssl).toEqual({ rejectUnauthorized: true, ca: ['PEM'] });
     expect(k.requestTimeout).toBe(30_000);
