@@ -7,7 +7,7 @@
 import { FIELD_PREFIX, SOURCES, STATIC_PREFIX } from '../../../common/src/columns/sources';
 import { isKnownSource } from '../../../common/src/columns/column-check';
 import type { ColumnSpec } from './types';
-import type { PipelineRule } from './validate-rules';
+import type { PipelineRule } from './validate-rules-define';
 
 const SOURCES_CEL = `[${SOURCES.map((s) => `'${s}'`).join(', ')}]`;
 

@@ -5,7 +5,7 @@
 import { INGEST_DEFAULTS, containerPortFor } from '../../../common/src/ingest-config';
 import { DURATION_PATTERN, parseDuration } from './duration';
 import type { LogPipelineSpec, SyslogIngestSpec, SyslogListenerSpec, SyslogServiceSpec } from './types';
-import type { PipelineRule } from './validate-rules';
+import type { PipelineRule } from './validate-rules-define';
 
 type Syslog = SyslogIngestSpec;
 type Tls = NonNullable<Syslog['tls']>;

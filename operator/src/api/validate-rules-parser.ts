@@ -3,7 +3,7 @@
  * plus the offline mirror, in the shape of validate-rules.ts (which lists them in PIPELINE_RULES).
  */
 import { MAPPABLE_COLUMNS } from './schema-parser-formats';
-import type { PipelineRule } from './validate-rules';
+import type { PipelineRule } from './validate-rules-define';
 import type { CsvFormatSpec, KvFormatSpec, ParserRuleSpec, ParserSpec, SdFormatSpec } from './types';
 
 interface Def<T> {

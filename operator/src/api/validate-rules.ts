@@ -7,12 +7,13 @@
 import { DEFAULT_DELETE_AFTER, DEFAULT_FIREWALL_MINIMUM_DELETE_AFTER, DEFAULT_PARTITIONS } from './defaults';
 import { DURATION_PATTERN, parseDuration } from './duration';
 import type { CelRule } from './schema-dsl';
+import { define, type PipelineRule } from './validate-rules-define';
+import { REPLICA_RULES } from './validate-rules-workers';
+
+export type { PipelineRule } from './validate-rules-define';
 import {
   celDurationMs,
   celDurationMsMirror,
-  celLet,
-  PARTITIONS_CEL,
-  withinPartitionsCel,
   partitionsOf,
   topicFieldOr,
   DELETE_AFTER_CEL,
@@ -28,48 +29,9 @@ import { isReservedEnv } from './worker-policy';
 import { PARSER_RULES } from './validate-rules-parser';
 import { COLUMN_RULES } from './validate-rules-columns';
 import { INGEST_RULES, INGEST_SPEC_RULES } from './validate-rules-ingest';
-import type {
-  AutoscalingSpec,
-  ClickHouseSpec,
-  IntegritySpec,
-  KafkaSpec,
-  LogPipelineSpec,
-  RetentionMove,
-  WorkersSpec,
-} from './types';
+import type { ClickHouseSpec, IntegritySpec, KafkaSpec, RetentionMove, WorkersSpec } from './types';
 
 type Retention = NonNullable<ClickHouseSpec['retention']>;
-
-/** A cross-field rule: CEL for admission plus its offline mirror. */
-export interface PipelineRule extends CelRule {
-  /** Stable identifier, used in tests and error reports. */
-  id: string;
-  /** Schema node that carries the rule: dotted path from the object root, `[]` steps into list items. */
-  at: string;
-  /** True when the rule compares with the stored object (CEL `oldSelf`); such rules run on update only. */
-  transition: boolean;
-  /** Offline mirror of `rule`: true when the value is acceptable. */
-  holds(self: unknown, oldSelf: unknown): boolean;
-  /** Offline mirror of `message`/`messageExpression` for a value that broke the rule. */
-  explain(self: unknown, oldSelf: unknown): string;
-}
-
-interface RuleDef<T> extends CelRule {
-  id: string;
-  at: string;
-  holds(self: T, oldSelf: T): boolean;
-  explain?(self: T, oldSelf: T): string;
-}
-
-function define<T>(def: RuleDef<T>): PipelineRule {
-  const explain = def.explain ?? (() => def.message ?? `failed rule: ${def.rule}`);
-  return {
-    ...def,
-    transition: /\boldSelf\b/.test(def.rule),
-    holds: def.holds as PipelineRule['holds'],
-    explain: explain as PipelineRule['explain'],
-  };
-}
 
 /** Every cross-field rule, in the order admission reports them. */
 export const PIPELINE_RULES: readonly PipelineRule[] = [
@@ -220,7 +182,7 @@ export const PIPELINE_RULES: readonly PipelineRule[] = [
     reason: 'FieldValueForbidden',
     holds: (self, old) => !!self.retention?.allowShortening || notShorter(minimumOf(self), minimumOf(old)),
   }),
-  ...replicaRules(),
+  ...REPLICA_RULES,
   define<WorkersSpec>({
     id: 'reserved-worker-env',
     at: 'spec.workers',
@@ -258,68 +220,6 @@ export const PIPELINE_RULES: readonly PipelineRule[] = [
   ...INGEST_RULES,
   ...INGEST_SPEC_RULES,
 ];
-
-function replicaRules(): PipelineRule[] {
-  const as = 'self.workers.autoscaling';
-  return [
-    define<AutoscalingSpec>({
-      id: 'min-replicas-within-max',
-      at: 'spec.workers.autoscaling',
-      rule: '!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas',
-      messageExpression: `'spec.workers.autoscaling.minReplicas (%d) must not exceed maxReplicas (%d)'.format([self.minReplicas, self.maxReplicas])`,
-      fieldPath: '.minReplicas',
-      holds: (self) =>
-        self.minReplicas === undefined ||
-        self.maxReplicas === undefined ||
-        self.minReplicas <= self.maxReplicas,
-      explain: (self) =>
-        `spec.workers.autoscaling.minReplicas (${self.minReplicas}) must not exceed maxReplicas (${self.maxReplicas})`,
-    }),
-    define<LogPipelineSpec>({
-      id: 'max-replicas-within-partitions',
-      at: 'spec',
-      rule: `!has(self.workers) || !has(${as}) || ${celLet(as, 'scaling', `!has(scaling.maxReplicas) || ${withinPartitionsCel('scaling.maxReplicas')}`)}`,
-      messageExpression: `'spec.workers.autoscaling.maxReplicas (%d) must not exceed spec.kafka.topic.partitions (%d): a consumer group cannot use more consumers than partitions'.format([${as}.maxReplicas, ${PARTITIONS_CEL}])`,
-      fieldPath: '.workers.autoscaling.maxReplicas',
-      holds: (self) => (self.workers?.autoscaling?.maxReplicas ?? 0) <= partitionsOf(self.kafka),
-      explain: (self) =>
-        `spec.workers.autoscaling.maxReplicas (${self.workers?.autoscaling?.maxReplicas}) must not exceed spec.kafka.topic.partitions (${partitionsOf(self.kafka)}): a consumer group cannot use more consumers than partitions`,
-    }),
-    define<LogPipelineSpec>({
-      id: 'min-replicas-within-default-max',
-      at: 'spec',
-      rule: `!has(self.workers) || !has(${as}) || ${celLet(as, 'scaling', `has(scaling.maxReplicas) || !has(scaling.minReplicas) || ${withinPartitionsCel('scaling.minReplicas')}`)}`,
-      messageExpression: `'spec.workers.autoscaling.minReplicas (%d) must not exceed maxReplicas, which defaults to spec.kafka.topic.partitions (%d)'.format([${as}.minReplicas, ${PARTITIONS_CEL}])`,
-      fieldPath: '.workers.autoscaling.minReplicas',
-      holds: (self) => {
-        const a = self.workers?.autoscaling;
-        return a?.maxReplicas !== undefined || (a?.minReplicas ?? 0) <= partitionsOf(self.kafka);
-      },
-      explain: (self) =>
-        `spec.workers.autoscaling.minReplicas (${self.workers?.autoscaling?.minReplicas}) must not exceed maxReplicas, which defaults to spec.kafka.topic.partitions (${partitionsOf(self.kafka)})`,
-    }),
-    define<LogPipelineSpec>({
-      id: 'replicas-within-partitions',
-      at: 'spec',
-      rule: `!has(self.workers) || !has(self.workers.replicas) || ${withinPartitionsCel('self.workers.replicas')}`,
-      messageExpression: `'spec.workers.replicas (%d) must not exceed spec.kafka.topic.partitions (%d): workers beyond the partition count would sit idle'.format([self.workers.replicas, ${PARTITIONS_CEL}])`,
-      fieldPath: '.workers.replicas',
-      holds: (self) => (self.workers?.replicas ?? 0) <= partitionsOf(self.kafka),
-      explain: (self) =>
-        `spec.workers.replicas (${self.workers?.replicas}) must not exceed spec.kafka.topic.partitions (${partitionsOf(self.kafka)}): workers beyond the partition count would sit idle`,
-    }),
-    define<WorkersSpec>({
-      id: 'replicas-or-autoscaling',
-      at: 'spec.workers',
-      rule: '!has(self.replicas) || !has(self.autoscaling) || !has(self.autoscaling.enabled) || !self.autoscaling.enabled',
-      message:
-        'spec.workers.replicas must not be set when spec.workers.autoscaling.enabled is true: the autoscaler owns the replica count (bound it with minReplicas and maxReplicas)',
-      fieldPath: '.replicas',
-      reason: 'FieldValueForbidden',
-      holds: (self) => self.replicas === undefined || !self.autoscaling?.enabled,
-    }),
-  ];
-}
 
 /** The CEL part of the rules attached at `at`, in table order, as the CRD lists them. */
 export function celRulesAt(at: string): CelRule[] {
