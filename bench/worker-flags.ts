@@ -8,13 +8,21 @@
 import { spawnSync } from 'node:child_process';
 import { WORKER_NODE_ARGS } from '../common/src/worker-runtime';
 
+/** The worker's Node flags missing from `execArgv` (none when plain Node is asked for). */
+export function missingWorkerFlags(
+  execArgv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
+  if (env.LP_BENCH_PLAIN_NODE === '1') return [];
+  return WORKER_NODE_ARGS.filter((a) => !execArgv.includes(a));
+}
+
 /**
  * Runs `script` again in a child process with the worker's Node flags when this process lacks
  * any of them; returns true when it did (the child's exit status is this process's).
  */
 export function rerunWithWorkerFlags(script: string): boolean {
-  if (process.env.LP_BENCH_PLAIN_NODE === '1') return false;
-  const missing = WORKER_NODE_ARGS.filter((a) => !process.execArgv.includes(a));
+  const missing = missingWorkerFlags(process.execArgv);
   if (missing.length === 0) return false;
   const child = spawnSync(
     process.execPath,
