@@ -4,7 +4,8 @@
  * one row per format (the README's per-format table).
  * Feeds a file of lines (or generated sample traffic) through the worker's hot path — the
  * BatchEncoder with the reference column plan — and prints JSON with the median lines per
- * CPU-second (process.cpuUsage) over several passes, plus a parse-only figure.
+ * CPU-second (process.cpuUsage) over several passes, plus a parse-only figure. It runs under the
+ * worker's Node flags (bench/worker-flags.ts; `nodeArgs` in the JSON).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,6 +14,7 @@ import { REFERENCE_COLUMNS } from '../consumer/src/encode/reference-columns';
 import { LINE_NO_SPECIALS, LINE_UTF8_VALID, LineParser } from '../consumer/src/parse/parser';
 import { FORMAT_NAMES, FormatName } from '../consumer/src/parse/record';
 import { generateSampleLines } from '../test/fixtures/samples';
+import { rerunWithWorkerFlags } from './worker-flags';
 
 /** Benchmark settings (all have CLI flags of the same name in kebab-case). */
 export interface ParseBenchOptions {
@@ -74,6 +76,8 @@ export interface ParseBenchResult {
   parseOnlyLinesPerCpuSecond: number;
   /** Node version and load average at the end of the run (the numbers are per CPU-second, but load still moves them). */
   node: string;
+  /** Node flags the bench ran with (the worker's: bench/worker-flags.ts). */
+  nodeArgs: string[];
   loadavg: number[];
 }
 
@@ -167,6 +171,7 @@ export function runParseBench(o: ParseBenchOptions): ParseBenchResult {
     mbInPerCpuSecond: round(bytesIn / median(seconds) / 1e6, 1),
     parseOnlyLinesPerCpuSecond: Math.round(parseOnlyRate(o, lines)),
     node: process.version,
+    nodeArgs: process.execArgv,
     loadavg: os.loadavg().map((l) => round(l, 2)),
   };
 }
@@ -266,6 +271,7 @@ export interface FormatRow {
 /** Every native format (and auto on the mix) in one run, with the same options. */
 export function runAllFormats(o: ParseBenchOptions): {
   node: string;
+  nodeArgs: string[];
   loadavg: number[];
   rows: FormatRow[];
   declarativeKvVsFortigate: number;
@@ -294,13 +300,14 @@ export function runAllFormats(o: ParseBenchOptions): {
   const rate = (f: string) => rows.find((r) => r.format === f)?.linesPerCpuSecond ?? NaN;
   return {
     node: process.version,
+    nodeArgs: process.execArgv,
     loadavg: os.loadavg().map((l) => round(l, 2)),
     rows,
     declarativeKvVsFortigate: round(rate('kv (declarative, FortiGate lines)') / rate('fortigate'), 3),
   };
 }
 
-if (require.main === module) {
+if (require.main === module && !rerunWithWorkerFlags(__filename)) {
   try {
     const o = parseBenchArgs(process.argv.slice(2));
     const result = o.format === 'all' ? runAllFormats(o) : runParseBench(o);
