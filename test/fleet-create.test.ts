@@ -5,6 +5,7 @@
  * the Events they carry. Counters, not timings: the budget is what a storm of 1000 multiplies.
  */
 import type { Manager } from '../operator/src/controller/manager';
+import { kafkaRequests } from '../operator/src/apply/request-counts';
 import { registerExternalParts, type ExternalClients } from '../operator/src/controller/parts';
 import { readTestBed } from './env/testbed';
 import { auditMark, writesSince } from './fleet-support';
@@ -78,6 +79,7 @@ it('creates autoscaled pipelines with a bounded number of writes each', async ()
   await waitFor('the Secret in the cache', async () => manager.secrets.get(namespace, 'ch'));
   const mark = auditMark();
   const reconcilesBefore = manager.reconcileCount;
+  const describeConfigsBefore = kafkaRequests.get('DescribeConfigs');
   const names = Array.from({ length: PIPELINES }, (_, i) => `cr-${i}`);
   // No Deployment controller answers until every pipeline is Ready: a Deployment created with zero
   // replicas never asked for a pod, so the reconcile that created everything knows the state.
@@ -124,6 +126,13 @@ it('creates autoscaled pipelines with a bounded number of writes each', async ()
         );
         throw err;
       });
+    // A new topic's max.message.bytes (status.topic, judged by IngestReady) is the broker's
+    // message.max.bytes, read once for the cluster: no DescribeConfigs per new topic, which the
+    // broker often could not answer yet (a 2 s requeue and one more reconcile each).
+    expect(external.topics.batchCounts().configs).toBe(0);
+    expect(kafkaRequests.get('DescribeConfigs') - describeConfigsBefore).toBeLessThanOrEqual(1);
+    for (const name of names)
+      expect((await getPipeline(namespace, name))?.status?.topic?.maxMessageBytes).toBeGreaterThan(0);
     // One reconcile each made them Ready: no watch event of our own writes queued another (one
     // stray reconcile is tolerated, e.g. an autoscaler sample under load; two each was the old way).
     expect(manager.reconcileCount - reconcilesBefore).toBeLessThanOrEqual(PIPELINES + 1);

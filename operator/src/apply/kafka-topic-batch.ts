@@ -13,6 +13,7 @@
 import { Kafka } from 'kafkajs';
 import type { TopicSpec } from '../desired/topic';
 import { Coalescer } from './coalesce';
+import { describeBrokerLimit, TimedValue } from './kafka-broker-limit';
 import {
   buildKafkaConfig,
   errorMessage,
@@ -61,6 +62,8 @@ export class TopicBatcher {
   private clusterIdSeen?: string;
   /** A topic the latest describe found (kafkajsMetadata). */
   private topicSeen?: string;
+  /** The broker's message.max.bytes: a new topic's limit (kafka-broker-limit.ts). */
+  private readonly brokerLimit = new TimedValue(() => this.brokerLimitRead());
 
   constructor(
     private readonly connect: () => BatchCluster,
@@ -89,6 +92,14 @@ export class TopicBatcher {
     return this.clusterIdSeen;
   }
 
+  /**
+   * The max.message.bytes of a topic created just now without its own (the broker's
+   * message.max.bytes, read once per cluster and minute); undefined when the broker did not say.
+   */
+  newTopicLimit(): Promise<number | undefined> {
+    return this.brokerLimit.get();
+  }
+
   /** Remembers that `owner` created `topic` here, so a failed owner-record commit is retried, not judged foreign. */
   noteCreated(topic: string, ownerUid: string): void {
     this.created.set(topic, ownerUid);
@@ -110,6 +121,7 @@ export class TopicBatcher {
     const c = this.cluster;
     this.cluster = undefined;
     this.coordinator = undefined;
+    this.brokerLimit.clear();
     await c?.then((x) => x.disconnect()).catch(() => undefined);
   }
 
@@ -210,6 +222,15 @@ export class TopicBatcher {
     } catch (err) {
       return this.failed(err, `describing configs of ${topics.join(', ')}`);
     }
+  }
+
+  /** One DescribeConfigs of the broker's message.max.bytes, on the broker topic configs are read from. */
+  private async brokerLimitRead(): Promise<number | undefined> {
+    const c = await this.connected();
+    await fillKafkajsCache(c.brokerPool, this.topicSeen, countMetadata);
+    const broker = await c.findControllerBroker();
+    countKafkaRequest('DescribeConfigs');
+    return describeBrokerLimit(broker);
   }
 
   private group(c: BatchCluster): Promise<Coordinator> {
