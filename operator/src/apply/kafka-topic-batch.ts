@@ -145,7 +145,7 @@ export class TopicBatcher {
     if (/Connection|NumberOfRetriesExceeded|BrokerNotFound|Timeout/.test(name)) await this.close();
     if (errorType(err) === 'NOT_COORDINATOR' || errorType(err) === 'COORDINATOR_NOT_AVAILABLE')
       this.coordinator = undefined;
-    throw new KafkaApplyError('KafkaError', `${doing}: ${errorMessage(err)}`);
+    throw new KafkaApplyError('KafkaError', `${doing}: ${errorMessage(err)}`, errorType(err));
   }
 
   /**
