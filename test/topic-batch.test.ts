@@ -120,4 +120,22 @@ describe('TopicBatcher (real broker)', () => {
     expect(missing).toBeUndefined();
     expect(delta(before, 'OffsetFetch')).toBe(2);
   });
+
+  it('answers an owner-record commit per topic: a topic the coordinator does not know fails alone, in one request', async () => {
+    const batch = batchers.for(conn);
+    const before = kafkaRequestCounts();
+    const ghost = `it.batch-${suffix}-never-created`;
+    const rec = ownerRecord({ namespace: 'it', name: 'p1', uid: `uid-${suffix}-1` });
+    const [ok, unknown] = await Promise.allSettled([
+      batch.commitOwner(names[1], rec),
+      batch.commitOwner(ghost, rec),
+    ]);
+    expect(ok.status).toBe('fulfilled');
+    expect(unknown).toMatchObject({
+      status: 'rejected',
+      reason: { type: 'UNKNOWN_TOPIC_OR_PARTITION', reason: 'KafkaError' },
+    });
+    // One request between them: no re-sending of each record alone.
+    expect(delta(before, 'OwnerRecordCommit')).toBe(1);
+  });
 });

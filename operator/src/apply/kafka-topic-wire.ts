@@ -78,6 +78,15 @@ export function errorType(err: unknown): string | undefined {
   return (err as { type?: string })?.type;
 }
 
+/**
+ * Whether a broker error type says the group coordinator moved or is not up: the coordinator is
+ * looked up again. kafkajs 2.2.4 names them NOT_COORDINATOR_FOR_GROUP and
+ * GROUP_COORDINATOR_NOT_AVAILABLE (Kafka's own names, without the group words, are matched too).
+ */
+export function coordinatorMoved(type: string | undefined): boolean {
+  return /^(NOT_COORDINATOR(_FOR_GROUP)?|(GROUP_)?COORDINATOR_NOT_AVAILABLE)$/.test(type ?? '');
+}
+
 /** Per-topic errors of a CreateTopics aggregate, by topic. */
 export function createErrors(err: unknown): Map<string, { type?: string; message: string }> | undefined {
   const errors = (err as { errors?: Array<{ topic?: string; type?: string; message?: string }> }).errors;
