@@ -22,6 +22,7 @@ import {
 } from '../../apply/kafka-topic';
 import { TopicBatchers, type TopicBatcher, type TopicMeta } from '../../apply/kafka-topic-batch';
 import type { PipelineEvent } from '../../apply/kube';
+import { deferredTopicWork } from '../../apply/request-counts';
 import { buildDeadLetterTopicSpec, buildTopicSpec, type TopicSpec } from '../../desired/topic';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
 import {
@@ -238,6 +239,8 @@ export function createTopicPart(
         // outcome with a requeue is not memoized), without calling it a failure.
         // So is a new topic whose owner record the coordinator could not take yet.
         const ownerPending = done.some((d) => 'ownerPending' in d && d.ownerPending);
+        if (ownerPending) deferredTopicWork.inc('topic owner record');
+        if (main.limitPending) deferredTopicWork.inc('topic limit');
         const soon = main.limitPending || ownerPending ? { requeueAfterMs: LIMIT_RETRY_MS } : {};
         return {
           status: notReady ? 'False' : 'True',
