@@ -84,6 +84,24 @@ describe('TopicBatcher (real broker)', () => {
     expect(retention?.configValue).toBe('86400000');
   });
 
+  it("learns a new topic's max.message.bytes from ONE DescribeConfigs of the broker, equal to the topic's own", async () => {
+    const batch = batchers.for(conn);
+    const before = kafkaRequestCounts();
+    // Every creation of a storm asks at once: one request between them, reused afterwards.
+    const limits = await Promise.all(names.map(() => batch.newTopicLimit()));
+    expect(await batch.newTopicLimit()).toBe(limits[0]);
+    expect(delta(before, 'DescribeConfigs')).toBe(1);
+    expect(new Set(limits).size).toBe(1);
+    // What the topic read back would have said (a topic without its own max.message.bytes).
+    const res = await raw.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: 2, name: names[1] }],
+    });
+    const own = res.resources[0].configEntries.find((e) => e.configName === 'max.message.bytes');
+    expect(own?.configSource).not.toBe(1);
+    expect(limits[0]).toBe(Number(own?.configValue));
+  });
+
   it('reads and writes N owner records with one OffsetFetch and one OffsetCommit', async () => {
     const batch = batchers.for(conn);
     const before = kafkaRequestCounts();
@@ -101,5 +119,23 @@ describe('TopicBatcher (real broker)', () => {
     expect(parseOwnerComment(again)?.uid).toBe(`uid-${suffix}-1`);
     expect(missing).toBeUndefined();
     expect(delta(before, 'OffsetFetch')).toBe(2);
+  });
+
+  it('answers an owner-record commit per topic: a topic the coordinator does not know fails alone, in one request', async () => {
+    const batch = batchers.for(conn);
+    const before = kafkaRequestCounts();
+    const ghost = `it.batch-${suffix}-never-created`;
+    const rec = ownerRecord({ namespace: 'it', name: 'p1', uid: `uid-${suffix}-1` });
+    const [ok, unknown] = await Promise.allSettled([
+      batch.commitOwner(names[1], rec),
+      batch.commitOwner(ghost, rec),
+    ]);
+    expect(ok.status).toBe('fulfilled');
+    expect(unknown).toMatchObject({
+      status: 'rejected',
+      reason: { type: 'UNKNOWN_TOPIC_OR_PARTITION', reason: 'KafkaError' },
+    });
+    // One request between them: no re-sending of each record alone.
+    expect(delta(before, 'OwnerRecordCommit')).toBe(1);
   });
 });

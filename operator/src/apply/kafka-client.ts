@@ -33,6 +33,8 @@ export class KafkaApplyError extends Error {
   constructor(
     readonly reason: 'KafkaUnreachable' | 'KafkaSecretMissing' | 'KafkaError',
     message: string,
+    /** The broker's error type behind it (kafkajs's `type`, e.g. UNKNOWN_TOPIC_OR_PARTITION), when known. */
+    readonly type?: string,
   ) {
     super(message);
     this.name = 'KafkaApplyError';

@@ -1,11 +1,13 @@
+import { KafkaApplyError } from './kafka-client';
 import { TopicBatcher, type BatchCluster } from './kafka-topic-batch';
 
-/** A fake cluster whose owner-record commits fail while `down` is set. */
-function fakeCluster(state: { down: boolean; commits: number }): BatchCluster {
+/** A fake cluster whose owner-record commits fail (with `type`, default X) while `down` is set. */
+function fakeCluster(state: { down: boolean; commits: number; type?: string }): BatchCluster {
   const coordinator = {
     async offsetCommit() {
       state.commits++;
-      if (state.down) throw Object.assign(new Error('coordinator load in progress'), { type: 'X' });
+      if (state.down)
+        throw Object.assign(new Error('coordinator load in progress'), { type: state.type ?? 'X' });
       return {};
     },
     async offsetFetch() {
@@ -52,5 +54,15 @@ describe('TopicBatcher owner records of topics it created', () => {
     await Promise.all(['a', 'b', 'c', 'd'].map((t) => batch.commitOwner(t, `rec-${t}`)));
     expect(state.commits).toBe(1);
     expect(batch.commits.batchCount()).toBe(1);
+  });
+});
+
+describe('TopicBatcher errors', () => {
+  it("keep the broker's error type, so the Topic part can tell a topic the coordinator does not know yet", async () => {
+    const state = { down: true, commits: 0, type: 'UNKNOWN_TOPIC_OR_PARTITION' };
+    const batch = new TopicBatcher(() => fakeCluster(state), 0);
+    const err = await batch.commitOwner('t1', 'rec').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KafkaApplyError);
+    expect(err).toMatchObject({ reason: 'KafkaError', type: 'UNKNOWN_TOPIC_OR_PARTITION' });
   });
 });

@@ -13,6 +13,7 @@
 import { Kafka } from 'kafkajs';
 import type { TopicSpec } from '../desired/topic';
 import { Coalescer } from './coalesce';
+import { describeBrokerLimit, TimedValue } from './kafka-broker-limit';
 import {
   buildKafkaConfig,
   errorMessage,
@@ -24,6 +25,7 @@ import { internalCluster, OWNER_GROUP } from './kafka-owner';
 import { countKafkaWrite } from './kafka-writes';
 import { countKafkaRequest } from './request-counts';
 import { brokerSupports, sendProtocolRequest } from '../../../common/src/kafka/group-protocol';
+import { sendOwnerRecords, type OwnerCommitAnswer } from './kafka-owner-commit';
 import {
   describeWithKafkajs,
   fillKafkajsCache,
@@ -33,6 +35,7 @@ import {
   type MetadataAnswer,
 } from './kafka-metadata';
 import {
+  coordinatorMoved,
   createErrors,
   createResults,
   errorType,
@@ -61,6 +64,8 @@ export class TopicBatcher {
   private clusterIdSeen?: string;
   /** A topic the latest describe found (kafkajsMetadata). */
   private topicSeen?: string;
+  /** The broker's message.max.bytes: a new topic's limit (kafka-broker-limit.ts). */
+  private readonly brokerLimit = new TimedValue(() => this.brokerLimitRead());
 
   constructor(
     private readonly connect: () => BatchCluster,
@@ -89,6 +94,14 @@ export class TopicBatcher {
     return this.clusterIdSeen;
   }
 
+  /**
+   * The max.message.bytes of a topic created just now without its own (the broker's
+   * message.max.bytes, read once per cluster and minute); undefined when the broker did not say.
+   */
+  newTopicLimit(): Promise<number | undefined> {
+    return this.brokerLimit.get();
+  }
+
   /** Remembers that `owner` created `topic` here, so a failed owner-record commit is retried, not judged foreign. */
   noteCreated(topic: string, ownerUid: string): void {
     this.created.set(topic, ownerUid);
@@ -110,6 +123,7 @@ export class TopicBatcher {
     const c = this.cluster;
     this.cluster = undefined;
     this.coordinator = undefined;
+    this.brokerLimit.clear();
     await c?.then((x) => x.disconnect()).catch(() => undefined);
   }
 
@@ -131,9 +145,8 @@ export class TopicBatcher {
   private async failed(err: unknown, doing: string): Promise<never> {
     const name = err instanceof Error ? err.name : '';
     if (/Connection|NumberOfRetriesExceeded|BrokerNotFound|Timeout/.test(name)) await this.close();
-    if (errorType(err) === 'NOT_COORDINATOR' || errorType(err) === 'COORDINATOR_NOT_AVAILABLE')
-      this.coordinator = undefined;
-    throw new KafkaApplyError('KafkaError', `${doing}: ${errorMessage(err)}`);
+    if (coordinatorMoved(errorType(err))) this.coordinator = undefined;
+    throw new KafkaApplyError('KafkaError', `${doing}: ${errorMessage(err)}`, errorType(err));
   }
 
   /**
@@ -212,6 +225,15 @@ export class TopicBatcher {
     }
   }
 
+  /** One DescribeConfigs of the broker's message.max.bytes, on the broker topic configs are read from. */
+  private async brokerLimitRead(): Promise<number | undefined> {
+    const c = await this.connected();
+    await fillKafkajsCache(c.brokerPool, this.topicSeen, countMetadata);
+    const broker = await c.findControllerBroker();
+    countKafkaRequest('DescribeConfigs');
+    return describeBrokerLimit(broker);
+  }
+
   private group(c: BatchCluster): Promise<Coordinator> {
     if (!this.coordinator) {
       countKafkaRequest('GroupCoordinator');
@@ -244,26 +266,31 @@ export class TopicBatcher {
     }
   }
 
-  /** One OffsetCommit (generation -1: a group no consumer joins) carrying every record. */
-  private async commitBatch(records: Array<{ topic: string; record: string }>): Promise<Map<string, void>> {
+  /**
+   * One OffsetCommit (generation -1: a group no consumer joins) carrying every record, answered per
+   * topic (kafka-owner-commit.ts; a broker without v7 gets kafkajs's, which fails the whole batch).
+   */
+  private async commitBatch(
+    records: Array<{ topic: string; record: string }>,
+  ): Promise<Map<string, void | Error>> {
     const c = await this.connected();
+    const doing = (topics: string[]) => `recording the owners of ${topics.join(', ')}`;
+    let refused: OwnerCommitAnswer;
     try {
       const coordinator = await this.group(c);
       countKafkaWrite('OwnerRecordCommit');
       countKafkaRequest('OwnerRecordCommit');
-      await coordinator.offsetCommit({
-        groupId: OWNER_GROUP,
-        groupGenerationId: -1,
-        memberId: '',
-        topics: records.map((r) => ({
-          topic: r.topic,
-          partitions: [{ partition: 0, offset: '0', metadata: r.record }],
-        })),
-      });
-      return new Map(records.map((r) => [r.topic, undefined]));
+      refused = await sendOwnerRecords(coordinator, OWNER_GROUP, records);
     } catch (err) {
-      return this.failed(err, `recording the owners of ${records.map((r) => r.topic).join(', ')}`);
+      return this.failed(err, doing(records.map((r) => r.topic)));
     }
+    const out = new Map<string, void | Error>();
+    for (const { topic } of records) {
+      const e = refused.get(topic);
+      if (coordinatorMoved(e?.type)) this.coordinator = undefined;
+      out.set(topic, e && new KafkaApplyError('KafkaError', `${doing([topic])}: ${e.message}`, e.type));
+    }
+    return out;
   }
 }
 

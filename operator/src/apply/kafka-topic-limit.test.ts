@@ -96,6 +96,76 @@ describe('ensureTopicBatched: the max.message.bytes of a topic created just now'
   });
 });
 
+describe("ensureTopicBatched: a new topic's limit is the broker's message.max.bytes", () => {
+  /** creatingBatcher whose broker says `limit` (newTopicLimit), counting the asks. */
+  const withBroker = (reads: string[], limit: number | undefined, asks: { n: number }) =>
+    ({
+      ...(creatingBatcher(reads) as unknown as Record<string, unknown>),
+      newTopicLimit: async () => {
+        asks.n++;
+        return limit;
+      },
+    }) as unknown as TopicBatcher;
+
+  it('takes it without reading the topic back (no DescribeConfigs of the topic, nothing pending)', async () => {
+    const reads: string[] = [];
+    const asks = { n: 0 };
+    const out = await ensureTopicBatched(
+      withBroker(reads, 2_000_000, asks),
+      noAdmin,
+      fwSpec(),
+      undefined,
+      'c1',
+      true,
+    );
+    expect(reads).toEqual([]);
+    expect(asks.n).toBe(1);
+    expect(out).toMatchObject({ ready: true, created: true, maxMessageBytes: 2_000_000 });
+    expect(out.limitPending).toBeUndefined();
+    expect(out.changes).toEqual(['created with 3 partitions']);
+  });
+
+  it('is not asked for when the spec sets the limit, nor for a topic that already existed', async () => {
+    const asks = { n: 0 };
+    const set = await ensureTopicBatched(
+      withBroker([], 2_000_000, asks),
+      noAdmin,
+      fwSpec([{ name: 'max.message.bytes', value: '2097152' }]),
+      undefined,
+      'c1',
+      true,
+    );
+    expect(set.maxMessageBytes).toBe(2_097_152);
+    // An existing topic may carry someone's override: its own configs are read.
+    const reads: string[] = [];
+    const existing = await ensureTopicBatched(
+      withBroker(reads, 2_000_000, asks),
+      noAdmin,
+      fwSpec(),
+      { partitions: 3, replicas: 1 },
+      'c1',
+      true,
+    );
+    expect(reads).toEqual(['fw.logs']);
+    expect(existing.maxMessageBytes).toBe(1_048_588);
+    expect(asks.n).toBe(0);
+  });
+
+  it('falls back to reading the new topic back when the broker did not say', async () => {
+    const reads: string[] = [];
+    const out = await ensureTopicBatched(
+      withBroker(reads, undefined, { n: 0 }),
+      noAdmin,
+      fwSpec(),
+      undefined,
+      'c1',
+      true,
+    );
+    expect(reads).toEqual(['fw.logs']);
+    expect(out.maxMessageBytes).toBe(1_048_588);
+  });
+});
+
 describe('ensureTopicBatched: a topic the broker cannot describe right after creating it', () => {
   it('is not a failure when the broker cannot describe the new topic yet (read next time)', async () => {
     const batch = {

@@ -36,9 +36,11 @@ export interface MetadataView {
 }
 /** The controller broker's requests the batcher sends. */
 export interface BatchBroker {
+  /** The broker's id (a BROKER config resource is named by it and answered only by that broker). */
+  nodeId?: number | null;
   createTopics(req: { topics: object[]; timeout: number }): Promise<unknown>;
   describeConfigs(req: {
-    resources: Array<{ type: number; name: string }>;
+    resources: Array<{ type: number; name: string; configNames?: string[] }>;
     includeSynonyms: boolean;
   }): Promise<{ resources: Array<{ resourceName: string; configEntries: TopicConfigEntry[] }> }>;
 }
@@ -59,10 +61,30 @@ export interface BatchCluster {
 
 /** DescribeConfigs resource type of a topic. */
 export const TOPIC_RESOURCE = 2;
+/** DescribeConfigs resource type of a broker. */
+export const BROKER_RESOURCE = 4;
+/** The broker config a topic without its own max.message.bytes inherits. */
+export const BROKER_MESSAGE_MAX_BYTES = 'message.max.bytes';
+
+/** The positive integer value of `name` in a DescribeConfigs answer, if any. */
+export function sizeConfig(entries: readonly TopicConfigEntry[], name: string): number | undefined {
+  const value = entries.find((e) => e.configName === name)?.configValue;
+  const n = value === undefined || value === null ? NaN : Number(value);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
 
 /** The kafkajs error type (`UNKNOWN_TOPIC_OR_PARTITION`...), if any. */
 export function errorType(err: unknown): string | undefined {
   return (err as { type?: string })?.type;
+}
+
+/**
+ * Whether a broker error type says the group coordinator moved or is not up: the coordinator is
+ * looked up again. kafkajs 2.2.4 names them NOT_COORDINATOR_FOR_GROUP and
+ * GROUP_COORDINATOR_NOT_AVAILABLE (Kafka's own names, without the group words, are matched too).
+ */
+export function coordinatorMoved(type: string | undefined): boolean {
+  return /^(NOT_COORDINATOR(_FOR_GROUP)?|(GROUP_)?COORDINATOR_NOT_AVAILABLE)$/.test(type ?? '');
 }
 
 /** Per-topic errors of a CreateTopics aggregate, by topic. */

@@ -169,23 +169,41 @@ export async function ensureTopicBatched(
       throw new KafkaApplyError('KafkaError', `topic ${spec.topic} is not visible after creation`);
   }
   // A receiver packs up to the topic's limit: when the spec leaves it to the broker default, the
-  // new topic's configs are read (batched) so IngestReady can judge packing.maxBytes at once.
+  // new topic's limit is the broker's message.max.bytes (kafka-broker-limit.ts: no override can
+  // exist on a topic created just now), so IngestReady can judge packing.maxBytes at once.
   const limitUnknown = readLimit && !spec.configEntries.some((e) => e.name === MAX_MESSAGE_BYTES);
+  const inherited = created && limitUnknown ? await newTopicLimit(batch) : undefined;
   const read = () => call(`describing configs of ${spec.topic}`, () => batch.configs.get(spec.topic));
-  // The broker may not describe a topic it created a moment ago ("does not host this
-  // topic-partition"): not a failure, the limit is read at the next reconcile.
+  // Without the broker's value the new topic is read back; the broker may not describe a topic it
+  // created a moment ago ("does not host this topic-partition"): not a failure, the limit is read
+  // at the next reconcile.
   let limitPending = false;
   const out = await finishTopic(withAdmin, spec, current, base, () =>
     !created
       ? read()
-      : !limitUnknown
+      : !limitUnknown || inherited
         ? undefined
         : read().catch(() => {
             limitPending = true;
             return undefined;
           }),
   );
-  return { ...out, created, ...(limitPending ? { limitPending } : {}) };
+  const limit = out.maxMessageBytes ?? inherited;
+  return {
+    ...out,
+    ...(limit ? { maxMessageBytes: limit } : {}),
+    created,
+    ...(limitPending ? { limitPending } : {}),
+  };
+}
+
+/** The broker's limit for a new topic; a failure (or a batcher without it) leaves the topic read back. */
+async function newTopicLimit(batch: TopicBatcher): Promise<number | undefined> {
+  try {
+    return await batch.newTopicLimit();
+  } catch {
+    return undefined;
+  }
 }
 
 /**

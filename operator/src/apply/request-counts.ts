@@ -43,6 +43,11 @@ export const kubeRequests = new CountMap();
 export const clickhouseRequests = new CountMap();
 /** Kafka protocol requests of the operator's admin clients, label = API name (`Metadata`, `OffsetFetch`, …). */
 export const kafkaRequests = new CountMap();
+/**
+ * Work a reconcile left to a short requeue because the broker did not know a topic created a
+ * moment ago, label = what (`topic owner record`, `topic limit`): each one is one more reconcile.
+ */
+export const deferredTopicWork = new CountMap();
 
 /**
  * The Kubernetes verb and resource of a request, as the apiserver's audit log names them:

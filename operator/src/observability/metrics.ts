@@ -8,6 +8,7 @@ import { labelText, PipelineSeriesRegistry, RowFamily } from './pipeline-series'
 import { clickhouseStatementCounts } from '../apply/clickhouse-client';
 import {
   clickhouseRequests,
+  deferredTopicWork,
   kafkaRequests,
   kubeRequests,
   reconcilePhaseSeconds,
@@ -150,6 +151,13 @@ export class OperatorMetrics {
       ['api'],
       kafkaRequests,
       (api) => ({ api }),
+    );
+    family(
+      'logpipeline_operator_deferred_topic_work_total',
+      'Work on a topic created a moment ago that the broker did not know yet, left to a reconcile 2 s later (topic owner record, topic limit).',
+      ['what'],
+      deferredTopicWork,
+      (what) => ({ what }),
     );
     family(
       'logpipeline_operator_reconcile_phase_seconds_total',

@@ -22,6 +22,7 @@ import {
 } from '../../apply/kafka-topic';
 import { TopicBatchers, type TopicBatcher, type TopicMeta } from '../../apply/kafka-topic-batch';
 import type { PipelineEvent } from '../../apply/kube';
+import { deferredTopicWork } from '../../apply/request-counts';
 import { buildDeadLetterTopicSpec, buildTopicSpec, type TopicSpec } from '../../desired/topic';
 import type { ExternalPart, PartContext, PartOutcome } from '../external';
 import {
@@ -141,7 +142,7 @@ async function ensureOne(
   clusterId: string,
   ctx: PartContext,
   main: boolean,
-): Promise<{ outcome: TopicOutcome } | { conflict: string }> {
+): Promise<{ outcome: TopicOutcome; ownerPending?: boolean } | { conflict: string }> {
   const me = ownerOf(ctx.pipeline);
   // The main topic's max.message.bytes is in status.topic (and judges spec.ingest's packing): read
   // it at creation too, so the creating outcome is the steady one — the part memo keeps it, and a
@@ -159,12 +160,30 @@ async function ensureOne(
     if (v.kind === 'conflict') return { conflict: v.message };
     stamp = v.kind === 'stamp' || ownerRecordStale(now, Date.now());
   }
-  if (outcome.exists && stamp)
-    await call(() => batch.commitOwner(check.spec.topic, ownerRecord(me, new Date())));
+  if (outcome.exists && stamp) {
+    try {
+      await call(() => batch.commitOwner(check.spec.topic, ownerRecord(me, new Date())));
+    } catch (err) {
+      if (!ownerRecordNotYet(err, outcome.created)) throw err;
+      // Ours all the same (noteCreated above; status.topic names us): the next reconcile writes it.
+      return { outcome, ownerPending: true };
+    }
+  }
   return { outcome };
 }
 
-/** How soon a new topic's configs are asked for again when the broker could not describe them yet. */
+/**
+ * Whether an owner-record commit failed only because the topic was created a moment ago: the owner
+ * group's coordinator does not know it yet (UNKNOWN_TOPIC_OR_PARTITION, "does not host this
+ * topic-partition"). Not a failure of the topic (no TopicReady=False, no Warning, no second status
+ * write): the record is written shortly. Any other error, or on a topic this call did not create,
+ * is reported as before.
+ */
+export function ownerRecordNotYet(err: unknown, created: boolean): boolean {
+  return created && err instanceof KafkaApplyError && err.type === 'UNKNOWN_TOPIC_OR_PARTITION';
+}
+
+/** How soon a new topic's configs (or owner record) are tried again when the broker did not know it yet. */
 const LIMIT_RETRY_MS = 2_000;
 
 /**
@@ -218,7 +237,11 @@ export function createTopicPart(
         const notReady = !main.ready ? main : dead && !dead.ready ? dead : undefined;
         // A new topic whose limit the broker could not describe yet: looked at again shortly (an
         // outcome with a requeue is not memoized), without calling it a failure.
-        const soon = main.limitPending ? { requeueAfterMs: LIMIT_RETRY_MS } : {};
+        // So is a new topic whose owner record the coordinator could not take yet.
+        const ownerPending = done.some((d) => 'ownerPending' in d && d.ownerPending);
+        if (ownerPending) deferredTopicWork.inc('topic owner record');
+        if (main.limitPending) deferredTopicWork.inc('topic limit');
+        const soon = main.limitPending || ownerPending ? { requeueAfterMs: LIMIT_RETRY_MS } : {};
         return {
           status: notReady ? 'False' : 'True',
           reason: notReady ? notReady.reason : 'TopicReady',
