@@ -32,6 +32,14 @@ export const OWNER_COMMIT_VERSION = 7;
 /** Each committed topic's first partition error (absent: stored). */
 export type OwnerCommitAnswer = Map<string, KafkaProtocolError>;
 
+/** Each record as the commit of offset 0 of its topic's partition 0, the record as the commit's metadata. */
+function ownerCommitTopics(records: ReadonlyArray<{ topic: string; record: string }>) {
+  return records.map((r) => ({
+    topic: r.topic,
+    partitions: [{ partition: 0, offset: '0', metadata: r.record }],
+  }));
+}
+
 /** OffsetCommit v7 of partition 0 of each topic, offset 0 with the record as metadata, answered per topic. */
 export function ownerCommitRequest(
   groupId: string,
@@ -41,10 +49,7 @@ export function ownerCommitRequest(
     groupId,
     generationId: -1,
     memberId: '',
-    topics: records.map((r) => ({
-      topic: r.topic,
-      partitions: [{ partition: 0, offset: '0', metadata: r.record }],
-    })),
+    topics: ownerCommitTopics(records),
   });
   return {
     request,
@@ -87,10 +92,7 @@ export async function sendOwnerRecords(
     groupId,
     groupGenerationId: -1,
     memberId: '',
-    topics: records.map((r) => ({
-      topic: r.topic,
-      partitions: [{ partition: 0, offset: '0', metadata: r.record }],
-    })),
+    topics: ownerCommitTopics(records),
   });
   return new Map();
 }
