@@ -15,7 +15,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel, type ISocketFactory, type KafkaConfig } from 'kafkajs';
-import type { TopicBatchers as Batchers, BatchCluster } from '../operator/src/apply/kafka-topic-batch';
+import type { BatchCluster } from '../operator/src/apply/kafka-topic-batch';
+import type { TopicBatchers as Batchers } from '../operator/src/apply/kafka-topic-batchers';
 import type { KafkaConnection } from '../operator/src/apply/kafka-client';
 import type { CountMap } from '../operator/src/apply/request-counts';
 import { startKafka, stopKafka } from '../test/env/kafka';
@@ -54,8 +55,17 @@ function loadBuild(name: string, root: string): Build {
   /* eslint-disable @typescript-eslint/no-require-imports -- each build is loaded from its own dist/ */
   return {
     name,
-    TopicBatchers: (require(path.join(dist, 'kafka-topic-batch')) as { TopicBatchers: typeof Batchers })
-      .TopicBatchers,
+    // kafka-topic-batchers.js since stop 30; older builds kept the class in kafka-topic-batch.js.
+    TopicBatchers: (
+      require(
+        path.join(
+          dist,
+          fs.existsSync(path.join(dist, 'kafka-topic-batchers.js'))
+            ? 'kafka-topic-batchers'
+            : 'kafka-topic-batch',
+        ),
+      ) as { TopicBatchers: typeof Batchers }
+    ).TopicBatchers,
     buildKafkaConfig: (require(path.join(dist, 'kafka-client')) as Pick<Build, 'buildKafkaConfig'>)
       .buildKafkaConfig,
     internalCluster: (require(path.join(dist, 'kafka-owner')) as Pick<Build, 'internalCluster'>)

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
-import { TopicBatchers } from '../operator/src/apply/kafka-topic-batch';
+import { TopicBatchers } from '../operator/src/apply/kafka-topic-batchers';
 import { kafkaRequests } from '../operator/src/apply/request-counts';
 import { ownerRecord, parseOwnerComment } from '../operator/src/desired/ownership';
 import type { TopicSpec } from '../operator/src/desired/topic';

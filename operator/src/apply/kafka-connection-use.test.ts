@@ -1,5 +1,5 @@
 import { closeUnusedKafkaClients, KafkaConnectionUse, type KafkaClientPool } from './kafka-connection-use';
-import { TopicBatchers } from './kafka-topic-batch';
+import { TopicBatchers } from './kafka-topic-batchers';
 import { KafkaObservers } from '../autoscale/kafka-observers';
 import { kafkaConnectionKey, type KafkaConnection } from './kafka-client';
 

@@ -10,18 +10,11 @@
  * kafka-owner.ts already does, because its admin API neither batches owner records nor answers
  * per topic.
  */
-import { Kafka } from 'kafkajs';
 import type { TopicSpec } from '../desired/topic';
 import { Coalescer } from './coalesce';
 import { describeBrokerLimit, TimedValue } from './kafka-broker-limit';
-import {
-  buildKafkaConfig,
-  errorMessage,
-  KafkaApplyError,
-  kafkaConnectionKey,
-  type KafkaConnection,
-} from './kafka-client';
-import { internalCluster, OWNER_GROUP } from './kafka-owner';
+import { errorMessage, KafkaApplyError } from './kafka-client';
+import { OWNER_GROUP } from './kafka-owner';
 import { countKafkaWrite } from './kafka-writes';
 import { countKafkaRequest } from './request-counts';
 import { brokerSupports, sendProtocolRequest } from '../../../common/src/kafka/group-protocol';
@@ -295,60 +288,3 @@ export class TopicBatcher {
 }
 
 const countMetadata = () => countKafkaRequest('Metadata');
-
-/** One TopicBatcher per Kafka cluster identity (kafkaConnectionKey). */
-export class TopicBatchers {
-  private readonly batchers = new Map<string, TopicBatcher>();
-
-  constructor(
-    private readonly opts: { gatherMs?: number; connect?: (conn: KafkaConnection) => BatchCluster } = {},
-  ) {}
-
-  /** The batcher of `conn`'s cluster, created on first use (connects lazily). */
-  for(conn: KafkaConnection): TopicBatcher {
-    const key = kafkaConnectionKey(conn);
-    let b = this.batchers.get(key);
-    if (!b) {
-      const connect =
-        this.opts.connect ??
-        ((k: KafkaConnection) => internalCluster(new Kafka(buildKafkaConfig(k))) as unknown as BatchCluster);
-      b = new TopicBatcher(() => connect(conn), this.opts.gatherMs);
-      this.batchers.set(key, b);
-    }
-    return b;
-  }
-
-  /** Batches sent so far by every batcher, by kind (tests pin "N topics, few requests"). */
-  batchCounts(): Record<'describe' | 'create' | 'configs' | 'owners' | 'commits', number> {
-    const sum = { describe: 0, create: 0, configs: 0, owners: 0, commits: 0 };
-    for (const b of this.batchers.values()) {
-      sum.describe += b.describes.batchCount();
-      sum.create += b.creates.batchCount();
-      sum.configs += b.configs.batchCount();
-      sum.owners += b.owners.batchCount();
-      sum.commits += b.commits.batchCount();
-    }
-    return sum;
-  }
-
-  /** Disconnects every batcher. */
-  async close(): Promise<void> {
-    await Promise.all([...this.batchers.values()].map((b) => b.close()));
-    this.batchers.clear();
-  }
-
-  /** Disconnects and forgets the batchers of these connection keys (KafkaClientPool). */
-  async drop(keys: readonly string[]): Promise<void> {
-    const gone = keys.flatMap((k) => {
-      const b = this.batchers.get(k);
-      this.batchers.delete(k);
-      return b ? [b] : [];
-    });
-    await Promise.all(gone.map((b) => b.close()));
-  }
-
-  /** Batchers held (tests). */
-  get size(): number {
-    return this.batchers.size;
-  }
-}

@@ -12,7 +12,7 @@ import { withChainWatch } from './chain-part';
 import { ClickHousePool } from './clickhouse-pool';
 import { createTablePart } from './table-part';
 import { createTopicPart } from './topic-part';
-import { TopicBatchers } from '../../apply/kafka-topic-batch';
+import { TopicBatchers } from '../../apply/kafka-topic-batchers';
 import { closeUnusedKafkaClients, KafkaConnectionUse } from '../../apply/kafka-connection-use';
 
 /** Shared clients of the external parts (one admin per Kafka cluster, one HTTP client per ClickHouse user). */

@@ -20,7 +20,8 @@ import {
   type AdminRunner,
   type TopicOutcome,
 } from '../../apply/kafka-topic';
-import { TopicBatchers, type TopicBatcher, type TopicMeta } from '../../apply/kafka-topic-batch';
+import type { TopicBatcher, TopicMeta } from '../../apply/kafka-topic-batch';
+import { TopicBatchers } from '../../apply/kafka-topic-batchers';
 import type { PipelineEvent } from '../../apply/kube';
 import { deferredTopicWork } from '../../apply/request-counts';
 import { buildDeadLetterTopicSpec, buildTopicSpec, type TopicSpec } from '../../desired/topic';
